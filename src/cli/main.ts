@@ -1,0 +1,111 @@
+/**
+ * Entry point of the cachet binary. Kept tiny: `--version` must not import
+ * anything heavy, so citty, consola and every command load on demand.
+ */
+import { version } from "../../package.json";
+import { EXIT, isCachetError } from "../errors.ts";
+import { commands } from "./index.ts";
+
+const argv = process.argv.slice(2);
+
+if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+  process.stdout.write(`${version}\n`);
+} else {
+  await main(argv);
+}
+
+async function main(args: string[]): Promise<void> {
+  const { setLogLevel } = await import("../log.ts");
+  setLogLevel(args.includes("--debug") ? "debug" : args.includes("--verbose") ? "verbose" : args.includes("--quiet") || args.includes("-q") ? "quiet" : "normal");
+  try {
+    if (args.length === 0 && process.stdin.isTTY) return await rootHelp();
+    if (args[0] === "--help" || args[0] === "-h" || args[0] === "help") return await rootHelp(args[1]);
+    const first = args[0];
+    const named = first !== undefined && Object.hasOwn(commands, first);
+    if (!named && first !== undefined && !first.startsWith("-")) guardTypo(first, args);
+    const name = named ? first! : "run";
+    const rest = named ? args.slice(1) : args;
+    const { runCommand, showUsage } = await import("citty");
+    const cmd = (await commands[name]!.load()).default;
+    if (rest.includes("--help") || rest.includes("-h")) {
+      await showUsage(cmd);
+      return;
+    }
+    const { assertKnownFlags } = await import("./_args.ts");
+    const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
+    if (defs) assertKnownFlags(rest, defs, name);
+    await runCommand(cmd, { rawArgs: rest });
+  } catch (error) {
+    await report(error, args.includes("--debug"));
+  }
+}
+
+async function rootHelp(command?: string): Promise<void> {
+  if (command && Object.hasOwn(commands, command)) {
+    const { showUsage } = await import("citty");
+    await showUsage((await commands[command]!.load()).default);
+    return;
+  }
+  const width = Math.max(...Object.keys(commands).map((n) => n.length));
+  const lines = Object.entries(commands).map(([n, c]) => `  ${n.padEnd(width)}  ${c.description}`);
+  process.stdout.write(
+    [
+      `cachet ${version}: an LLM client that keeps every turn on the prompt cache and prices every request`,
+      "",
+      "Usage: cachet [PROMPT] [flags]        (same as: cachet run [PROMPT])",
+      "       cachet <command> [flags]",
+      "",
+      "Commands:",
+      ...lines,
+      "",
+      "Global flags: --quiet, --verbose, --debug, --help, --version. NO_COLOR is honoured.",
+      "Examples:",
+      '  git diff | cachet "write the commit message"',
+      '  cachet --emulate "hello"                 (no API key: the built-in emulator)',
+      "Run `cachet <command> --help` for a command's flags.",
+      "",
+    ].join("\n"),
+  );
+}
+
+/** A lone word one or two edits from a command name is a typo, not a prompt. */
+function guardTypo(word: string, args: string[]): void {
+  if (args.some((a, i) => i > 0 && !a.startsWith("-"))) return;
+  if (!/^[a-z]+$/.test(word)) return;
+  const near = Object.keys(commands).find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
+  if (near) {
+    throw Object.assign(new Error(`unknown command "${word}"`), {
+      code: "UNKNOWN_COMMAND",
+      exitCode: EXIT.usage,
+      hint: `did you mean \`cachet ${near}\`? To send "${word}" as a prompt, use \`cachet run ${word}\``,
+    });
+  }
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+async function report(error: unknown, debugMode: boolean): Promise<never> {
+  const e = error as { message?: string; hint?: string; exitCode?: number; code?: string; stack?: string; cause?: unknown };
+  const known = isCachetError(error) || (typeof e?.code === "string" && typeof e?.exitCode === "number");
+  // citty's own parse errors (missing positional, bad enum) are usage errors.
+  const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
+  const message = known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`;
+  process.stderr.write(`cachet: ${message}\n`);
+  if (e?.hint) process.stderr.write(`  hint: ${e.hint}\n`);
+  else if (!known && !cittyUsage) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
+  if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
+  if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);
+  process.exit(known ? e.exitCode! : cittyUsage ? EXIT.usage : EXIT.failure);
+}

@@ -1,0 +1,96 @@
+/**
+ * The user's config: `config.toml` in the config directory (see paths.ts),
+ * parsed by Bun's TOML parser and validated with valibot. Unknown keys are
+ * errors, never silently ignored: a typo in a price or a key name must not
+ * turn into a wrong bill.
+ */
+import * as v from "valibot";
+import { CachetError } from "./errors.ts";
+import { configFile, statePaths } from "./paths.ts";
+
+const Ttl = v.picklist(["5m", "1h"]);
+
+/**
+ * Price override for one model, USD per million tokens, in models.dev's
+ * field names. `cache_write_1h` has no models.dev field: see src/meter.
+ */
+export const PriceOverrideSchema = v.strictObject({
+  input: v.optional(v.pipe(v.number(), v.minValue(0))),
+  output: v.optional(v.pipe(v.number(), v.minValue(0))),
+  reasoning: v.optional(v.pipe(v.number(), v.minValue(0))),
+  cache_read: v.optional(v.pipe(v.number(), v.minValue(0))),
+  cache_write: v.optional(v.pipe(v.number(), v.minValue(0))),
+  cache_write_1h: v.optional(v.pipe(v.number(), v.minValue(0))),
+});
+
+const ProviderConfigSchema = v.strictObject({
+  /** API key; prefer the provider's environment variable. */
+  api_key: v.optional(v.string()),
+  /** Base URL passed to the provider's SDK. */
+  base_url: v.optional(v.pipe(v.string(), v.url())),
+  /** Provider options, as with `-o key=value`. */
+  options: v.optional(v.record(v.string(), v.unknown())),
+});
+
+/** The config file's shape. Every section is optional. */
+export const ConfigSchema = v.strictObject({
+  /** Default model, `provider/model`. */
+  model: v.optional(v.pipe(v.string(), v.regex(/^[^/\s]+\/\S+$/, "must be provider/model"))),
+  /** Plugin file paths or npm package names installed in the plugin directory. */
+  plugins: v.optional(v.array(v.string())),
+  providers: v.optional(v.record(v.string(), ProviderConfigSchema)),
+  /** Price overrides keyed by `provider/model`. */
+  prices: v.optional(v.record(v.string(), PriceOverrideSchema)),
+  cache: v.optional(
+    v.strictObject({
+      mode: v.optional(v.picklist(["auto", "off"])),
+      ttl: v.optional(Ttl),
+    }),
+  ),
+});
+
+/** A validated config. */
+export type Config = v.InferOutput<typeof ConfigSchema>;
+
+/**
+ * Reads and validates the config file. A missing file is an empty config.
+ * @throws CachetError CONFIG_UNREADABLE when the file exists but cannot be read or parsed,
+ *   CONFIG_INVALID naming the key and the file when a value is wrong.
+ */
+export async function loadConfig(path: string = configFile(statePaths())): Promise<Config> {
+  const file = Bun.file(path);
+  let text: string;
+  try {
+    if (!(await file.exists())) return {};
+    text = await file.text();
+  } catch (cause) {
+    throw new CachetError("CONFIG_UNREADABLE", `cannot read config ${path}: ${(cause as Error).message}`, {
+      hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
+      cause,
+    });
+  }
+  let data: unknown;
+  try {
+    data = Bun.TOML.parse(text);
+  } catch (cause) {
+    throw new CachetError("CONFIG_UNREADABLE", `malformed TOML in ${path}: ${(cause as Error).message}`, {
+      hint: "fix the syntax (see README.md, Configuration)",
+      cause,
+    });
+  }
+  return parseConfig(data, path);
+}
+
+/**
+ * Validates already-parsed config data.
+ * @throws CachetError CONFIG_INVALID naming the first wrong key and `source`.
+ */
+export function parseConfig(data: unknown, source: string): Config {
+  const result = v.safeParse(ConfigSchema, data);
+  if (result.success) return result.output;
+  const issue = result.issues[0]!;
+  const key = v.getDotPath(issue) ?? "(top level)";
+  throw new CachetError("CONFIG_INVALID", `invalid config key "${key}" in ${source}: ${issue.message}`, {
+    hint: "see README.md, Configuration, for the keys cachet accepts",
+  });
+}

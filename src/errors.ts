@@ -1,0 +1,119 @@
+/**
+ * The one error type cachet throws on purpose, and the catalogue of its codes.
+ *
+ * The top level (src/cli/main.ts) prints `message` and `hint` on one line each,
+ * without a stack unless `--debug`, and exits with `exitCode`.
+ */
+
+/** Exit codes, documented in README.md ("Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  /** Something failed at run time (provider error, store error, invalid answer). */
+  failure: 1,
+  /** The command line is wrong: unknown flag or command, bad flag value. */
+  usage: 2,
+  /** Input data is wrong: invalid UTF-8 on stdin, malformed JSON, schema, config or plugin. */
+  input: 3,
+  /** The provider refused or failed the request (HTTP error, stream cut, stall). */
+  provider: 4,
+  /** Interrupted by a signal (Ctrl-C); the partial answer is stored and marked incomplete. */
+  interrupted: 130,
+} as const;
+
+/**
+ * Every code cachet can raise, with the exit code it maps to. One table, so a
+ * newcomer sees every failure mode in one place.
+ */
+export const ERROR_CODES = {
+  UNKNOWN_COMMAND: EXIT.usage,
+  UNKNOWN_FLAG: EXIT.usage,
+  BAD_FLAG: EXIT.usage,
+  MISSING_ARGUMENT: EXIT.usage,
+  CONFIG_UNREADABLE: EXIT.input,
+  CONFIG_INVALID: EXIT.input,
+  STDIN_INVALID_UTF8: EXIT.input,
+  STDIN_TOO_LARGE: EXIT.input,
+  INPUT_INVALID: EXIT.input,
+  SCHEMA_INVALID: EXIT.input,
+  SCHEMA_CONTRACT: EXIT.input,
+  ANSWER_INVALID: EXIT.failure,
+  PLUGIN_LOAD: EXIT.input,
+  PLUGIN_HOOK: EXIT.failure,
+  PLUGIN_API_VERSION: EXIT.input,
+  UNKNOWN_PROVIDER: EXIT.usage,
+  UNKNOWN_MODEL: EXIT.usage,
+  MISSING_API_KEY: EXIT.usage,
+  PROVIDER_HTTP: EXIT.provider,
+  PROVIDER_STREAM: EXIT.provider,
+  PROVIDER_STALL: EXIT.provider,
+  CACHE_CONTRACT: EXIT.input,
+  CATALOG_INVALID: EXIT.input,
+  SESSION_NOT_FOUND: EXIT.usage,
+  SESSION_CONFLICT: EXIT.failure,
+  STORE: EXIT.failure,
+  EMULATOR: EXIT.failure,
+  INTERRUPTED: EXIT.interrupted,
+  INTERNAL: EXIT.failure,
+} as const;
+
+/** A code from {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Options of {@link CachetError}. */
+export interface CachetErrorOptions {
+  /** What the user should do about it, one line. */
+  hint?: string;
+  /** The underlying error, shown with `--debug`. */
+  cause?: unknown;
+  /** Overrides the exit code the {@link ERROR_CODES} table gives. */
+  exitCode?: number;
+}
+
+/**
+ * The base error. `message` names what is wrong (one line), `hint` what to do.
+ * Throw it for anything the user can act on; anything else is a bug and is
+ * reported as INTERNAL.
+ */
+export class CachetError extends Error {
+  override readonly name: string = "CachetError";
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly exitCode: number;
+
+  constructor(code: ErrorCode, message: string, options: CachetErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.hint = options.hint;
+    this.exitCode = options.exitCode ?? ERROR_CODES[code];
+  }
+}
+
+/**
+ * An error returned by a provider (or the emulator): HTTP status, whether a
+ * retry may succeed, and how long the provider asked to wait.
+ */
+export class ProviderError extends CachetError {
+  override readonly name: string = "ProviderError";
+  /** HTTP status, or undefined for a stream-level failure. */
+  readonly status: number | undefined;
+  /** True for 408/409/429/5xx/529 and for a stream cut before any content. */
+  readonly retryable: boolean;
+  /** Milliseconds from `retry-after` / `retry-after-ms`, when the provider sent one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(
+    code: "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL",
+    message: string,
+    options: CachetErrorOptions & { status?: number; retryable?: boolean; retryAfterMs?: number } = {},
+  ) {
+    super(code, message, options);
+    this.status = options.status;
+    this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/** True for a {@link CachetError} (including subclasses loaded from another copy of this module). */
+export function isCachetError(error: unknown): error is CachetError {
+  return error instanceof CachetError || (error instanceof Error && typeof (error as { code?: unknown }).code === "string" && (error as { code: string }).code in ERROR_CODES && "exitCode" in error);
+}

@@ -1,0 +1,34 @@
+/**
+ * cachet's plugin API, version 1: everything a plugin author imports.
+ * `import { definePlugin, type ProviderSpec } from "cachet/plugin"`.
+ */
+export { API_VERSION, definePlugin } from "./define-plugin.ts";
+export type { Plugin, PluginApi, PluginLogger } from "./define-plugin.ts";
+export type { ProviderAdapter, ProviderConfig, ProviderSpec, SendOptions } from "./provider.ts";
+export type { CacheStrategySpec } from "./cache-strategy.ts";
+export { HOOK_KINDS } from "./hooks.ts";
+export type { ForkEvent, HookKind, HookName, HookRegistration, Hooks, UsageRecordEvent } from "./hooks.ts";
+export type { ChatterEvent, FinishEvent, FinishReason, StreamEvent, TextEvent, ThinkingEvent, ToolCallEvent } from "./stream.ts";
+export { UNKNOWN_USAGE, promptTokens } from "./usage.ts";
+export type { Usage, UsageReport } from "./usage.ts";
+export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
+export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
+export type { PluginServices } from "./services.ts";
+export type {
+  Block,
+  CacheSettings,
+  GenerationSettings,
+  ImageBlock,
+  Message,
+  MessageRole,
+  NodeKind,
+  OutputSchema,
+  RequestContext,
+  StablePrefix,
+  SystemPart,
+  TextBlock,
+  ThinkingBlock,
+  ToolDefinition,
+  ToolResultBlock,
+  ToolUseBlock,
+} from "../context/types.ts";

@@ -1,0 +1,79 @@
+/**
+ * Loads plugins in order: the built-in ones (plugins/), then config
+ * `plugins = [...]` (file paths, or npm package names installed under the
+ * plugin directory), then `CACHET_PLUGINS` (comma-separated paths).
+ *
+ * Third-party plugins ship as one bundled ESM file: a compiled cachet binary
+ * can import a .js or .ts file at run time, but not resolve a plugin's own
+ * node_modules.
+ */
+import { existsSync } from "node:fs";
+import { isAbsolute, join, resolve } from "node:path";
+import { builtinPlugins } from "../../plugins/index.ts";
+import type { Config } from "../config.ts";
+import { pluginDir, statePaths } from "../paths.ts";
+import { PluginHost } from "./host.ts";
+
+/** Where to look for plugins besides the built-in ones. */
+export interface LoadOptions {
+  config: Config;
+  env?: Record<string, string | undefined>;
+  /** Directory relative config paths are resolved against (the config directory). */
+  configDir?: string;
+}
+
+/**
+ * Loads every plugin into a new host. Never throws for a bad plugin: failures
+ * are in `host.failures`, each naming the plugin.
+ */
+export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
+  const env = options.env ?? process.env;
+  const host = new PluginHost();
+  for (const [name, load] of Object.entries(builtinPlugins)) {
+    await host.load(await importDefault(load, `builtin:${name}`, host), `builtin:${name}`);
+  }
+  const paths = statePaths(env);
+  const configDir = options.configDir ?? paths.config;
+  const external = [
+    ...(options.config.plugins ?? []).map((spec) => resolveSpecifier(spec, configDir, pluginDir(paths))),
+    ...(env.CACHET_PLUGINS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((p) => resolve(p)),
+  ];
+  for (const source of external) {
+    const plugin = await importDefault(() => import(source), source, host);
+    if (plugin !== undefined) await host.load(plugin, source);
+  }
+  return host;
+}
+
+async function importDefault(load: () => Promise<unknown>, source: string, host: PluginHost): Promise<unknown> {
+  try {
+    const mod = (await load()) as { default?: unknown };
+    if (mod?.default === undefined) {
+      host.failures.push({ plugin: source, message: `plugin ${source} has no default export; export default definePlugin({...})` });
+      return undefined;
+    }
+    return mod.default;
+  } catch (cause) {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    host.failures.push({ plugin: source, message: `cannot import plugin ${source}: ${message}` });
+    return undefined;
+  }
+}
+
+/** A path (absolute, or relative to the config dir) or an npm package name under the plugin dir. */
+function resolveSpecifier(spec: string, configDir: string, pluginsRoot: string): string {
+  if (isAbsolute(spec)) return spec;
+  if (spec.startsWith(".") || spec.includes("/") && existsSync(join(configDir, spec))) return resolve(configDir, spec);
+  const packageDir = join(pluginsRoot, "node_modules", spec);
+  const manifest = join(packageDir, "package.json");
+  if (existsSync(manifest)) {
+    const pkg = require(manifest) as { module?: string; main?: string; exports?: unknown };
+    const entry = typeof pkg.exports === "string" ? pkg.exports : (pkg.module ?? pkg.main ?? "index.js");
+    return join(packageDir, entry);
+  }
+  return join(packageDir, "index.js");
+}

@@ -1,0 +1,80 @@
+/**
+ * Provider adapters: the contract between cachet's core and a provider
+ * (built-in or third-party). Modelled on the Vercel AI SDK's provider spec:
+ * small pure pieces (render, usage mapping) around one I/O method (send).
+ */
+import type { RequestContext } from "../context/types.ts";
+import type { StreamEvent } from "./stream.ts";
+import type { UsageReport } from "./usage.ts";
+import type { Protocol, WireRequest } from "./wire.ts";
+
+/** Settings a provider adapter is created with. */
+export interface ProviderConfig {
+  /** The provider id this adapter serves (`acme` in `acme/model-x`). */
+  providerId: string;
+  /** API key, from the provider's environment variable or the config; undefined when none is set. */
+  apiKey: string | undefined;
+  /** Base URL as the provider's SDK expects it (`--base-url`, config, emulator, or the spec's default). */
+  baseUrl: string;
+  /** The fetch to use; tests inject one. Adapters must pass it to their SDK. */
+  fetch: typeof fetch;
+  /** Provider options from config and `-o key=value`. */
+  options: Record<string, unknown>;
+}
+
+/** Options of one {@link ProviderAdapter.send} call. */
+export interface SendOptions {
+  /** Aborted on Ctrl-C, on a stall, or when the core gives up. */
+  signal: AbortSignal;
+}
+
+/**
+ * A created adapter. `render` and `usage` are pure; `send` does the I/O.
+ */
+export interface ProviderAdapter {
+  /**
+   * Renders the context into the exact wire request, without cache markers
+   * (cache strategies add those). Must be deterministic: the same context
+   * gives the same bytes, and an old node renders to the same bytes on every
+   * later request.
+   * @throws CachetError SCHEMA_CONTRACT / CACHE_CONTRACT when the context
+   *   breaks a provider contract that is checked locally.
+   */
+  render(context: RequestContext): WireRequest;
+  /**
+   * Sends the wire request (streaming when `body.stream` or the protocol's
+   * streaming endpoint says so) and yields events, ending with one `finish`.
+   * @throws ProviderError for HTTP errors and cut streams, with the API key redacted.
+   */
+  send(wire: WireRequest, options: SendOptions): AsyncIterable<StreamEvent>;
+  /**
+   * Maps the provider's final raw usage object to normalized counts
+   * (providers.md §1). Unknown counts stay undefined.
+   */
+  usage(raw: unknown): UsageReport;
+}
+
+/** A provider registered by a plugin. */
+export interface ProviderSpec {
+  /** Provider id, as in models.dev (`anthropic`, `openai`, `deepseek`, ...). */
+  id: string;
+  /** Wire format; decides which cache strategies apply. */
+  protocol: Protocol;
+  /** Display name. */
+  name?: string;
+  /** Environment variables holding the API key, first set one wins. */
+  env: string[];
+  /** Base URL given to the SDK when neither config nor flags set one. */
+  defaultBaseUrl: string;
+  /**
+   * Path under the emulator root that serves this provider, e.g. `/v1` for
+   * OpenAI's SDK or `/deepseek` for an OpenAI-compatible preset. The emulator
+   * picks the usage shape from the first path segment when it names a
+   * provider it knows.
+   */
+  emulatorPath: string;
+  /** Model ids this provider is known to serve; absent means any. */
+  models?: string[];
+  /** Creates an adapter. */
+  create(config: ProviderConfig): ProviderAdapter;
+}

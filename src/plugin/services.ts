@@ -1,0 +1,30 @@
+/**
+ * Services the core hands to plugins through `api.services`, so a bundled
+ * third-party plugin does not need its own copy of cachet's internals.
+ */
+import { canonicalJson, canonicalize } from "../wire/canonical-json.ts";
+import { hashJson } from "../wire/hash.ts";
+import { CachetError, ProviderError } from "../errors.ts";
+
+/** The helpers in `api.services`. */
+export interface PluginServices {
+  /** Canonical JSON (sorted keys, no whitespace). */
+  canonicalJson: typeof canonicalJson;
+  /** Deep copy with sorted keys, for bodies serialized by an SDK. */
+  canonicalize: typeof canonicalize;
+  /** 64-bit content hash (16 hex digits) of a value's canonical JSON. */
+  hashJson: typeof hashJson;
+  /** cachet's base error (code, hint, cause). */
+  CachetError: typeof CachetError;
+  /** Error for provider failures (status, retryable, retryAfterMs). */
+  ProviderError: typeof ProviderError;
+}
+
+/** The services object handed to every plugin. */
+export const pluginServices: PluginServices = Object.freeze({
+  canonicalJson,
+  canonicalize,
+  hashJson,
+  CachetError,
+  ProviderError,
+});

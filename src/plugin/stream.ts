@@ -1,0 +1,54 @@
+/**
+ * Events a provider adapter yields while a response streams (or once, for a
+ * non-streaming request). The core assembles the assistant message from them.
+ */
+
+/** Why the model stopped, normalized. `other` keeps the raw reason beside it. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "refusal" | "error" | "other";
+
+/** A piece of answer text. */
+export interface TextEvent {
+  type: "text";
+  delta: string;
+}
+
+/** A piece of reasoning text (and, at its end, its signature). */
+export interface ThinkingEvent {
+  type: "thinking";
+  delta: string;
+  signature?: string;
+}
+
+/** A complete tool call; `arguments` is the exact JSON text the model produced. */
+export interface ToolCallEvent {
+  type: "tool_call";
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * Content-free activity (keep-alive ping, error chatter). It proves the
+ * connection is up but does not reset the idle timer: only content does.
+ */
+export interface ChatterEvent {
+  type: "chatter";
+  detail: string;
+}
+
+/**
+ * The last event: why the model stopped and the final raw usage, merged over
+ * the stream by the provider's rules (e.g. Anthropic: cumulative, last
+ * non-null field wins). `rawUsage` is undefined when the provider sent none.
+ */
+export interface FinishEvent {
+  type: "finish";
+  reason: FinishReason;
+  rawReason?: string;
+  rawUsage: unknown;
+  /** The provider's request or response id, when it sent one. */
+  requestId?: string;
+}
+
+/** One streamed event. */
+export type StreamEvent = TextEvent | ThinkingEvent | ToolCallEvent | ChatterEvent | FinishEvent;

@@ -1,0 +1,55 @@
+/**
+ * Normalized usage: what one request consumed, as mutually exclusive counts
+ * of tokens. Every provider adapter maps its raw usage object to this shape
+ * (providers.md §1); the meter prices only this shape.
+ *
+ * A field is `undefined` when the provider did not say; never 0 or NaN for
+ * "unknown". Billed input = input + cacheRead + cacheWrite5m + cacheWrite1h.
+ */
+export interface Usage {
+  /** Uncached input tokens, billed at the input price. */
+  input: number | undefined;
+  /** Tokens read from the prompt cache. */
+  cacheRead: number | undefined;
+  /** Tokens written to the cache with a 5-minute TTL (or the provider's only TTL). */
+  cacheWrite5m: number | undefined;
+  /** Tokens written to the cache with a 1-hour TTL. */
+  cacheWrite1h: number | undefined;
+  /** Billed output tokens, reasoning included. */
+  output: number | undefined;
+  /** Reasoning tokens: a part of `output`, for information only. */
+  reasoning: number | undefined;
+}
+
+/**
+ * What an adapter's usage mapping returns: the normalized counts, the raw
+ * object as the provider sent it, and what else the provider said.
+ */
+export interface UsageReport {
+  usage: Usage;
+  /** The provider's final usage object, unchanged. */
+  raw: unknown;
+  /** Cost the provider reported itself, in USD (OpenRouter `usage.cost`), kept beside the computed one. */
+  providerCostUsd?: number;
+  /**
+   * Why some count is an estimate, e.g. "cache write TTL split missing:
+   * priced as 5m". Empty or absent when everything was reported.
+   */
+  estimates?: string[];
+}
+
+/** A usage with every count unknown. */
+export const UNKNOWN_USAGE: Readonly<Usage> = Object.freeze({
+  input: undefined,
+  cacheRead: undefined,
+  cacheWrite5m: undefined,
+  cacheWrite1h: undefined,
+  output: undefined,
+  reasoning: undefined,
+});
+
+/** Total prompt tokens (input + cache reads + cache writes), or undefined if `input` is unknown. */
+export function promptTokens(usage: Usage): number | undefined {
+  if (usage.input === undefined) return undefined;
+  return usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite5m ?? 0) + (usage.cacheWrite1h ?? 0);
+}

@@ -1,0 +1,44 @@
+/**
+ * 64-bit content hashes and cumulative prefix hashes (Bun's wyhash).
+ * A prefix hash at position i covers every cacheable element up to and
+ * including i, in the provider's cache order: two requests share a cached
+ * prefix up to i exactly when their prefix hashes at i are equal.
+ */
+import { canonicalJson } from "./canonical-json.ts";
+
+/** A 64-bit hash as 16 lowercase hex digits. */
+export type Hash64 = string;
+
+/** Hash of a string's UTF-8 bytes, seeded (seed 0 for a plain content hash). */
+export function hashText(text: string, seed: bigint = 0n): Hash64 {
+  return toHex(Bun.hash.wyhash(text, seed));
+}
+
+/** Content hash of a JSON value: the hash of its canonical JSON. */
+export function hashJson(value: unknown): Hash64 {
+  return hashText(canonicalJson(value));
+}
+
+/**
+ * Extends a prefix hash with one more element's content hash.
+ * @param previous the prefix hash before this element (undefined for the first)
+ * @param content the element's content hash
+ */
+export function chainHash(previous: Hash64 | undefined, content: Hash64): Hash64 {
+  return hashText(content, previous === undefined ? 0n : BigInt(`0x${previous}`));
+}
+
+/** The cumulative prefix hashes of a list of content hashes, one per element. */
+export function prefixHashes(contents: readonly Hash64[]): Hash64[] {
+  const out: Hash64[] = [];
+  let previous: Hash64 | undefined;
+  for (const content of contents) {
+    previous = chainHash(previous, content);
+    out.push(previous);
+  }
+  return out;
+}
+
+function toHex(value: bigint | number): Hash64 {
+  return BigInt.asUintN(64, BigInt(value)).toString(16).padStart(16, "0");
+}
