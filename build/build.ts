@@ -1,0 +1,166 @@
+/**
+ * Compiles cachet into standalone binaries.
+ *
+ *   bun build/build.ts          the full matrix (build/targets.ts) into dist/, plus dist/SHA256SUMS
+ *   bun build/build.ts --host   only this machine's binary, as dist/cachet (tests and benchmarks use it)
+ *
+ * Every binary this machine can execute is smoke-tested with `--version`: a
+ * wrong flag combination (e.g. `--bytecode` without `--format=esm`) yields a
+ * binary that builds fine and exits 1, and only running it shows that.
+ * Exits non-zero on any failure, naming the target.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { runnableHere, TARGETS, type BuildTarget } from "./targets.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const DIST = join(ROOT, "dist");
+const ENTRY = join(ROOT, "src", "cli", "main.ts");
+/** The issue's ceiling for the host binary; the Bun runtime alone is ~100 MB. */
+const MAX_HOST_BYTES = 120 * 1000 * 1000;
+/** Cross-compiles download a runtime each and bundle on both cores; more in parallel only thrashes. */
+const PARALLEL = 3;
+
+const version: string = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).version;
+const hostOnly = process.argv.includes("--host");
+const unknown = process.argv.slice(2).filter((a) => a !== "--host");
+if (unknown.length > 0) fail(`unknown argument ${unknown[0]}; usage: bun build/build.ts [--host]`);
+
+const started = performance.now();
+await mkdir(DIST, { recursive: true });
+await generateCatalogIfPresent();
+
+if (hostOnly) {
+  const out = join(DIST, "cachet");
+  await compile(undefined, out, "host");
+  const size = (await stat(out)).size;
+  await smokeTest(out, "host");
+  checkHostSize(size);
+  log(`dist/cachet  ${mb(size)}  (${seconds(performance.now() - started)})`);
+} else {
+  await removeStaleBinaries();
+  await pool(TARGETS, PARALLEL, (t) => compile(t.bunTarget, join(DIST, t.file), t.file));
+  const sums: string[] = [];
+  for (const t of TARGETS) {
+    const path = join(DIST, t.file);
+    const size = (await stat(path)).size;
+    sums.push(`${await sha256(path)}  ${t.file}`);
+    log(`dist/${t.file.padEnd(32)} ${mb(size)}`);
+  }
+  await Bun.write(join(DIST, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  const runnable = runnableHere(TARGETS, hostFacts());
+  if (runnable.length === 0) fail(`no target of the matrix runs on ${process.platform}-${process.arch}; nothing was smoke-tested`);
+  for (const t of runnable) await smokeTest(join(DIST, t.file), t.file);
+  const host = runnable.find((t) => !t.baseline && t.libc === "glibc") ?? runnable[0]!;
+  checkHostSize((await stat(join(DIST, host.file))).size);
+  const skipped = TARGETS.filter((t) => !runnable.includes(t)).map((t) => t.file);
+  log(`smoke-tested ${runnable.map((t) => t.file).join(", ")}; not runnable here: ${skipped.join(", ")}`);
+  log(`${TARGETS.length} binaries and dist/SHA256SUMS in ${seconds(performance.now() - started)}`);
+}
+
+/** The price catalog is generated before bundling so the binary embeds it (build/catalog.ts, owned by the meter). */
+async function generateCatalogIfPresent(): Promise<void> {
+  const path = join(import.meta.dir, "catalog.ts");
+  if (!existsSync(path)) {
+    log("note: build/catalog.ts does not exist yet; skipping price catalog generation");
+    return;
+  }
+  const mod = (await import(path)) as { generateCatalog?: () => unknown };
+  if (typeof mod.generateCatalog !== "function") fail("build/catalog.ts does not export generateCatalog()");
+  try {
+    await mod.generateCatalog();
+  } catch (error) {
+    fail(`price catalog generation (build/catalog.ts) failed: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * One `bun build --compile`. Writes to a temporary name and renames, so a
+ * failed build never leaves a half-written binary where tests look for one.
+ */
+async function compile(target: Bun.Build.CompileTarget | undefined, outfile: string, label: string): Promise<void> {
+  // Same suffix as the final name: Bun appends ".exe" to Windows outfiles that lack it.
+  const tmp = join(dirname(outfile), `.tmp-${process.pid}-${basename(outfile)}`);
+  const result = await Bun.build({
+    entrypoints: [ENTRY],
+    compile: {
+      ...(target === undefined ? {} : { target }),
+      outfile: tmp,
+      // The user's .env or bunfig.toml in the working directory must not change how cachet runs.
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+    },
+    minify: true,
+    splitting: true,
+    // Bytecode for ESM exists only with format "esm"; without it Bun silently emits a broken binary.
+    bytecode: true,
+    format: "esm",
+    throw: false,
+  });
+  if (!result.success) {
+    await rm(tmp, { force: true });
+    fail(`${label}: compile failed:\n${result.logs.map(String).join("\n")}`);
+  }
+  await rename(tmp, outfile);
+}
+
+/** Runs `<binary> --version` and requires exactly the package version on stdout. */
+async function smokeTest(path: string, label: string): Promise<void> {
+  const proc = Bun.spawn([path, "--version"], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000 });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0 || stdout.trim() !== version) {
+    fail(`${label}: smoke test failed: \`--version\` exited ${code} and printed ${JSON.stringify(stdout.trim())} (expected ${version})${stderr ? `; stderr: ${stderr.trim()}` : ""}`);
+  }
+}
+
+function checkHostSize(size: number): void {
+  if (size > MAX_HOST_BYTES) fail(`host binary is ${mb(size)}, over the ${mb(MAX_HOST_BYTES)} ceiling; look for a dependency that is imported eagerly or embedded twice`);
+}
+
+async function removeStaleBinaries(): Promise<void> {
+  const names = [...new Bun.Glob("{cachet-*,.tmp-*}").scanSync({ cwd: DIST, dot: true }), "SHA256SUMS"];
+  await Promise.all(names.map((n) => rm(join(DIST, n), { force: true })));
+}
+
+function hostFacts(): { os: string; arch: string; avx2: boolean; musl: boolean } {
+  let avx2 = process.arch !== "x64";
+  if (process.platform === "linux" && process.arch === "x64") avx2 = /^flags\s*:.*\bavx2\b/m.test(readFileSync("/proc/cpuinfo", "utf8"));
+  if (process.platform === "darwin" && process.arch === "x64") {
+    const out = Bun.spawnSync(["sysctl", "-n", "machdep.cpu.leaf7_features"]).stdout.toString();
+    avx2 = /\bAVX2\b/.test(out);
+  }
+  const musl = process.platform === "linux" && [...new Bun.Glob("ld-musl-*").scanSync({ cwd: "/lib" })].length > 0;
+  return { os: process.platform, arch: process.arch, avx2, musl };
+}
+
+async function sha256(path: string): Promise<string> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  hasher.update(await Bun.file(path).arrayBuffer());
+  return hasher.digest("hex");
+}
+
+async function pool<T>(items: readonly T[], width: number, job: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) await job(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function log(line: string): void {
+  process.stderr.write(`build: ${line}\n`);
+}
+
+function fail(message: string): never {
+  process.stderr.write(`build: ${message}\n`);
+  process.exit(1);
+}
