@@ -14,6 +14,8 @@ export type { Usage, UsageReport } from "./usage.ts";
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";
+/** cachet's error type, for built-in plugins compiled into the binary (bundled third-party plugins use `api.services.CachetError`). */
+export { CachetError } from "../errors.ts";
 export type {
   Block,
   CacheSettings,
