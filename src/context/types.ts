@@ -113,6 +113,17 @@ export interface StablePrefix {
   fingerprint: Hash64;
 }
 
+/**
+ * Z1 state: the summary baseline and the deltas appended to it, persisted so
+ * a resumed session renders byte-identically. Empty until the first compaction.
+ */
+export interface SummaryState {
+  /** Summary messages, in order; only ever appended to between compactions. */
+  messages: Message[];
+  /** Id of the newest log message the summary covers; older log messages are not rendered. */
+  coversThrough: string | null;
+}
+
 /** Cache settings of one request, chosen by the user or config. */
 export interface CacheSettings {
   /** `off` disables every cache strategy (for comparisons). */

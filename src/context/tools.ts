@@ -1,0 +1,36 @@
+/**
+ * Validating user-supplied tool definitions (`--tools FILE`, scenario files).
+ */
+import * as v from "valibot";
+import { CachetError } from "../errors.ts";
+import type { ToolDefinition } from "./types.ts";
+
+const ToolSchema = v.strictObject({
+  name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/, "must match ^[a-zA-Z0-9_-]{1,64}$ (the providers' rule)")),
+  description: v.optional(v.string()),
+  parameters: v.optional(v.record(v.string(), v.unknown())),
+  input_schema: v.optional(v.record(v.string(), v.unknown())),
+  strict: v.optional(v.boolean()),
+});
+
+/**
+ * Checks a JSON array of tool definitions. `input_schema` (Anthropic's name)
+ * is accepted for `parameters`. Names must be unique.
+ * @throws CachetError INPUT_INVALID naming the source, the index and the key.
+ */
+export function parseTools(data: unknown, source: string): ToolDefinition[] {
+  const list = v.safeParse(v.array(ToolSchema), data);
+  if (!list.success) {
+    const issue = list.issues[0]!;
+    throw new CachetError("INPUT_INVALID", `${source}: tool definition ${v.getDotPath(issue) ?? ""}: ${issue.message}`, {
+      hint: 'expected a JSON array of {"name", "description", "parameters"}',
+    });
+  }
+  const seen = new Set<string>();
+  return list.output.map((t) => {
+    if (seen.has(t.name)) throw new CachetError("INPUT_INVALID", `${source}: tool "${t.name}" is defined twice`);
+    seen.add(t.name);
+    const parameters = t.parameters ?? t.input_schema ?? { type: "object", properties: {} };
+    return { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters, ...(t.strict !== undefined ? { strict: t.strict } : {}) };
+  });
+}

@@ -1,0 +1,72 @@
+/**
+ * What the run command writes on stdout: the answer text as it streams, or
+ * JSON lines with `--json`. Nothing else ever goes to stdout.
+ */
+import type { Usage } from "../plugin/usage.ts";
+
+/** One `--json` line. Every line is an object with a `type`. */
+export type JsonEvent =
+  | { type: "session"; id: string; name: string | null; model: string; forked_from?: string; prefix_version: number; prefix_change?: string }
+  | { type: "text"; delta: string }
+  | { type: "tool_call"; id: string; name: string; arguments: string }
+  | { type: "usage"; request_id: string; input: number | null; cacheRead: number | null; cacheWrite5m: number | null; cacheWrite1h: number | null; output: number | null; reasoning: number | null; raw: unknown }
+  | { type: "cost"; request_id: string; cost_usd: number | null; provider_cost_usd?: number; reason?: string }
+  | { type: "answer"; value: unknown }
+  | { type: "error"; code: string; message: string; hint?: string; incomplete?: boolean }
+  | { type: "done"; session: string; request_id: string | null; finish_reason: string | null; incomplete: boolean };
+
+/** Where answer text and events go. */
+export interface OutputSink {
+  /** A piece of answer text. */
+  text(delta: string): void;
+  /** A structured event; ignored in text mode except where noted. */
+  event(event: JsonEvent): void;
+  /** Ends the output (text mode: a final newline if the answer lacked one). */
+  end(): Promise<void>;
+}
+
+/** Plain answer text on stdout, streamed as it arrives. */
+export function textSink(out: { write(chunk: string): unknown } = process.stdout): OutputSink {
+  let last = "";
+  let wrote = false;
+  return {
+    text(delta) {
+      if (delta === "") return;
+      out.write(delta);
+      last = delta;
+      wrote = true;
+    },
+    event() {},
+    async end() {
+      if (wrote && !last.endsWith("\n")) out.write("\n");
+    },
+  };
+}
+
+/** JSON lines on stdout, one per event; text deltas become `text` events. */
+export function jsonSink(out: { write(chunk: string): unknown } = process.stdout): OutputSink {
+  return {
+    text(delta) {
+      if (delta !== "") out.write(`${JSON.stringify({ type: "text", delta })}\n`);
+    },
+    event(event) {
+      out.write(`${JSON.stringify(event)}\n`);
+    },
+    async end() {},
+  };
+}
+
+/** The `usage` JSON event of a normalized usage; unknown counts are null. */
+export function usageEvent(requestId: string, usage: Usage, raw: unknown): JsonEvent {
+  return {
+    type: "usage",
+    request_id: requestId,
+    input: usage.input ?? null,
+    cacheRead: usage.cacheRead ?? null,
+    cacheWrite5m: usage.cacheWrite5m ?? null,
+    cacheWrite1h: usage.cacheWrite1h ?? null,
+    output: usage.output ?? null,
+    reasoning: usage.reasoning ?? null,
+    raw,
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The long-lived parts a turn needs: config, loaded plugins, the store, an
+ * in-process emulator with `--emulate`, and the services that price usage,
+ * hash wire requests and check structured answers. Opened once per process
+ * (or per probe run) and shared by its turns.
+ */
+import { loadConfig, type Config } from "../config.ts";
+import type { Block, OutputSchema } from "../context/types.ts";
+import { CachetError } from "../errors.ts";
+import type { PluginHost } from "../plugin/host.ts";
+import { loadPlugins } from "../plugin/loader.ts";
+import type { UsageReport } from "../plugin/usage.ts";
+import type { Protocol, WireRequest } from "../plugin/wire.ts";
+import { configFile, statePaths } from "../paths.ts";
+import type { Store } from "../session/store.ts";
+import type { ChainLink } from "../session/types.ts";
+import { prefixChain } from "../wire/prefix-chain.ts";
+
+/** Result of pricing one request. */
+export interface Priced {
+  /** USD, exact to 1e-9; null when unknown. */
+  costUsd: number | null;
+  /** Why the cost is unknown or estimated. */
+  reason?: string;
+}
+
+/** What {@link runTurn} runs against. */
+export interface Runtime {
+  config: Config;
+  host: PluginHost;
+  store: Store;
+  env: Record<string, string | undefined>;
+  fetch: typeof fetch;
+  /** Root URL of the in-process emulator when emulating. */
+  emulatorUrl: string | undefined;
+  /** Prices a usage report for `provider/model` with the catalog and config overrides. */
+  price(modelRef: string, report: UsageReport): Promise<Priced>;
+  /** The wire hash chain of a request, with token estimates memoized per content hash. */
+  chainOf(wire: WireRequest): Promise<ChainLink[]>;
+  /**
+   * Parses and validates a structured answer against the session's schema.
+   * @throws CachetError ANSWER_INVALID with the validation errors.
+   */
+  checkAnswer(provider: string, protocol: Protocol, schema: OutputSchema, content: Block[]): Promise<unknown>;
+  /** Stops the emulator and closes the store. */
+  close(): Promise<void>;
+}
+
+/** How to open a runtime. */
+export interface RuntimeOptions {
+  /** Start the in-process emulator and send every request to it. */
+  emulate?: boolean;
+  env?: Record<string, string | undefined>;
+  /** Injected fetch (tests). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * Opens config, plugins and the store, and the emulator with `emulate`.
+ * Plugin load failures are reported through `notice` and do not stop the run.
+ * @throws CachetError CONFIG_* for a bad config, STORE for an unusable store.
+ */
+export async function openRuntime(options: RuntimeOptions, notice: (message: string) => void = () => {}): Promise<Runtime> {
+  const env = options.env ?? process.env;
+  const paths = statePaths(env);
+  const config = await loadConfig(configFile(paths));
+  const host = await loadPlugins({ config, env });
+  for (const failure of host.failures) notice(failure.message);
+  const { openStore } = await import("../session/store.ts");
+  const { storeFile } = await import("../paths.ts");
+  const store = openStore(storeFile(paths));
+  let emulator: { url: string; stop(): Promise<void> } | undefined;
+  if (options.emulate) {
+    const { startEmulator } = await import("../emulator/index.ts");
+    emulator = await startEmulator({ port: 0, env });
+  }
+  const memo = new Map<string, number>();
+  return {
+    config,
+    host,
+    store,
+    env,
+    fetch: options.fetch ?? fetch,
+    emulatorUrl: emulator?.url,
+    async price(modelRef, report) {
+      const { priceReport } = await import("../meter/index.ts");
+      return priceReport(modelRef, report, { config, env });
+    },
+    async chainOf(wire) {
+      const missing = new Map<string, string>();
+      const links = prefixChain(wire, (hash, text) => {
+        const known = memo.get(hash);
+        if (known === undefined) missing.set(hash, text);
+        return known ?? 0;
+      });
+      if (missing.size > 0) {
+        for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
+          memo.set(hash, tokens);
+          missing.delete(hash);
+        }
+        if (missing.size > 0) {
+          const { countTokens } = await import("gpt-tokenizer");
+          const counted: [string, number][] = [];
+          for (const [hash, text] of missing) {
+            const tokens = countTokens(text);
+            memo.set(hash, tokens);
+            counted.push([hash, tokens]);
+          }
+          store.saveNodeTokens(counted);
+        }
+        for (const link of links) link.tokens = memo.get(link.content) ?? 0;
+      }
+      return links;
+    },
+    async checkAnswer(provider, protocol, schema, content) {
+      const text = content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        throw new CachetError("ANSWER_INVALID", "the answer is not JSON although --schema was given", {
+          hint: "the raw answer is stored in the session (`cachet export`); try again, or simplify the schema",
+        });
+      }
+      const { fromWireAnswer, validateAnswer } = await import("../schema/index.ts");
+      const target = protocol === "anthropic-messages" ? "anthropic" : protocol === "gemini" ? "gemini" : "openai";
+      const mapped = fromWireAnswer(target, schema.schema, value);
+      const verdict = await validateAnswer(schema.schema, mapped);
+      if (!verdict.ok) {
+        throw new CachetError("ANSWER_INVALID", `the answer does not match the schema: ${verdict.errors.slice(0, 3).join("; ")}`, {
+          hint: "the raw answer is stored in the session (`cachet export`)",
+        });
+      }
+      void provider;
+      return mapped;
+    },
+    async close() {
+      await emulator?.stop();
+      store.close();
+    },
+  };
+}

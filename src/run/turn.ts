@@ -1,0 +1,395 @@
+/**
+ * One turn of the main job, end to end (DESIGN.md, "Data flow of one turn"):
+ * session → stable prefix + log + overlay → render → cache strategies →
+ * send → stream to the sink → usage → price → ledger and log.
+ *
+ * Each step is a plain function; only the store, the network and the sink do
+ * I/O. A runtime (plugins, config, store, emulator) is opened once and can
+ * serve many turns (the probe command runs whole scenarios through it).
+ */
+import { newId } from "../context/ids.ts";
+import { buildPrefix, prefixChange } from "../context/prefix.ts";
+import type { Block, CacheSettings, GenerationSettings, Message, OutputSchema, RequestContext, ToolDefinition } from "../context/types.ts";
+import { CachetError, ProviderError, isCachetError } from "../errors.ts";
+import type { UsageReport } from "../plugin/usage.ts";
+import type { WireRequest } from "../plugin/wire.ts";
+import type { LedgerRow, LoadedSession } from "../session/types.ts";
+import { sharedPrefixLength } from "../wire/prefix-chain.ts";
+import { consume, StreamFailure, type ConsumeResult } from "./consume.ts";
+import type { OutputSink } from "./output.ts";
+import { usageEvent } from "./output.ts";
+import { parseModelRef, resolveProvider } from "./resolve-provider.ts";
+import type { Runtime } from "./runtime.ts";
+
+/** The model used when neither flag, session nor config names one. */
+export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-5";
+
+/** Which session a turn belongs to. */
+export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string };
+
+/** Everything one turn needs besides the runtime. */
+export interface TurnOptions {
+  /** The user text (stdin and PROMPT already merged); undefined with a tool result only. */
+  prompt: string | undefined;
+  /** `--tool-result ID`: the user side answers tool call `id` with `content`. */
+  toolResult?: { id: string; content: string; isError?: boolean };
+  /** `provider/model`; defaults to the session's, then the config's, then {@link DEFAULT_MODEL}. */
+  model?: string;
+  /** System texts; undefined keeps the session's (none for a new session). */
+  system?: string[];
+  /** Tool definitions; undefined keeps the session's. */
+  tools?: ToolDefinition[];
+  /** Output schema; undefined keeps the session's. */
+  schema?: OutputSchema;
+  /** Volatile text for this request only. */
+  overlay?: string;
+  session: SessionChoice;
+  /** Fork the chosen session (default: the latest) before this turn. */
+  fork?: boolean;
+  generation: GenerationSettings;
+  cache: Omit<CacheSettings, "affinityKey">;
+  /** Why the call is made: `main`, `probe`, ... */
+  role: string;
+  /** `--base-url`. */
+  baseUrl?: string;
+  /** Longest wait for content, ms. */
+  idleMs: number;
+  /** Retries of a retryable failure before any output was written. */
+  retries: number;
+  sink: OutputSink;
+  /** Aborts the turn (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Called with one-line notices for stderr (prefix changes, retries). */
+  notice?: (message: string) => void;
+}
+
+/** What a turn produced. */
+export interface TurnResult {
+  sessionId: string;
+  /** Ledger row id of the final attempt. */
+  requestId: string;
+  message: Message;
+  report: UsageReport | undefined;
+  costUsd: number | null;
+  finishReason: string | null;
+  incomplete: boolean;
+  /** Parsed and validated answer with `--schema`. */
+  answer?: unknown;
+  row: LedgerRow;
+}
+
+/**
+ * Runs one turn.
+ * @throws CachetError for bad input (before anything is stored or sent);
+ *   ProviderError after the provider failed (the user message and any partial
+ *   answer are stored, the partial marked incomplete); ANSWER_INVALID when a
+ *   `--schema` answer does not validate (the raw answer is stored).
+ */
+export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
+  const { store } = runtime;
+  const target = chooseSession(runtime, options);
+  const release = target ? await store.acquireTurn(target.id) : undefined;
+  try {
+    let loaded = target ? store.loadSession(target.id) : undefined;
+    const modelRef = options.model ?? loaded?.session.model ?? runtime.config.model ?? DEFAULT_MODEL;
+    const ref = parseModelRef(modelRef);
+    const resolved = resolveProvider({
+      host: runtime.host,
+      config: runtime.config,
+      ref,
+      baseUrl: options.baseUrl,
+      emulatorUrl: runtime.emulatorUrl,
+      options: options.generation.providerOptions,
+      env: runtime.env,
+      fetch: runtime.fetch,
+    });
+
+    const prefixInput = {
+      system: options.system ?? loaded?.prefix.prefix.system.map((s) => s.text) ?? [],
+      tools: options.tools ?? loaded?.prefix.prefix.tools ?? [],
+      schema: options.schema ?? loaded?.prefix.prefix.schema,
+    };
+    const prefix = buildPrefix(prefixInput);
+    const userMessage = buildUserMessage(options, loaded);
+
+    // Validation is done: from here on, things are stored.
+    let forkedFrom: string | undefined;
+    if (options.fork) {
+      if (!loaded) throw new CachetError("SESSION_NOT_FOUND", "there is no session to fork", { hint: "start one first, or name it with --session" });
+      const exact = loaded.session.model === modelRef && loaded.prefix.prefix.fingerprint === prefix.fingerprint;
+      const child = store.createSession({
+        model: modelRef,
+        parentId: loaded.session.id,
+        forkPoint: loaded.messages.at(-1)?.id ?? null,
+        affinityKey: exact ? loaded.session.affinityKey : undefined,
+      });
+      store.setPrefix(child.id, loaded.prefix.prefix, null);
+      forkedFrom = loaded.session.id;
+      release?.();
+      const releaseChild = await store.acquireTurn(child.id);
+      return await finishTurn(runtime, options, store.loadSession(child.id), { modelRef, ref, resolved, prefix, userMessage, forkedFrom, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) }).finally(releaseChild);
+    }
+    if (!loaded) {
+      const created = store.createSession({ model: modelRef, name: options.session.mode === "new" ? options.session.name : options.session.mode === "named" ? options.session.ref : undefined });
+      const releaseNew = await store.acquireTurn(created.id);
+      try {
+        store.setPrefix(created.id, prefix, null);
+        loaded = store.loadSession(created.id);
+        return await finishTurn(runtime, options, loaded, { modelRef, ref, resolved, prefix, userMessage });
+      } finally {
+        releaseNew();
+      }
+    }
+    return await finishTurn(runtime, options, loaded, { modelRef, ref, resolved, prefix, userMessage });
+  } finally {
+    release?.();
+  }
+}
+
+interface Prepared {
+  modelRef: string;
+  ref: { provider: string; model: string };
+  resolved: ReturnType<typeof resolveProvider>;
+  prefix: ReturnType<typeof buildPrefix>;
+  userMessage: Message;
+  forkedFrom?: string;
+  exactFork?: boolean;
+  parentLast?: LedgerRow | null;
+}
+
+async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: LoadedSession, p: Prepared): Promise<TurnResult> {
+  const { store, host } = runtime;
+  const sessionId = loaded.session.id;
+  let prefixVersion = loaded.prefix;
+  const change = prefixChange(prefixVersion.prefix, p.prefix);
+  if (change) {
+    prefixVersion = store.setPrefix(sessionId, p.prefix, change);
+    options.notice?.(`stable prefix changed (${change}): version ${prefixVersion.version}; the provider's cache restarts from here`);
+  }
+  options.sink.event({
+    type: "session",
+    id: sessionId,
+    name: loaded.session.name,
+    model: p.modelRef,
+    prefix_version: prefixVersion.version,
+    ...(p.forkedFrom ? { forked_from: p.forkedFrom } : {}),
+    ...(change ? { prefix_change: change } : {}),
+  });
+  if (loaded.session.model !== p.modelRef) store.setSessionModel(sessionId, p.modelRef);
+
+  const messages = [...loaded.messages, p.userMessage];
+  const context: RequestContext = {
+    model: p.ref.model,
+    provider: p.ref.provider,
+    prefix: prefixVersion.prefix,
+    summary: loaded.summary.messages,
+    messages,
+    generation: options.generation,
+    cache: { ...options.cache, affinityKey: loaded.session.affinityKey },
+  };
+  const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];
+  if (overlays.length) context.overlay = overlays.join("\n");
+
+  const wire = await prepareWire(runtime, p, context, options);
+  store.appendMessage(sessionId, p.userMessage);
+
+  const assistantId = newId("m");
+  const requestId = newId("r");
+  const startedAt = Date.now();
+  let outcome: ConsumeResult | undefined;
+  let failure: unknown;
+  let partial: ConsumeResult | undefined;
+  let emitted = false;
+  let lastSave = 0;
+  let saved = false;
+  const save = (content: Block[], incomplete: boolean) => {
+    const message: Message = { id: assistantId, role: "assistant", content: structuredClone(content), ...(incomplete ? { incomplete: true } : {}) };
+    if (!saved) {
+      store.appendMessage(sessionId, { ...message, incomplete: true });
+      saved = true;
+      if (!incomplete) store.updatePartial(sessionId, assistantId, message.content, false);
+    } else {
+      store.updatePartial(sessionId, assistantId, message.content, incomplete);
+    }
+  };
+
+  for (let attempt = 0; ; attempt++) {
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      outcome = await consume(p.resolved.adapter.send(wire, { signal: abort.signal }), {
+        idleMs: options.idleMs,
+        abort,
+        onEvent: async (event, content) => {
+          await host.callParallel("response:event", event, context);
+          if (event.type === "text" && !context.prefix.schema) {
+            options.sink.text(event.delta);
+            emitted = true;
+          } else if (event.type === "tool_call") {
+            options.sink.event({ type: "tool_call", id: event.id, name: event.name, arguments: event.arguments });
+            emitted = true;
+          }
+          // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
+          if (event.type !== "chatter" && event.type !== "finish" && Date.now() - lastSave > 250) {
+            lastSave = Date.now();
+            save(content, true);
+          }
+        },
+      });
+      break;
+    } catch (error) {
+      const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
+      const cause = options.signal?.aborted ? new CachetError("INTERRUPTED", "interrupted; the partial answer is stored and marked incomplete") : f.error;
+      const retryable = cause instanceof ProviderError && cause.retryable && !emitted && f.partial.content.length === 0;
+      if (retryable && attempt < options.retries && !options.signal?.aborted) {
+        const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
+        options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
+        await Bun.sleep(wait);
+        continue;
+      }
+      failure = cause;
+      partial = f.partial;
+      break;
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  const result = outcome ?? partial!;
+  const incomplete = failure !== undefined;
+  const content = result.content;
+  if (content.length > 0 || saved) save(content, incomplete);
+  const message: Message = { id: assistantId, role: "assistant", content, ...(incomplete ? { incomplete: true } : {}) };
+
+  const finishedAt = Date.now();
+  const rawUsage = result.finish?.rawUsage;
+  const report = rawUsage === undefined ? undefined : p.resolved.adapter.usage(rawUsage);
+  const priced = report ? await runtime.price(p.modelRef, report) : { costUsd: null, reason: "the provider reported no usage" };
+  const chain = await runtime.chainOf(wire);
+  const expectedCacheRead = p.exactFork && p.parentLast ? sharedTokens(p.parentLast.chain, chain) : null;
+  const outputTokens = report?.usage.output;
+  const streamMs = result.firstContentAt !== undefined ? finishedAt - result.firstContentAt : undefined;
+  const row: LedgerRow = {
+    id: requestId,
+    sessionId,
+    prefixVersion: prefixVersion.version,
+    role: options.role,
+    provider: p.ref.provider,
+    model: p.ref.model,
+    protocol: wire.protocol,
+    startedAt,
+    firstTokenAt: result.firstContentAt ?? null,
+    finishedAt,
+    latencyMs: finishedAt - startedAt,
+    ttftMs: result.firstContentAt !== undefined ? result.firstContentAt - startedAt : null,
+    outputTps: outputTokens !== undefined && streamMs !== undefined && streamMs > 0 ? (outputTokens * 1000) / streamMs : null,
+    usage: report?.usage ?? { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined },
+    rawUsage: rawUsage ?? null,
+    costUsd: priced.costUsd,
+    providerCostUsd: report?.providerCostUsd ?? null,
+    providerRequestId: result.finish?.requestId ?? null,
+    affinityKey: context.cache.mode === "off" ? null : (context.cache.affinityKey ?? null),
+    cacheMode: context.cache.mode,
+    cacheTtl: context.cache.ttl,
+    chain,
+    expectedCacheRead,
+    status: failure === undefined ? "ok" : content.length > 0 ? "incomplete" : "error",
+    error: failure === undefined ? null : errorText(failure),
+    messageId: content.length > 0 || saved ? assistantId : null,
+  };
+  store.recordRequest(row);
+  if (report) {
+    await host.callParallel("usage:record", { sessionId, requestId, role: options.role, model: p.modelRef, report, costUsd: priced.costUsd });
+    options.sink.event(usageEvent(requestId, report.usage, report.raw));
+  }
+  options.sink.event({
+    type: "cost",
+    request_id: requestId,
+    cost_usd: priced.costUsd,
+    ...(report?.providerCostUsd !== undefined ? { provider_cost_usd: report.providerCostUsd } : {}),
+    ...(priced.reason ? { reason: priced.reason } : {}),
+  });
+
+  let answer: unknown;
+  if (failure === undefined && context.prefix.schema) {
+    answer = await runtime.checkAnswer(p.ref.provider, wire.protocol, context.prefix.schema, content);
+    options.sink.event({ type: "answer", value: answer });
+  }
+
+  if (failure !== undefined) {
+    const e = failure as { code?: string; message?: string; hint?: string };
+    options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message ?? String(failure), ...(e.hint ? { hint: e.hint } : {}), incomplete: content.length > 0 });
+    options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: null, incomplete: true });
+    await options.sink.end();
+    throw failure;
+  }
+  options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
+  await options.sink.end();
+  return { sessionId, requestId, message, report, costUsd: priced.costUsd, finishReason: result.finish?.reason ?? null, incomplete: false, row, ...(answer !== undefined ? { answer } : {}) };
+}
+
+async function prepareWire(runtime: Runtime, p: Prepared, context: RequestContext, options: TurnOptions): Promise<WireRequest> {
+  let wire = p.resolved.adapter.render(context);
+  if (options.cache.mode !== "off") {
+    for (const strategy of runtime.host.strategiesFor(wire.protocol, p.ref.provider)) {
+      const apply = strategy.value.apply;
+      try {
+        wire = apply(wire, context);
+      } catch (cause) {
+        if (isCachetError(cause)) throw cause;
+        throw new CachetError("PLUGIN_HOOK", `plugin "${strategy.plugin}" failed in cache strategy ${strategy.value.id}: ${(cause as Error).message}`, { cause });
+      }
+    }
+  }
+  return runtime.host.callSequential("request:before", wire, context);
+}
+
+function chooseSession(runtime: Runtime, options: TurnOptions) {
+  const { store } = runtime;
+  switch (options.session.mode) {
+    case "continue": {
+      const latest = store.latestSession();
+      if (!latest) throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue", { hint: "run without -c to start one" });
+      return latest;
+    }
+    case "named":
+      return store.findSessionOrNull(options.session.ref) ?? (options.fork ? store.findSession(options.session.ref) : undefined);
+    case "new":
+      return options.fork ? (store.latestSession() ?? undefined) : undefined;
+  }
+}
+
+function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefined): Message {
+  const content: Block[] = [];
+  if (options.toolResult) {
+    const { id } = options.toolResult;
+    const last = loaded?.messages.at(-1);
+    const call = last?.role === "assistant" ? last.content.find((b) => b.type === "tool_use" && b.id === id) : undefined;
+    if (!call) {
+      throw new CachetError("BAD_FLAG", `--tool-result ${id}: the session's last answer has no tool call with that id`, {
+        hint: "pass the id printed in the tool_call event of the previous turn (see `cachet export`)",
+      });
+    }
+    content.push({ type: "tool_result", toolUseId: id, content: options.toolResult.content, ...(options.toolResult.isError ? { isError: true } : {}) });
+  }
+  if (options.prompt !== undefined && options.prompt !== "") content.push({ type: "text", text: options.prompt });
+  if (content.length === 0) {
+    throw new CachetError("MISSING_ARGUMENT", "nothing to send: no PROMPT argument and nothing on stdin", {
+      hint: 'e.g. cachet "hello", or pipe text in: git diff | cachet "write the commit message"',
+    });
+  }
+  return { id: newId("m"), role: "user", content };
+}
+
+function sharedTokens(previous: LedgerRow["chain"], current: LedgerRow["chain"]): number {
+  const shared = sharedPrefixLength(previous, current);
+  let tokens = 0;
+  for (let i = 0; i < shared; i++) tokens += current[i]!.tokens;
+  return tokens;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+

@@ -1,0 +1,110 @@
+/**
+ * Records the session store keeps. Shared by the store (src/session), the
+ * turn pipeline (src/run), the meter's `cost`/`stats` and `cachet why`.
+ */
+import type { Message, StablePrefix, SummaryState } from "../context/types.ts";
+import type { Usage } from "../plugin/usage.ts";
+import type { Protocol } from "../plugin/wire.ts";
+import type { Hash64 } from "../wire/hash.ts";
+
+/** A session: one conversation with one stable prefix at a time. */
+export interface SessionRecord {
+  /** Random id (e.g. `s_` + 12 base32 chars). */
+  id: string;
+  /** Optional unique name given with `--session NAME`. */
+  name: string | null;
+  /** `provider/model` of the latest turn. */
+  model: string;
+  /** Parent session for a fork, else null. */
+  parentId: string | null;
+  /** Message id in the parent after which this fork branches (the parent's nodes are shared up to it). */
+  forkPoint: string | null;
+  /** Affinity key sent as `prompt_cache_key` / `metadata.user_id`; an exact fork inherits the parent's. */
+  affinityKey: string;
+  /** Unix epoch milliseconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One version of a session's stable prefix. Version 1 is the first; a change adds a version. */
+export interface PrefixVersion {
+  version: number;
+  prefix: StablePrefix;
+  /** Unix epoch ms when this version started. */
+  createdAt: number;
+  /** Why it changed, e.g. "system changed", "tools changed", "schema changed"; null for version 1. */
+  reason: string | null;
+}
+
+/** Everything needed to render a session's next request. Resume renders byte-identically to live. */
+export interface LoadedSession {
+  session: SessionRecord;
+  prefix: PrefixVersion;
+  summary: SummaryState;
+  /** The log, oldest first (a fork sees its parent's messages up to the fork point, then its own). */
+  messages: Message[];
+}
+
+/** Element of a request's wire hash chain, in the provider's cache order. */
+export interface ChainLink {
+  nodeId: string;
+  kind: string;
+  /** Content hash of the element (cache markers stripped). */
+  content: Hash64;
+  /** Cumulative prefix hash up to and including this element. */
+  prefix: Hash64;
+  /** Estimated tokens of this element (memoized per content hash). */
+  tokens: number;
+  /** Breakpoint TTL when a cache marker sits on this element. */
+  breakpoint?: "5m" | "1h";
+}
+
+/** Outcome of a provider call. */
+export type RequestStatus = "ok" | "incomplete" | "error";
+
+/** One ledger row: one provider call, priced. */
+export interface LedgerRow {
+  /** Ledger id (e.g. `r_` + 12 base32 chars). */
+  id: string;
+  sessionId: string;
+  /** Stable prefix version the request was rendered with. */
+  prefixVersion: number;
+  /** Why the call was made: main, subagent, compactor, summarizer, title, probe, ... */
+  role: string;
+  provider: string;
+  /** Provider's model id (without provider prefix). */
+  model: string;
+  protocol: Protocol;
+  /** Unix epoch ms when the request was sent, its first content byte arrived, and it finished. */
+  startedAt: number;
+  firstTokenAt: number | null;
+  finishedAt: number | null;
+  /** finishedAt - startedAt, ms. */
+  latencyMs: number | null;
+  /** firstTokenAt - startedAt, ms. */
+  ttftMs: number | null;
+  /** Output tokens per second over the streaming part. */
+  outputTps: number | null;
+  usage: Usage;
+  rawUsage: unknown;
+  /** Computed cost in USD, null when unknown (unknown model or price). */
+  costUsd: number | null;
+  /** Cost the provider reported itself (OpenRouter), USD. */
+  providerCostUsd: number | null;
+  /** The provider's request/response id; unique per provider, so a call is never billed twice. */
+  providerRequestId: string | null;
+  /** Affinity key sent, if any. */
+  affinityKey: string | null;
+  /** Cache mode and TTL used. */
+  cacheMode: "auto" | "off";
+  cacheTtl: "5m" | "1h";
+  /** The wire hash chain, one link per cacheable element. */
+  chain: ChainLink[];
+  /** For a fork's first request: the tokens expected to be read from the parent's cache. */
+  expectedCacheRead: number | null;
+  status: RequestStatus;
+  /** Error message when status is "error". */
+  error: string | null;
+  /** Id of the assistant message this call produced, if any. */
+  messageId: string | null;
+}
