@@ -1,0 +1,60 @@
+/**
+ * Anthropic Messages usage mapping. `input_tokens` already excludes cache
+ * reads and writes (it is only what follows the last breakpoint), so the
+ * counts are disjoint as reported; `output_tokens` already includes thinking.
+ * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Tracking cache performance, 1-hour cache duration)
+ * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts (Usage)
+ */
+import type { Usage, UsageReport } from "../../src/plugin/index.ts";
+
+/**
+ * Maps an Anthropic `usage` object (the final, stream-merged one):
+ * `input_tokens` → input, `cache_read_input_tokens` → cacheRead,
+ * `cache_creation.{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}` →
+ * cacheWrite5m / cacheWrite1h, `output_tokens` → output,
+ * `output_tokens_details.thinking_tokens` → reasoning.
+ * When only the aggregate `cache_creation_input_tokens` is present, all
+ * writes are counted as 5-minute and `estimates` says so. Null or absent
+ * fields stay undefined. Pure.
+ */
+export function anthropicUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  const estimates: string[] = [];
+  const writtenTotal = tokenCount(u?.cache_creation_input_tokens);
+  const split = objectOf(u?.cache_creation);
+  const split5m = tokenCount(split?.ephemeral_5m_input_tokens);
+  const split1h = tokenCount(split?.ephemeral_1h_input_tokens);
+  let cacheWrite5m: number | undefined;
+  let cacheWrite1h: number | undefined;
+  if (split5m !== undefined || split1h !== undefined) {
+    cacheWrite5m = split5m ?? 0;
+    cacheWrite1h = split1h ?? 0;
+    const sum = cacheWrite5m + cacheWrite1h;
+    if (writtenTotal !== undefined && writtenTotal > sum) {
+      // Writes the split does not account for are priced at the cheaper (5m) rate, and flagged.
+      estimates.push(`cache write split covers ${sum} of ${writtenTotal} written tokens: the rest priced as 5m`);
+      cacheWrite5m += writtenTotal - sum;
+    }
+  } else if (writtenTotal !== undefined) {
+    cacheWrite5m = writtenTotal;
+    cacheWrite1h = 0;
+    if (writtenTotal > 0) estimates.push("cache write TTL split missing: priced as 5m");
+  }
+  const usage: Usage = {
+    input: tokenCount(u?.input_tokens),
+    cacheRead: tokenCount(u?.cache_read_input_tokens),
+    cacheWrite5m,
+    cacheWrite1h,
+    output: tokenCount(u?.output_tokens),
+    reasoning: tokenCount(objectOf(u?.output_tokens_details)?.thinking_tokens),
+  };
+  return estimates.length > 0 ? { usage, raw, estimates } : { usage, raw };
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}

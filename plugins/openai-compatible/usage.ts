@@ -1,0 +1,127 @@
+/**
+ * Usage mappings for OpenAI-compatible providers. They share the Chat
+ * Completions shape but differ in where cached tokens are reported and
+ * whether reasoning is inside `completion_tokens` (providers.md §1).
+ */
+import type { UsageReport } from "../../src/plugin/index.ts";
+import { chatUsage, inclusiveUsage, objectOf, responsesUsage, tokenCount } from "../openai/usage.ts";
+
+/**
+ * DeepSeek: `prompt_tokens = prompt_cache_hit_tokens + prompt_cache_miss_tokens`;
+ * the miss is billed at the input price (it is also the write, with no write fee).
+ * @see https://api-docs.deepseek.com/guides/kv_cache
+ */
+export function deepseekUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  const prompt = tokenCount(u?.prompt_tokens);
+  const hit = tokenCount(u?.prompt_cache_hit_tokens) ?? tokenCount(objectOf(u?.prompt_tokens_details)?.cached_tokens);
+  const miss = tokenCount(u?.prompt_cache_miss_tokens);
+  return inclusiveUsage(raw, {
+    prompt: prompt ?? (hit !== undefined && miss !== undefined ? hit + miss : undefined),
+    cached: hit ?? (prompt !== undefined && miss !== undefined ? prompt - miss : undefined),
+    written: undefined,
+    output: tokenCount(u?.completion_tokens),
+    reasoning: tokenCount(objectOf(u?.completion_tokens_details)?.reasoning_tokens),
+  });
+}
+
+/**
+ * Moonshot / Kimi: cached tokens at top level (`usage.cached_tokens`) or in
+ * `prompt_tokens_details.cached_tokens`, both inside `prompt_tokens`. Accepts
+ * the usage object itself, or the final stream chunk that carries it as
+ * `usage` or inside `choices[0].usage` (seen live from kimi-k2.5).
+ * @see https://github.com/vercel/ai/blob/main/packages/moonshotai/src/convert-moonshotai-chat-usage.ts (corroboration; no official doc found)
+ */
+export function moonshotUsage(raw: unknown): UsageReport {
+  const outer = objectOf(raw);
+  const firstChoice = Array.isArray(outer?.choices) ? objectOf(objectOf(outer.choices[0])?.usage) : undefined;
+  const u = outer !== undefined && "prompt_tokens" in outer ? outer : (objectOf(outer?.usage) ?? firstChoice ?? outer);
+  return inclusiveUsage(u ?? raw, {
+    prompt: tokenCount(u?.prompt_tokens),
+    cached: tokenCount(u?.cached_tokens) ?? tokenCount(objectOf(u?.prompt_tokens_details)?.cached_tokens),
+    written: undefined,
+    output: tokenCount(u?.completion_tokens),
+    reasoning: tokenCount(objectOf(u?.completion_tokens_details)?.reasoning_tokens),
+  });
+}
+
+/**
+ * Alibaba Qwen (DashScope, OpenAI-compatible mode): both cache reads
+ * (`prompt_tokens_details.cached_tokens`) and explicit-mode writes
+ * (`prompt_tokens_details.cache_creation_input_tokens`, 5-minute TTL) are inside `prompt_tokens`.
+ * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
+ */
+export function qwenUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  const details = objectOf(u?.prompt_tokens_details);
+  return inclusiveUsage(raw, {
+    prompt: tokenCount(u?.prompt_tokens),
+    cached: tokenCount(details?.cached_tokens),
+    written: tokenCount(details?.cache_creation_input_tokens),
+    output: tokenCount(u?.completion_tokens),
+    reasoning: tokenCount(objectOf(u?.completion_tokens_details)?.reasoning_tokens),
+  });
+}
+
+/**
+ * OpenRouter: the OpenAI shape with `prompt_tokens_details.cache_write_tokens`,
+ * an optional Anthropic-style `cache_creation.ephemeral_1h_input_tokens` split,
+ * and its own `cost` (credits, 1 credit = 1 USD), kept as `providerCostUsd`.
+ * @see https://openrouter.ai/docs/use-cases/usage-accounting
+ */
+export function openrouterUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  const details = objectOf(u?.prompt_tokens_details);
+  const cost = u?.cost;
+  const providerCostUsd = typeof cost === "number" && Number.isFinite(cost) && cost >= 0 ? cost : undefined;
+  return inclusiveUsage(
+    raw,
+    {
+      prompt: tokenCount(u?.prompt_tokens),
+      cached: tokenCount(details?.cached_tokens),
+      written: tokenCount(details?.cache_write_tokens),
+      written1h: tokenCount(objectOf(u?.cache_creation)?.ephemeral_1h_input_tokens),
+      output: tokenCount(u?.completion_tokens),
+      reasoning: tokenCount(objectOf(u?.completion_tokens_details)?.reasoning_tokens),
+    },
+    providerCostUsd === undefined ? {} : { providerCostUsd },
+  );
+}
+
+/**
+ * xAI Grok: reasoning is reported OUTSIDE `completion_tokens`
+ * (`total = prompt + completion + reasoning`), so billed output = completion +
+ * reasoning. Some responses report `cached_tokens > prompt_tokens`; then the
+ * prompt is taken as excluding the cached part. Accepts Chat
+ * (`prompt_tokens_details`) and Responses (`input_tokens_details`) shapes.
+ * @see https://docs.x.ai/developers/advanced-api-usage/prompt-caching/usage-and-pricing
+ */
+export function xaiUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  const responses = u !== undefined && "input_tokens" in u;
+  const prompt = tokenCount(responses ? u?.input_tokens : u?.prompt_tokens);
+  const cached = tokenCount(objectOf(responses ? u?.input_tokens_details : u?.prompt_tokens_details)?.cached_tokens);
+  const completion = tokenCount(responses ? u?.output_tokens : u?.completion_tokens);
+  const reasoning = tokenCount(objectOf(responses ? u?.output_tokens_details : u?.completion_tokens_details)?.reasoning_tokens);
+  const exclusive = prompt !== undefined && cached !== undefined && cached > prompt;
+  return inclusiveUsage(
+    raw,
+    {
+      prompt: exclusive ? prompt + cached : prompt,
+      cached,
+      written: undefined,
+      output: completion === undefined ? undefined : completion + (responses ? 0 : (reasoning ?? 0)),
+      reasoning,
+    },
+    exclusive ? { estimates: [`cached_tokens ${cached} exceeds prompt_tokens ${prompt}: prompt taken as excluding cached tokens`] } : {},
+  );
+}
+
+/**
+ * Any other OpenAI-compatible server: the Chat Completions mapping (or the
+ * Responses one when the object has `input_tokens`).
+ */
+export function openaiCompatibleUsage(raw: unknown): UsageReport {
+  const u = objectOf(raw);
+  return u !== undefined && "input_tokens" in u && !("prompt_tokens" in u) ? responsesUsage(raw) : chatUsage(raw);
+}

@@ -1,0 +1,44 @@
+/**
+ * `cachet price --model provider/model --usage FILE|- [--prices FILE] [--json]`:
+ * prices one raw provider usage object. Loads no plugin: the usage mappings
+ * are pure files imported directly, so start-up stays fast.
+ */
+import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
+import { globalArgs, jsonArg } from "./_args.ts";
+
+const args = {
+  model: { type: "string", alias: "m", required: true, description: "provider/model (models.dev id), e.g. openai/gpt-4o" },
+  usage: { type: "string", required: true, description: "File with the provider's raw usage JSON, or - for stdin" },
+  prices: { type: "string", description: "models.dev api.json-shaped FILE whose prices override the catalog" },
+  ...jsonArg,
+  ...globalArgs,
+} as const;
+
+export default defineCommand({
+  meta: { name: "price", description: "Price one raw provider usage object" },
+  args,
+  async run({ args: a }) {
+    const { loadConfig } = await import("../config.ts");
+    const { loadCatalog } = await import("../meter/catalog.ts");
+    const { priceRawUsage, formatPriceTable } = await import("../meter/price-raw-usage.ts");
+    const usageText = a.usage === "-" ? await Bun.stdin.text() : await readInput(a.usage, "--usage");
+    const pricesText = a.prices === undefined ? undefined : await readInput(a.prices, "--prices");
+    const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+    const { output, cost } = priceRawUsage({
+      model: a.model,
+      usageText,
+      usageOrigin: a.usage === "-" ? "stdin" : a.usage,
+      catalog,
+      overrides: config.prices,
+      ...(pricesText === undefined ? {} : { pricesText, pricesOrigin: a.prices }),
+    });
+    process.stdout.write(a.json ? `${JSON.stringify(output)}\n` : formatPriceTable(cost));
+  },
+});
+
+async function readInput(path: string, flag: string): Promise<string> {
+  const file = Bun.file(path);
+  if (!(await file.exists())) throw new CachetError("INPUT_INVALID", `${flag} file ${path} does not exist`, { hint: `give an existing file to ${flag}` });
+  return file.text();
+}

@@ -1,0 +1,179 @@
+/**
+ * The price catalog, in models.dev's `api.json` shape (provider → models →
+ * cost, limit, …). The loaded catalog is the one `cachet prices update`
+ * stored in the data directory if there is one, else the snapshot embedded
+ * at build time (build/catalog.ts).
+ * @see https://models.dev/api.json
+ */
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import * as v from "valibot";
+import { CachetError } from "../errors.ts";
+import { statePaths, type StatePaths } from "../paths.ts";
+import embedded from "./catalog.generated.json" with { type: "json" };
+
+const Price = v.pipe(v.number(), v.finite(), v.minValue(0));
+
+const TierSchema = v.looseObject({
+  tier: v.looseObject({ type: v.optional(v.string()), size: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+  input: v.optional(Price),
+  output: v.optional(Price),
+  cache_read: v.optional(Price),
+  cache_write: v.optional(Price),
+  reasoning: v.optional(Price),
+});
+
+const CostSchema = v.looseObject({
+  input: v.optional(Price),
+  output: v.optional(Price),
+  cache_read: v.optional(Price),
+  cache_write: v.optional(Price),
+  reasoning: v.optional(Price),
+  tiers: v.optional(v.array(TierSchema)),
+});
+
+const ModelSchema = v.looseObject({
+  id: v.optional(v.string()),
+  name: v.optional(v.string()),
+  cost: v.optional(CostSchema),
+  limit: v.optional(v.looseObject({ context: v.optional(v.number()), input: v.optional(v.number()), output: v.optional(v.number()) })),
+});
+
+const ProviderSchema = v.looseObject({
+  id: v.optional(v.string()),
+  name: v.optional(v.string()),
+  models: v.record(v.string(), ModelSchema),
+});
+
+/** Valibot schema of an api.json-shaped catalog: unknown metadata is kept, costs must be non-negative numbers. */
+export const CatalogSchema = v.record(v.string(), ProviderSchema);
+
+/** A catalog: provider id → provider with its models. Costs in USD per million tokens. */
+export type Catalog = v.InferOutput<typeof CatalogSchema>;
+/** One model's entry. */
+export type CatalogModel = v.InferOutput<typeof ModelSchema>;
+/** One model's `cost` table (USD per million tokens), with optional long-context `tiers`. */
+export type CatalogCost = v.InferOutput<typeof CostSchema>;
+
+/** Where a catalog came from. */
+export type CatalogSource = "embedded" | "updated" | "file";
+
+/** The embedded snapshot (generated from src/meter/models-dev at build time). */
+export function embeddedCatalog(): Catalog {
+  return embedded as unknown as Catalog;
+}
+
+/** Path of the catalog `cachet prices update` stores. */
+export function storedCatalogFile(paths: StatePaths = statePaths()): string {
+  return join(paths.data, "prices", "api.json");
+}
+
+/**
+ * The catalog in force: the stored update if present, else the embedded one.
+ * @throws CachetError CATALOG_INVALID when the stored update is unreadable or invalid.
+ */
+export async function loadCatalog(paths: StatePaths = statePaths()): Promise<{ catalog: Catalog; source: CatalogSource }> {
+  const file = Bun.file(storedCatalogFile(paths));
+  if (!(await file.exists())) return { catalog: embeddedCatalog(), source: "embedded" };
+  return { catalog: parseCatalog(await file.text(), file.name!), source: "updated" };
+}
+
+/**
+ * Parses and validates an api.json-shaped catalog text.
+ * @param origin file name or URL, named in errors
+ * @throws CachetError CATALOG_INVALID naming the origin and the first wrong key.
+ */
+export function parseCatalog(text: string, origin: string): Catalog {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (cause) {
+    throw new CachetError("CATALOG_INVALID", `malformed JSON in price catalog ${origin}: ${(cause as Error).message}`, {
+      hint: "give a models.dev api.json-shaped file (provider → models → cost)",
+      cause,
+    });
+  }
+  const result = v.safeParse(CatalogSchema, data);
+  if (!result.success) {
+    const issue = result.issues[0]!;
+    throw new CachetError("CATALOG_INVALID", `invalid price catalog ${origin} at "${v.getDotPath(issue) ?? "(top level)"}": ${issue.message}`, {
+      hint: "give a models.dev api.json-shaped file (provider → models → cost)",
+    });
+  }
+  return result.output;
+}
+
+/** Result of {@link updateCatalog}. */
+export interface CatalogUpdate {
+  /** Where the catalog was stored. */
+  path: string;
+  providers: number;
+  models: number;
+}
+
+/** Default source of `cachet prices update`. */
+export const DEFAULT_CATALOG_URL = "https://models.dev/api.json";
+
+/**
+ * Fetches (http/https URL) or reads (file path) a catalog, validates it whole
+ * and stores it atomically (temp file + rename): the stored catalog is either
+ * the old one or the new one, never a mix.
+ * @throws CachetError CATALOG_INVALID (bad JSON or shape, nothing stored), INPUT_INVALID (unreadable source).
+ */
+export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: StatePaths = statePaths()): Promise<CatalogUpdate> {
+  let text: string;
+  try {
+    if (/^https?:\/\//.test(from)) {
+      const response = await fetch(from);
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      text = await response.text();
+    } else {
+      text = await Bun.file(from).text();
+    }
+  } catch (cause) {
+    throw new CachetError("INPUT_INVALID", `cannot read price catalog ${from}: ${(cause as Error).message}`, {
+      hint: "give a reachable URL or an existing file with --from",
+      cause,
+    });
+  }
+  const catalog = parseCatalog(text, from);
+  const providers = Object.keys(catalog).length;
+  if (providers === 0) throw new CachetError("CATALOG_INVALID", `price catalog ${from} has no providers`, { hint: "give a models.dev api.json-shaped file" });
+  const path = storedCatalogFile(paths);
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(catalog));
+  renameSync(temp, path);
+  const models = Object.values(catalog).reduce((n, p) => n + Object.keys(p.models).length, 0);
+  return { path, providers, models };
+}
+
+/** A `provider/model` id split at the first slash (model ids may contain more slashes). */
+export function splitModelId(modelId: string): { provider: string; model: string } {
+  const slash = modelId.indexOf("/");
+  if (slash <= 0 || slash === modelId.length - 1) {
+    throw new CachetError("UNKNOWN_MODEL", `model "${modelId}" is not of the form provider/model`, {
+      hint: "write the model as provider/model, e.g. anthropic/claude-sonnet-4-5 (see `cachet models`)",
+    });
+  }
+  return { provider: modelId.slice(0, slash), model: modelId.slice(slash + 1) };
+}
+
+/** The catalog entry of `provider/model`, or undefined when the catalog does not list it. */
+export function findModel(catalog: Catalog, modelId: string): CatalogModel | undefined {
+  const { provider, model } = splitModelId(modelId);
+  const models = catalog[provider]?.models;
+  return models && Object.hasOwn(models, model) ? models[model] : undefined;
+}
+
+/**
+ * `overlay` over `base`, per provider and model: a model in `overlay`
+ * replaces the same model in `base` (used by `cachet price --prices FILE`).
+ */
+export function overlayCatalog(base: Catalog, overlay: Catalog): Catalog {
+  const out: Catalog = { ...base };
+  for (const [id, provider] of Object.entries(overlay)) {
+    out[id] = { ...(base[id] ?? {}), ...provider, models: { ...(base[id]?.models ?? {}), ...provider.models } };
+  }
+  return out;
+}

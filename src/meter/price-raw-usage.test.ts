@@ -1,0 +1,113 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { CASE_PRICES_FILE, COST_CASES } from "../../test/fixtures/meter/cases.ts";
+import { embeddedCatalog } from "./catalog.ts";
+import { formatPriceTable, priceRawUsage } from "./price-raw-usage.ts";
+
+const pricesText = readFileSync(CASE_PRICES_FILE, "utf8");
+
+function price(model: string, usage: unknown, extra: { overrides?: Record<string, Record<string, number>> } = {}) {
+  return priceRawUsage({ model, usageText: JSON.stringify(usage), usageOrigin: "test", catalog: embeddedCatalog(), pricesText, pricesOrigin: CASE_PRICES_FILE, ...extra });
+}
+
+describe("cost cases through the price command's library function", () => {
+  for (const c of COST_CASES) {
+    test(c.name, () => {
+      const { output } = price(c.model, c.usage);
+      expect(output.cost_usd_exact).toBe(c.expected);
+      expect(Math.abs(output.cost_usd! - Number(c.expected))).toBeLessThan(1e-9);
+      if (c.buggy) expect(output.cost_usd_exact).not.toBe(c.buggy);
+      if (c.tier !== undefined) expect(output.tier?.size ?? null).toBe(c.tier);
+      const lineSum = output.lines.reduce((s, l) => s + l.usd!, 0);
+      expect(Math.abs(lineSum - output.cost_usd!)).toBeLessThan(1e-9);
+    });
+  }
+});
+
+describe("price output details", () => {
+  test("case 01 tokens and lines", () => {
+    const { output } = price("openai/gpt-4o", COST_CASES[0]!.usage);
+    expect(output.tokens).toEqual({ input: 86, cacheRead: 1920, cacheWrite5m: 0, cacheWrite1h: 0, output: 300, reasoning: 0 });
+    expect(output.lines.find((l) => l.category === "cache_read")).toEqual({ category: "cache_read", tokens: 1920, price_per_million: 1.25, usd: 0.0024 });
+    expect(output.tier).toBeNull();
+    expect(output.model).toBe("openai/gpt-4o");
+  });
+
+  test("case 08 without the TTL split falls back to 5m and says it is an estimate", () => {
+    const { output } = price("anthropic/claude-opus-4-5", { input_tokens: 0, cache_creation_input_tokens: 100000, cache_read_input_tokens: 0, output_tokens: 0 });
+    expect(output.cost_usd_exact).toBe("0.625");
+    expect(output.estimates).toContain("cache write TTL split missing: priced as 5m");
+  });
+
+  test("case 08 notes the 2x-input rule for the 1h write price", () => {
+    const { output } = price("anthropic/claude-opus-4-5", COST_CASES.find((c) => c.name.startsWith("08"))!.usage);
+    expect(output.lines.find((l) => l.category === "cache_write_1h")?.price_per_million).toBe(10);
+    expect(output.estimates.join(" ")).toContain("2x input");
+  });
+
+  test("a configured cache_write_1h price wins over the 2x rule", () => {
+    const { output } = price("anthropic/claude-opus-4-5", { input_tokens: 0, cache_creation_input_tokens: 1000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 1000 }, output_tokens: 0 }, {
+      overrides: { "anthropic/claude-opus-4-5": { cache_write_1h: 12 } },
+    });
+    expect(output.cost_usd_exact).toBe("0.012");
+  });
+
+  test("case 04: the AI SDK v6 cache-inclusive object is refused as Anthropic usage, not mis-priced", () => {
+    expect(() => price("anthropic/claude-sonnet-4-5", { inputTokens: 4740, inputTokenDetails: { noCacheTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 4735 }, outputTokens: 255 })).toThrow(
+      /usage object of provider anthropic/,
+    );
+  });
+
+  test("case 21: OpenRouter's own cost is kept beside the computed one", () => {
+    const { output } = price("openrouter/openai/gpt-4o-mini", { prompt_tokens: 28, completion_tokens: 38, total_tokens: 66, cost: 7.1e-5, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(output.provider_cost_usd).toBe(0.000071);
+    expect(output.cost_usd_exact).toBe("0.000027");
+  });
+
+  test("a missing cache_read price makes the cost unknown, not free", () => {
+    const { output } = priceRawUsage({
+      model: "acme/model-x",
+      usageText: JSON.stringify({ prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 50 } }),
+      usageOrigin: "test",
+      catalog: { acme: { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
+    });
+    expect(output.cost_usd).toBeNull();
+    expect(output.unknown_reason).toBe("no cache_read price for acme/model-x and 50 cache_read tokens");
+    expect(output.estimates[0]).toContain('provider "acme" has no usage preset');
+  });
+
+  test("a missing cache price with zero tokens in that category does not block the cost", () => {
+    const { output } = priceRawUsage({
+      model: "acme/model-x",
+      usageText: JSON.stringify({ prompt_tokens: 100, completion_tokens: 10 }),
+      usageOrigin: "test",
+      catalog: { acme: { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
+    });
+    expect(output.cost_usd_exact).toBe("0.00012");
+  });
+
+  test("bad input: malformed JSON, wrong shape, unknown model, bad --prices", () => {
+    const base = { model: "openai/gpt-4o", usageOrigin: "u.json", catalog: embeddedCatalog() };
+    expect(() => priceRawUsage({ ...base, usageText: "{nope" })).toThrow(/malformed JSON in usage u.json/);
+    expect(() => priceRawUsage({ ...base, usageText: "[1,2]" })).toThrow(/usage object of provider openai/);
+    expect(() => priceRawUsage({ ...base, usageText: '{"foo":1}' })).toThrow(/no input or output token counts/);
+    expect(() => priceRawUsage({ ...base, model: "openai/no-such-model", usageText: '{"prompt_tokens":1,"completion_tokens":1}' })).toThrow(/unknown model openai\/no-such-model/);
+    expect(() => priceRawUsage({ ...base, model: "gpt-4o", usageText: "{}" })).toThrow(/provider\/model/);
+    expect(() => priceRawUsage({ ...base, usageText: '{"prompt_tokens":1,"completion_tokens":1}', pricesText: '{"openai":{"models":{"gpt-4o":{"cost":{"input":"cheap"}}}}}', pricesOrigin: "p.json" })).toThrow(
+      /invalid price catalog p.json at "openai.models.gpt-4o.cost.input"/,
+    );
+  });
+
+  test("the embedded catalog prices a real model", () => {
+    const { output } = priceRawUsage({ model: "anthropic/claude-sonnet-4-5", usageText: '{"input_tokens":1000000,"output_tokens":0}', usageOrigin: "t", catalog: embeddedCatalog() });
+    expect(output.cost_usd_exact).toBe("3");
+  });
+
+  test("human table lists each category and the total", () => {
+    const { cost } = price("openai/gpt-4o", COST_CASES[0]!.usage);
+    const table = formatPriceTable(cost);
+    expect(table).toContain("openai/gpt-4o  base prices");
+    expect(table).toMatch(/input\s+86\s+2\.5\s+0\.000215/);
+    expect(table).toMatch(/total\s+0\.005615/);
+  });
+});

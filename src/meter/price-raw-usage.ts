@@ -1,0 +1,120 @@
+/**
+ * The library behind `cachet price`: one raw provider usage object (the
+ * final, stream-merged one, in the provider's own shape) priced for a
+ * `provider/model`, as the JSON object the command prints.
+ */
+import type { Config } from "../config.ts";
+import { CachetError } from "../errors.ts";
+import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
+import { priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
+import { usageMapperFor } from "./usage-mapper.ts";
+
+/** Inputs of {@link priceRawUsage}. */
+export interface PriceRawUsageOptions {
+  /** `provider/model`. */
+  model: string;
+  /** The raw usage as JSON text. */
+  usageText: string;
+  /** Where the usage came from (file name or "stdin"), named in errors. */
+  usageOrigin: string;
+  /** The catalog in force. */
+  catalog: Catalog;
+  /** An api.json-shaped catalog text overriding `catalog` (`--prices FILE`). */
+  pricesText?: string;
+  pricesOrigin?: string;
+  /** Config price overrides. */
+  overrides?: Config["prices"];
+}
+
+/** The JSON `cachet price --json` prints. Token counts null when the provider did not report them. */
+export interface PriceOutput {
+  model: string;
+  cost_usd: number | null;
+  /** The exact cost as a decimal string (no float rounding). */
+  cost_usd_exact: string | null;
+  /** Why `cost_usd` is null. */
+  unknown_reason?: string;
+  tokens: { input: number | null; cacheRead: number | null; cacheWrite5m: number | null; cacheWrite1h: number | null; output: number | null; reasoning: number | null };
+  lines: Array<{ category: CostCategory; tokens: number; price_per_million: number | null; usd: number | null }>;
+  /** The long-context tier applied, or null for base prices. */
+  tier: { size: number; prompt_tokens: number } | null;
+  provider_cost_usd?: number;
+  estimates: string[];
+}
+
+/**
+ * Prices one raw usage object.
+ * @throws CachetError INPUT_INVALID (malformed JSON, or an object that is not a
+ *   usage of the provider's shape), CATALOG_INVALID (bad `--prices` file),
+ *   UNKNOWN_MODEL (no price for the model, or not `provider/model`).
+ */
+export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOutput; cost: RequestCost; mapping: string } {
+  const { provider } = splitModelId(options.model);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(options.usageText);
+  } catch (cause) {
+    throw new CachetError("INPUT_INVALID", `malformed JSON in usage ${options.usageOrigin}: ${(cause as Error).message}`, {
+      hint: "give the provider's usage object as JSON, e.g. {\"input_tokens\":10,\"output_tokens\":5}",
+      cause,
+    });
+  }
+  const mapper = usageMapperFor(provider, raw);
+  const report = mapper.map(raw);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw) || (report.usage.input === undefined && report.usage.output === undefined)) {
+    throw new CachetError("INPUT_INVALID", `usage ${options.usageOrigin} does not look like a usage object of provider ${provider}: no input or output token counts found (read with ${mapper.name})`, {
+      hint: "pass the provider's final usage object as it returns it (see README.md, Pricing)",
+    });
+  }
+  const catalog = options.pricesText === undefined ? options.catalog : overlayCatalog(options.catalog, parseCatalog(options.pricesText, options.pricesOrigin ?? "--prices"));
+  const resolved = resolvePrice(catalog, options.model, options.overrides);
+  if (resolved === undefined) {
+    throw new CachetError("UNKNOWN_MODEL", `unknown model ${options.model}: it has no price in the catalog`, {
+      hint: "see `cachet models`, run `cachet prices update`, or pass --prices FILE",
+    });
+  }
+  const estimates = [...(mapper.note ? [mapper.note] : []), ...(report.estimates ?? [])];
+  const cost = priceUsage(report.usage, resolved, options.model, estimates);
+  if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
+  return { output: toPriceOutput(cost), cost, mapping: mapper.name };
+}
+
+/** A priced request as the `cachet price --json` object. */
+export function toPriceOutput(cost: RequestCost): PriceOutput {
+  const u = cost.usage;
+  const output: PriceOutput = {
+    model: cost.model,
+    cost_usd: cost.costUsd,
+    cost_usd_exact: cost.costExact,
+    tokens: {
+      input: u.input ?? null,
+      cacheRead: u.cacheRead ?? null,
+      cacheWrite5m: u.cacheWrite5m ?? null,
+      cacheWrite1h: u.cacheWrite1h ?? null,
+      output: u.output ?? null,
+      reasoning: u.reasoning ?? null,
+    },
+    lines: cost.lines.map((l) => ({ category: l.category, tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
+    tier: cost.tier ? { size: cost.tier.size, prompt_tokens: cost.tier.promptTokens } : null,
+    estimates: cost.estimates,
+  };
+  if (cost.unknownReason !== null) output.unknown_reason = cost.unknownReason;
+  if (cost.providerCostUsd !== undefined) output.provider_cost_usd = cost.providerCostUsd;
+  return output;
+}
+
+/** A priced request as a small human table (one line per category, then the total). */
+export function formatPriceTable(cost: RequestCost): string {
+  const rows: string[][] = [["category", "tokens", "$/M", "USD"]];
+  for (const l of cost.lines) rows.push([l.category, String(l.tokens), l.pricePerMillion === null ? "?" : String(l.pricePerMillion), l.usdExact ?? "?"]);
+  rows.push(["total", "", "", cost.costExact ?? "unknown"]);
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const body = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd());
+  const head = `${cost.model}  ${cost.tier ? `tier >${cost.tier.size} tokens (prompt ${cost.tier.promptTokens})` : "base prices"}`;
+  const notes = [
+    ...(cost.unknownReason ? [`cost unknown: ${cost.unknownReason}`] : []),
+    ...(cost.providerCostUsd !== undefined ? [`provider-reported cost: ${cost.providerCostUsd}`] : []),
+    ...cost.estimates.map((e) => `estimate: ${e}`),
+  ];
+  return [head, ...body, ...notes].join("\n") + "\n";
+}
