@@ -1,0 +1,270 @@
+/**
+ * Protocol-neutral breakpoint planning for providers with explicit cache
+ * markers (`cache_control` on Anthropic Messages, and on OpenAI-format
+ * content parts for Qwen and OpenRouter's Anthropic/Qwen upstreams).
+ *
+ * The plan has up to four automatic positions, in priority order:
+ *  1. tail: the last markable block of the request (the newest message, the
+ *     overlay excluded). It writes this request's entry.
+ *  2. previous tail: the last markable block before the newest assistant
+ *     message, which is exactly where the previous request put its tail (that
+ *     request was this log up to, but not including, the answer it got). Its
+ *     entry is read at the breakpoint itself, so no lookback window is needed
+ *     however many blocks the last turn added, and a breakpoint of request N
+ *     stays on the same block in request N+1 (CASES.md case 17).
+ *  3. system: the last markable block of the stable system prompt.
+ *  4. tools: the last tool definition.
+ * Marks already in the body (manual marks) are kept and count toward the
+ * provider's limit; automatic positions are dropped from the lowest priority
+ * up until the total fits.
+ * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
+ * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
+ */
+import { CachetError, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
+
+/** Breakpoint lifetime. Longer entries must come before shorter ones in cache order. */
+export type Ttl = "5m" | "1h";
+
+/** A cache mark in a body: where it is and its TTL. Path `[]` is a top-level (automatic-caching) mark. */
+export interface CacheMark {
+  path: WirePath;
+  ttl: Ttl;
+}
+
+/** A message as the planner sees it: its role and the paths of its blocks that may carry a mark. */
+export interface MarkableMessage {
+  role: string;
+  /** Paths of markable blocks, in order; the overlay and unmarkable blocks left out. */
+  blocks: WirePath[];
+}
+
+/** The automatic positions of a request, before the limit is applied. */
+export interface RollingPositions {
+  tail?: WirePath;
+  previousTail?: WirePath;
+}
+
+/**
+ * Tail and previous tail of a log (see the module comment). The previous
+ * tail is the last markable block before the newest `assistant` message; it
+ * is absent on the first turn. Deterministic: depends on roles and block
+ * paths only.
+ */
+export function rollingPositions(messages: readonly MarkableMessage[]): RollingPositions {
+  const out: RollingPositions = {};
+  const tail = lastBlock(messages, messages.length);
+  if (tail) out.tail = tail;
+  let answer = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "assistant") {
+      answer = i;
+      break;
+    }
+  }
+  if (answer > 0) {
+    const previous = lastBlock(messages, answer);
+    if (previous && !samePath(previous, tail)) out.previousTail = previous;
+  }
+  return out;
+}
+
+/**
+ * Every `cache_control` mark in a body, in cache order: the sections in the
+ * order given (e.g. tools, system, messages), each walked depth-first with a
+ * block's nested marks before the block's own (a block's prefix ends after
+ * its children), then a top-level mark (automatic caching, which lands on the
+ * last block) last.
+ * @throws CachetError CACHE_CONTRACT on a `cache_control` that is not an object or has an unknown `ttl`.
+ */
+export function findCacheMarks(body: Record<string, unknown>, sections: readonly string[]): CacheMark[] {
+  const marks: CacheMark[] = [];
+  for (const section of sections) {
+    if (body[section] !== undefined) walk(body[section], [section], marks);
+  }
+  if (body.cache_control !== undefined) marks.push({ path: [], ttl: ttlOf(body.cache_control, []) });
+  return marks;
+}
+
+/** Number of cache breakpoints a body carries, counted at block level (CASES.md case 15). */
+export function countBreakpoints(body: Record<string, unknown>, sections: readonly string[]): number {
+  return findCacheMarks(body, sections).length;
+}
+
+/** What {@link planBreakpoints} needs. */
+export interface BreakpointPlanInput {
+  /** Automatic positions, highest priority first; absent ones already left out. */
+  candidates: WirePath[];
+  /** Marks already in the body. */
+  manual: CacheMark[];
+  /** TTL asked for by the request's cache settings. */
+  ttl: Ttl;
+  /** The provider's breakpoint limit (4 on Anthropic and Qwen). */
+  max: number;
+  /** Cache order of the body's sections, as for {@link findCacheMarks}. */
+  sections: readonly string[];
+  /** Provider name for error messages. */
+  provider: string;
+}
+
+/**
+ * Chooses the automatic marks to add. A candidate that already carries a
+ * manual mark is skipped (it is already a breakpoint); the rest are kept in
+ * priority order while manual + automatic ≤ `max`. Each automatic mark takes
+ * the requested TTL, except that it is `1h` when a manual `1h` mark follows it
+ * and `5m` when a manual `5m` mark precedes it, so 1h marks always come before
+ * 5m ones in cache order.
+ * @returns the automatic marks, in cache order.
+ * @throws CachetError CACHE_CONTRACT when the manual marks alone exceed `max`
+ *   or put a 1h mark after a 5m one (the provider would answer HTTP 400).
+ */
+export function planBreakpoints(input: BreakpointPlanInput): CacheMark[] {
+  const { manual, max, sections, provider } = input;
+  if (manual.length > max) {
+    throw new CachetError("CACHE_CONTRACT", `${manual.length} cache_control marks in the ${provider} request; at most ${max} are allowed`, {
+      hint: "remove manual cache_control marks, or put one only on the last block of a message (not on every block)",
+    });
+  }
+  assertTtlOrder(manual, sections, provider);
+  const budget = max - manual.length;
+  const chosen: WirePath[] = [];
+  for (const path of input.candidates) {
+    if (chosen.length >= budget) break;
+    if (manual.some((m) => samePath(m.path, path)) || chosen.some((c) => samePath(c, path))) continue;
+    chosen.push(path);
+  }
+  const marks = chosen.map((path): CacheMark => {
+    const before = manual.filter((m) => comparePaths(m.path, path, sections) < 0);
+    const after = manual.filter((m) => comparePaths(m.path, path, sections) > 0);
+    if (before.some((m) => m.ttl === "5m")) return { path, ttl: "5m" };
+    if (after.some((m) => m.ttl === "1h")) return { path, ttl: "1h" };
+    return { path, ttl: input.ttl };
+  });
+  return marks.sort((a, b) => comparePaths(a.path, b.path, sections));
+}
+
+/**
+ * The client-side assert run on a finished body before it is sent: at most
+ * `max` marks counted at block level, and no 1h mark after a 5m one.
+ * @throws CachetError CACHE_CONTRACT when either rule is broken.
+ */
+export function assertBreakpoints(body: Record<string, unknown>, sections: readonly string[], max: number, provider: string): void {
+  const marks = findCacheMarks(body, sections);
+  if (marks.length > max) {
+    throw new CachetError("CACHE_CONTRACT", `${marks.length} cache_control marks in the ${provider} request; at most ${max} are allowed`, {
+      hint: "remove manual cache_control marks, or put one only on the last block of a message (not on every block)",
+    });
+  }
+  assertTtlOrder(marks, sections, provider);
+}
+
+/**
+ * Checks that no 1h mark follows a 5m mark in cache order.
+ * @throws CachetError CACHE_CONTRACT naming both marks.
+ * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Mixing different TTLs)
+ */
+export function assertTtlOrder(marks: readonly CacheMark[], sections: readonly string[], provider: string): void {
+  const ordered = [...marks].sort((a, b) => comparePaths(a.path, b.path, sections));
+  const firstShort = ordered.find((m) => m.ttl === "5m");
+  if (!firstShort) return;
+  const lateLong = ordered.find((m) => m.ttl === "1h" && comparePaths(m.path, firstShort.path, sections) > 0);
+  if (lateLong) {
+    throw new CachetError(
+      "CACHE_CONTRACT",
+      `a 1h cache_control mark at ${describePath(lateLong.path)} follows a 5m mark at ${describePath(firstShort.path)} in the ${provider} request; 1h marks must come first`,
+      { hint: "use one TTL for every mark (--cache-ttl), or move the 1h marks before the 5m ones (tools → system → messages)" },
+    );
+  }
+}
+
+/**
+ * Orders two paths in cache order: by section (in `sections` order, the
+ * top-level path `[]` last), then index by index; when one path contains the
+ * other, the inner (longer) one comes first.
+ */
+export function comparePaths(a: WirePath, b: WirePath, sections: readonly string[]): number {
+  const rank = (p: WirePath): number => (p.length === 0 ? sections.length : Math.max(0, sections.indexOf(String(p[0]))));
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  const n = Math.min(a.length, b.length);
+  for (let i = 1; i < n; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    if (typeof x === "number" && typeof y === "number") return x - y;
+    return String(x) < String(y) ? -1 : 1;
+  }
+  return b.length - a.length;
+}
+
+/** True when both paths name the same element. */
+export function samePath(a: WirePath | undefined, b: WirePath | undefined): boolean {
+  return a !== undefined && b !== undefined && a.length === b.length && a.every((key, i) => key === b[i]);
+}
+
+/** True when `path` is, contains or lies inside one of the request's overlay segments. */
+export function isOverlay(wire: WireRequest, path: WirePath): boolean {
+  return wire.segments.some((s) => s.kind === "overlay" && (startsWith(path, s.path) || startsWith(s.path, path)));
+}
+
+/** The body with `cache_control` set on each mark's element; `marker` builds the value for a TTL. Mutates `body`. */
+export function applyMarks(body: Record<string, unknown>, marks: readonly CacheMark[], marker: (ttl: Ttl) => Record<string, unknown>): void {
+  for (const mark of marks) {
+    const target = elementAt(body, mark.path);
+    if (!target) throw new CachetError("INTERNAL", `no element at ${describePath(mark.path)} to mark`);
+    target.cache_control = marker(mark.ttl);
+  }
+}
+
+/** The object at `path` in `body`, or undefined. */
+export function elementAt(body: unknown, path: WirePath): Record<string, unknown> | undefined {
+  let node: unknown = body;
+  for (const key of path) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node !== null && typeof node === "object" && !Array.isArray(node) ? (node as Record<string, unknown>) : undefined;
+}
+
+/** `messages[3].content[1]` style, for messages. */
+export function describePath(path: WirePath): string {
+  if (path.length === 0) return "the top level";
+  return path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? key : `.${key}`)).join("");
+}
+
+function lastBlock(messages: readonly MarkableMessage[], end: number): WirePath | undefined {
+  for (let i = end - 1; i >= 0; i--) {
+    const blocks = messages[i]!.blocks;
+    if (blocks.length > 0) return blocks[blocks.length - 1];
+  }
+  return undefined;
+}
+
+function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, i) => walk(item, [...path, i], marks));
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const record = node as Record<string, unknown>;
+  for (const [key, value] of Object.entries(record)) {
+    if (key !== "cache_control" && value !== null && typeof value === "object") walk(value, [...path, key], marks);
+  }
+  if (record.cache_control !== undefined) marks.push({ path, ttl: ttlOf(record.cache_control, path) });
+}
+
+function ttlOf(control: unknown, path: WirePath): Ttl {
+  if (control === null || typeof control !== "object") {
+    throw new CachetError("CACHE_CONTRACT", `cache_control at ${describePath(path)} is not an object`, {
+      hint: 'write it as {"type":"ephemeral"} or {"type":"ephemeral","ttl":"1h"}',
+    });
+  }
+  const ttl = (control as Record<string, unknown>).ttl;
+  if (ttl === undefined || ttl === "5m") return "5m";
+  if (ttl === "1h") return "1h";
+  throw new CachetError("CACHE_CONTRACT", `cache_control at ${describePath(path)} has ttl ${JSON.stringify(ttl)}; only "5m" and "1h" exist`, {
+    hint: 'use "5m" or "1h"',
+  });
+}
+
+function startsWith(path: WirePath, prefix: WirePath): boolean {
+  return prefix.length <= path.length && prefix.every((key, i) => key === path[i]);
+}
