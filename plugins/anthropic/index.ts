@@ -1,0 +1,35 @@
+/**
+ * Built-in Anthropic plugin: provider `anthropic` over the Messages API
+ * (protocol `anthropic-messages`), through @anthropic-ai/sdk loaded on the
+ * first request so start-up pays nothing for it.
+ * @see https://docs.claude.com/en/api/messages
+ */
+import { definePlugin } from "../../src/plugin/index.ts";
+import { strategies } from "./cache-strategy.ts";
+import { renderAnthropic } from "./render.ts";
+import { anthropicClient, sendAnthropic } from "./send.ts";
+import { anthropicUsage } from "./usage.ts";
+
+export default definePlugin({
+  name: "anthropic",
+  api: 1,
+  setup(api) {
+    api.provider({
+      id: "anthropic",
+      name: "Anthropic",
+      protocol: "anthropic-messages",
+      env: ["ANTHROPIC_API_KEY"],
+      defaultBaseUrl: "https://api.anthropic.com",
+      emulatorPath: "/anthropic",
+      create(config) {
+        const client = anthropicClient(config);
+        return {
+          render: (context) => renderAnthropic(context, api.services),
+          send: (wire, options) => sendAnthropic(client, wire, options, api.services, config),
+          usage: anthropicUsage,
+        };
+      },
+    });
+    for (const strategy of strategies) api.cacheStrategy(strategy);
+  },
+});

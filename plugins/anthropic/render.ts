@@ -1,0 +1,106 @@
+/**
+ * Renders a RequestContext into an Anthropic Messages request body.
+ *
+ * Cache order (and body order) is tools → system → messages. Tool-call
+ * arguments must be an object on this wire: they are `JSON.parse`d from the
+ * exact string the model produced, which keeps the model's key order
+ * (JSON.parse preserves insertion order), so the replayed object serializes to
+ * the same bytes on every request (CASES.md case 14).
+ * @see https://docs.claude.com/en/api/messages
+ * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
+ */
+import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import { toWireSchema } from "../../src/schema/wire-schema.ts";
+import { mergeOptions } from "../merge-options.ts";
+import { parseArguments } from "../parse-arguments.ts";
+
+/** max_tokens is required on this wire; used when the user set none. */
+export const DEFAULT_MAX_TOKENS = 8192;
+
+/**
+ * Builds the body and its segments. Provider options are merged last.
+ * @throws CachetError SCHEMA_CONTRACT when the output schema breaks Anthropic's structured-output rules.
+ */
+export function renderAnthropic(context: RequestContext, services: PluginServices): WireRequest {
+  const segments: WireSegment[] = [];
+  const { prefix, generation } = context;
+  const body: Record<string, unknown> = { model: context.model, max_tokens: generation.maxTokens ?? DEFAULT_MAX_TOKENS };
+  if (generation.temperature !== undefined) body.temperature = generation.temperature;
+  if (prefix.tools.length > 0) {
+    body.tools = prefix.tools.map((tool, i) => {
+      segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });
+      const out: Record<string, unknown> = { name: tool.name };
+      if (tool.description !== undefined) out.description = tool.description;
+      out.input_schema = services.canonicalize(tool.parameters);
+      if (tool.strict !== undefined) out.strict = tool.strict;
+      return out;
+    });
+  }
+  if (prefix.system.length > 0) {
+    body.system = prefix.system.map((part, i) => {
+      segments.push({ nodeId: part.id, kind: "system", path: ["system", i] });
+      return { type: "text", text: part.text };
+    });
+  }
+  const messages: Record<string, unknown>[] = [];
+  for (const message of [...context.summary, ...context.messages]) {
+    const content: Record<string, unknown>[] = [];
+    message.content.forEach((block, j) => {
+      const rendered = renderBlock(block);
+      if (!rendered) return;
+      segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["messages", messages.length, "content", content.length] });
+      content.push(rendered);
+    });
+    if (content.length > 0) messages.push({ role: message.role, content });
+  }
+  if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
+  body.messages = messages;
+  if (prefix.schema) {
+    const { schema } = toWireSchema("anthropic", prefix.schema.schema);
+    // The format is injected into the system prompt by the API: it caches after system, before messages.
+    const schemaAt = segments.findIndex((s) => s.path[0] === "messages");
+    segments.splice(schemaAt === -1 ? segments.length : schemaAt, 0, { nodeId: "schema", kind: "schema", path: ["output_config"] });
+    body.output_config = { format: { type: "json_schema", schema: services.canonicalize(schema) } };
+  }
+  body.stream = generation.stream;
+  return { protocol: "anthropic-messages", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
+}
+
+/** One content block on the wire; undefined for a block this wire cannot replay. */
+function renderBlock(block: Block): Record<string, unknown> | undefined {
+  switch (block.type) {
+    case "text":
+      // The API rejects empty text blocks; an empty one (a cut answer) carries nothing.
+      return block.text === "" ? undefined : { type: "text", text: block.text };
+    case "image":
+      return { type: "image", source: { type: "base64", media_type: block.mediaType, data: block.data } };
+    case "tool_use":
+      return { type: "tool_use", id: block.id, name: block.name, input: parseArguments(block.arguments) };
+    case "tool_result": {
+      const out: Record<string, unknown> = { type: "tool_result", tool_use_id: block.toolUseId, content: block.content };
+      if (block.isError) out.is_error = true;
+      return out;
+    }
+    case "thinking":
+      // Thinking is replayable only with the signature the API issued for it.
+      return block.signature === undefined ? undefined : { type: "thinking", thinking: block.text, signature: block.signature };
+  }
+}
+
+/**
+ * The overlay is a separate last text block of the final user message, so the
+ * blocks before it keep their bytes; after an assistant message it becomes a
+ * user message of its own.
+ */
+function appendOverlay(messages: Record<string, unknown>[], log: Message[], overlay: string, segments: WireSegment[]): void {
+  const last = messages[messages.length - 1];
+  const lastIsUser = last !== undefined && last.role === "user" && log.length > 0 && log[log.length - 1]!.role === "user";
+  if (lastIsUser) {
+    const content = last.content as Record<string, unknown>[];
+    segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length - 1, "content", content.length] });
+    content.push({ type: "text", text: overlay });
+  } else {
+    segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length, "content", 0] });
+    messages.push({ role: "user", content: [{ type: "text", text: overlay }] });
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * Sends an Anthropic Messages request through @anthropic-ai/sdk (loaded on
+ * first use) and turns the raw server-sent events into cachet stream events.
+ *
+ * Streaming usage: `message_start.message.usage` gives the input side and
+ * `message_delta.usage` counts are cumulative, so non-null fields overwrite
+ * and are never added (CASES.md case 19).
+ * @see https://docs.claude.com/en/docs/build-with-claude/streaming
+ */
+import type { FinishReason, PluginServices, ProviderConfig, SendOptions, StreamEvent, WireRequest } from "../../src/plugin/index.ts";
+import { toProviderError } from "../provider-error.ts";
+
+type Client = import("@anthropic-ai/sdk").default;
+
+/** Creates the SDK client lazily, once per adapter. */
+export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
+  let client: Client | undefined;
+  return async () => {
+    if (!client) {
+      const { default: Anthropic } = await import("@anthropic-ai/sdk");
+      client = new Anthropic({
+        // Without a key (the emulator) the SDK would refuse to build a request.
+        apiKey: config.apiKey ?? "unset",
+        baseURL: config.baseUrl,
+        fetch: config.fetch,
+        // The core decides retries (it knows whether output was already shown).
+        maxRetries: 0,
+      });
+    }
+    return client;
+  };
+}
+
+/**
+ * Sends `wire` and yields text, thinking, tool_call and chatter events, then
+ * one finish. @throws ProviderError (PROVIDER_HTTP, PROVIDER_STREAM).
+ */
+export async function* sendAnthropic(
+  getClient: () => Promise<Client>,
+  wire: WireRequest,
+  options: SendOptions,
+  services: PluginServices,
+  config: ProviderConfig,
+): AsyncGenerator<StreamEvent> {
+  const errorContext = { provider: config.providerId, apiKey: config.apiKey };
+  try {
+    const client = await getClient();
+    const body = wire.body as unknown as Parameters<Client["messages"]["create"]>[0];
+    // Long non-streaming answers are fine here: the core owns timeouts through the signal.
+    const requestOptions = { signal: options.signal, headers: wire.headers, timeout: 24 * 3_600_000 };
+    if (wire.body.stream === false) {
+      const { data, response } = await client.messages.create({ ...body, stream: false }, requestOptions).withResponse();
+      yield* messageEvents(data as unknown as RawMessage, response.headers.get("request-id") ?? undefined);
+      return;
+    }
+    const response = await client.messages.create({ ...body, stream: true }, requestOptions).asResponse();
+    const { Stream } = await import("@anthropic-ai/sdk/streaming");
+    yield* streamEvents(Stream.rawEvents(response), response.headers.get("request-id") ?? undefined, services, config);
+  } catch (error) {
+    throw toProviderError(services, error, errorContext);
+  }
+}
+
+interface RawMessage {
+  id?: string;
+  content?: { type: string; text?: string; thinking?: string; signature?: string; id?: string; name?: string; input?: unknown }[];
+  stop_reason?: string | null;
+  usage?: Record<string, unknown>;
+}
+
+function* messageEvents(message: RawMessage, headerId: string | undefined): Generator<StreamEvent> {
+  for (const block of message.content ?? []) {
+    if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
+    else if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "", signature: block.signature };
+    else if (block.type === "tool_use") yield { type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) };
+  }
+  yield finish(message.stop_reason ?? undefined, message.usage, message.id ?? headerId);
+}
+
+interface OpenBlock {
+  type: string;
+  id: string;
+  name: string;
+  /** Tool input JSON text, accumulated exactly as streamed. */
+  json: string;
+  signature?: string;
+}
+
+async function* streamEvents(
+  events: AsyncIterable<{ event: string | null; data: string }>,
+  headerId: string | undefined,
+  services: PluginServices,
+  config: ProviderConfig,
+): AsyncGenerator<StreamEvent> {
+  const blocks = new Map<number, OpenBlock>();
+  let usage: Record<string, unknown> | undefined;
+  let id: string | undefined;
+  let stopReason: string | undefined;
+  let stopped = false;
+  for await (const sse of events) {
+    if (sse.event === "ping") {
+      yield { type: "chatter", detail: "ping" };
+      continue;
+    }
+    if (!sse.data) continue;
+    const event = parseEvent(sse.data, services, config);
+    if (sse.event === "error" || event.type === "error") {
+      const error = (event.error ?? {}) as { type?: string; message?: string };
+      const retryable = /overloaded|api_error|rate_limit|timeout/.test(error.type ?? "");
+      throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: error event in stream: ${error.type ?? "error"}: ${error.message ?? ""}`.trim(), { retryable });
+    }
+    switch (event.type) {
+      case "message_start": {
+        const message = (event.message ?? {}) as RawMessage;
+        id = message.id;
+        usage = mergeUsage(undefined, message.usage);
+        break;
+      }
+      case "content_block_start": {
+        const block = (event.content_block ?? {}) as { type?: string; id?: string; name?: string; text?: string; thinking?: string };
+        blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "" });
+        if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
+        if (block.type === "thinking" && block.thinking) yield { type: "thinking", delta: block.thinking };
+        break;
+      }
+      case "content_block_delta": {
+        const delta = (event.delta ?? {}) as { type?: string; text?: string; thinking?: string; partial_json?: string; signature?: string };
+        const open = blocks.get(event.index as number);
+        if (delta.type === "text_delta") yield { type: "text", delta: delta.text ?? "" };
+        else if (delta.type === "thinking_delta") yield { type: "thinking", delta: delta.thinking ?? "" };
+        else if (delta.type === "input_json_delta" && open) open.json += delta.partial_json ?? "";
+        else if (delta.type === "signature_delta" && open) open.signature = (open.signature ?? "") + (delta.signature ?? "");
+        break;
+      }
+      case "content_block_stop": {
+        const open = blocks.get(event.index as number);
+        if (open?.type === "tool_use") yield { type: "tool_call", id: open.id, name: open.name, arguments: open.json === "" ? "{}" : open.json };
+        if (open?.type === "thinking" && open.signature !== undefined) yield { type: "thinking", delta: "", signature: open.signature };
+        blocks.delete(event.index as number);
+        break;
+      }
+      case "message_delta": {
+        const delta = (event.delta ?? {}) as { stop_reason?: string | null };
+        if (delta.stop_reason) stopReason = delta.stop_reason;
+        usage = mergeUsage(usage, event.usage as Record<string, unknown> | undefined);
+        break;
+      }
+      case "message_stop":
+        stopped = true;
+        break;
+    }
+  }
+  if (!stopped) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: stream ended before message_stop`, { retryable: true });
+  }
+  yield finish(stopReason, usage, id ?? headerId);
+}
+
+/**
+ * Merges a later usage object into the one so far: counts are whole-message
+ * totals, so each non-null field overwrites, and nested objects
+ * (`cache_creation`) merge the same way.
+ */
+export function mergeUsage(current: Record<string, unknown> | undefined, next: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!next) return current;
+  const out: Record<string, unknown> = { ...(current ?? {}) };
+  for (const [key, value] of Object.entries(next)) {
+    if (value === null || value === undefined) continue;
+    const before = out[key];
+    out[key] =
+      typeof value === "object" && !Array.isArray(value) && before && typeof before === "object"
+        ? mergeUsage(before as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}
+
+function parseEvent(data: string, services: PluginServices, config: ProviderConfig): Record<string, unknown> & { type?: string } {
+  try {
+    return JSON.parse(data) as Record<string, unknown> & { type?: string };
+  } catch (cause) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: unreadable stream event (${data.length} bytes of invalid JSON)`, { retryable: true, cause });
+  }
+}
+
+const STOP_REASONS: Record<string, FinishReason> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  tool_use: "tool_calls",
+  refusal: "refusal",
+};
+
+function finish(rawReason: string | undefined, rawUsage: unknown, requestId: string | undefined): StreamEvent {
+  return { type: "finish", reason: (rawReason && STOP_REASONS[rawReason]) || "other", rawReason, rawUsage, requestId };
+}

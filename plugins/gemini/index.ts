@@ -1,0 +1,35 @@
+/**
+ * Built-in Gemini plugin: provider `google` (the models.dev id) over
+ * `generateContent` / `streamGenerateContent` (protocol `gemini`), through
+ * @google/genai loaded on the first request.
+ * @see https://ai.google.dev/api/generate-content
+ */
+import { definePlugin } from "../../src/plugin/index.ts";
+import { strategies } from "./cache-strategy.ts";
+import { renderGemini } from "./render.ts";
+import { geminiClient, sendGemini } from "./send.ts";
+import { geminiUsage } from "./usage.ts";
+
+export default definePlugin({
+  name: "gemini",
+  api: 1,
+  setup(api) {
+    api.provider({
+      id: "google",
+      name: "Google Gemini",
+      protocol: "gemini",
+      env: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+      defaultBaseUrl: "https://generativelanguage.googleapis.com",
+      emulatorPath: "/google",
+      create(config) {
+        const client = geminiClient(config);
+        return {
+          render: (context) => renderGemini(context, api.services),
+          send: (wire, options) => sendGemini(client, wire, options, api.services, config),
+          usage: geminiUsage,
+        };
+      },
+    });
+    for (const strategy of strategies) api.cacheStrategy(strategy);
+  },
+});

@@ -1,0 +1,253 @@
+/**
+ * The `openai-chat` protocol (Chat Completions): rendering, streaming and the
+ * adapter. Shared with the OpenAI-compatible presets, which differ only in
+ * their usage mapping and the name of the max-tokens field.
+ *
+ * Layout: system parts (one system message each), then summary and log
+ * messages. User messages always carry an array of content parts, so the
+ * overlay can be one more part at the end without changing the bytes of the
+ * parts before it. Tool results become `tool` messages; tool-call arguments
+ * are the model's raw string, byte for byte (CASES.md case 14).
+ * @see https://platform.openai.com/docs/api-reference/chat/create
+ */
+import type {
+  FinishReason,
+  Message,
+  PluginServices,
+  ProviderAdapter,
+  ProviderConfig,
+  RequestContext,
+  SendOptions,
+  StreamEvent,
+  UsageReport,
+  WireRequest,
+  WireSegment,
+} from "../../src/plugin/index.ts";
+import { toWireSchema } from "../../src/schema/wire-schema.ts";
+import { mergeOptions } from "../merge-options.ts";
+import { toProviderError } from "../provider-error.ts";
+import { openaiClient, type OpenAIClient } from "./client.ts";
+
+/** How one provider speaks the chat protocol. */
+export interface ChatDialect {
+  /** `max_completion_tokens` (OpenAI; `max_tokens` is deprecated there) or `max_tokens` (most compatible servers). */
+  maxTokensField: "max_completion_tokens" | "max_tokens";
+  /** The provider's usage mapping (providers.md §1). */
+  usage: (raw: unknown) => UsageReport;
+}
+
+/** Creates a chat adapter for a provider config and dialect. */
+export function createChatAdapter(config: ProviderConfig, services: PluginServices, dialect: ChatDialect): ProviderAdapter {
+  const client = openaiClient(config);
+  return {
+    render: (context) => renderChat(context, services, dialect),
+    send: (wire, options) => sendChat(client, wire, options, services, config),
+    usage: dialect.usage,
+  };
+}
+
+/**
+ * Renders the chat body. Segments: system parts, tools, schema, then one per
+ * message (user messages: one per content part; tool results: one per `tool` message).
+ * When streaming, `stream_options.include_usage` is always true, merged into
+ * any stream options the user gave (CASES.md case 21).
+ * @throws CachetError SCHEMA_CONTRACT when the output schema breaks the strict-mode rules.
+ */
+export function renderChat(context: RequestContext, services: PluginServices, dialect: ChatDialect): WireRequest {
+  const segments: WireSegment[] = [];
+  const messages: Record<string, unknown>[] = [];
+  const { prefix, generation } = context;
+  for (const part of prefix.system) {
+    segments.push({ nodeId: part.id, kind: "system", path: ["messages", messages.length] });
+    messages.push({ role: "system", content: part.text });
+  }
+  const body: Record<string, unknown> = { model: context.model, messages };
+  if (prefix.tools.length > 0) {
+    body.tools = prefix.tools.map((tool, i) => {
+      segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });
+      const fn: Record<string, unknown> = { name: tool.name };
+      if (tool.description !== undefined) fn.description = tool.description;
+      fn.parameters = services.canonicalize(tool.parameters);
+      if (tool.strict !== undefined) fn.strict = tool.strict;
+      return { type: "function", function: fn };
+    });
+  }
+  if (prefix.schema) {
+    const wireSchema = toWireSchema("openai", prefix.schema.schema);
+    segments.push({ nodeId: "schema", kind: "schema", path: ["response_format"] });
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: prefix.schema.name, schema: services.canonicalize(wireSchema.schema), strict: wireSchema.strict },
+    };
+  }
+  for (const message of [...context.summary, ...context.messages]) renderMessage(message, messages, segments);
+  if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
+  if (generation.maxTokens !== undefined) body[dialect.maxTokensField] = generation.maxTokens;
+  if (generation.temperature !== undefined) body.temperature = generation.temperature;
+  body.stream = generation.stream;
+  const merged = mergeOptions(body, generation.providerOptions);
+  if (generation.stream) {
+    const given = generation.providerOptions.stream_options;
+    merged.stream_options = { ...(given && typeof given === "object" ? given : {}), include_usage: true };
+  }
+  return { protocol: "openai-chat", body: merged, headers: {}, segments };
+}
+
+function renderMessage(message: Message, messages: Record<string, unknown>[], segments: WireSegment[]): void {
+  if (message.role === "assistant") {
+    const text = message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    const toolCalls = message.content.flatMap((b) =>
+      b.type === "tool_use" ? [{ id: b.id, type: "function", function: { name: b.name, arguments: b.arguments } }] : [],
+    );
+    if (text === "" && toolCalls.length === 0) return;
+    const out: Record<string, unknown> = { role: "assistant", content: text === "" ? null : text };
+    if (toolCalls.length > 0) out.tool_calls = toolCalls;
+    segments.push({ nodeId: message.id, kind: "message", path: ["messages", messages.length] });
+    messages.push(out);
+    return;
+  }
+  // Tool results must directly follow the assistant's tool calls, so they come before the user's other parts.
+  message.content.forEach((block, j) => {
+    if (block.type !== "tool_result") return;
+    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["messages", messages.length] });
+    messages.push({ role: "tool", tool_call_id: block.toolUseId, content: block.content });
+  });
+  const parts: Record<string, unknown>[] = [];
+  const at = messages.length;
+  message.content.forEach((block, j) => {
+    let part: Record<string, unknown> | undefined;
+    if (block.type === "text") part = { type: "text", text: block.text };
+    else if (block.type === "image") part = { type: "image_url", image_url: { url: `data:${block.mediaType};base64,${block.data}` } };
+    if (!part) return;
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["messages", at, "content", parts.length] });
+    parts.push(part);
+  });
+  if (parts.length > 0) messages.push({ role: "user", content: parts });
+}
+
+/** The overlay: one more text part of the final user message, or a user message of its own. */
+function appendOverlay(messages: Record<string, unknown>[], log: Message[], overlay: string, segments: WireSegment[]): void {
+  const last = messages[messages.length - 1];
+  const lastLog = log[log.length - 1];
+  if (last?.role === "user" && lastLog?.role === "user") {
+    const parts = last.content as Record<string, unknown>[];
+    segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length - 1, "content", parts.length] });
+    parts.push({ type: "text", text: overlay });
+  } else {
+    segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length, "content", 0] });
+    messages.push({ role: "user", content: [{ type: "text", text: overlay }] });
+  }
+}
+
+/**
+ * Sends a chat request and yields events. The stream is read to its end
+ * (`[DONE]`): usage arrives after `finish_reason`, in a chunk with empty
+ * `choices` (OpenAI, CASES.md case 21) or inside `choices[0].usage` (Kimi).
+ * The last usage seen wins; none seen leaves `rawUsage` undefined.
+ * @throws ProviderError (PROVIDER_HTTP; PROVIDER_STREAM when the stream ends before any finish_reason).
+ */
+export async function* sendChat(
+  getClient: () => Promise<OpenAIClient>,
+  wire: WireRequest,
+  options: SendOptions,
+  services: PluginServices,
+  config: ProviderConfig,
+): AsyncGenerator<StreamEvent> {
+  try {
+    const client = await getClient();
+    const body = wire.body as unknown as Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
+    const requestOptions = { signal: options.signal, headers: wire.headers };
+    if (wire.body.stream === false) {
+      const { data, response } = await client.chat.completions.create({ ...body, stream: false }, requestOptions).withResponse();
+      yield* completionEvents(data as unknown as RawChunk, response.headers.get("x-request-id") ?? undefined);
+      return;
+    }
+    const { data: stream, response } = await client.chat.completions.create({ ...body, stream: true }, requestOptions).withResponse();
+    yield* chunkEvents(stream as AsyncIterable<unknown> as AsyncIterable<RawChunk>, response.headers.get("x-request-id") ?? undefined, services, config);
+  } catch (error) {
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey });
+  }
+}
+
+interface RawToolCall {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+interface RawChoice {
+  delta?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: RawToolCall[] };
+  message?: { content?: string | null; reasoning_content?: string | null; reasoning?: string | null; tool_calls?: RawToolCall[] };
+  finish_reason?: string | null;
+  usage?: unknown;
+}
+
+interface RawChunk {
+  id?: string;
+  choices?: RawChoice[];
+  usage?: unknown;
+}
+
+function* completionEvents(completion: RawChunk, headerId: string | undefined): Generator<StreamEvent> {
+  const choice = completion.choices?.[0];
+  const message = choice?.message ?? {};
+  const reasoning = message.reasoning_content ?? message.reasoning;
+  if (reasoning) yield { type: "thinking", delta: reasoning };
+  if (message.content) yield { type: "text", delta: message.content };
+  for (const call of message.tool_calls ?? []) {
+    yield { type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" };
+  }
+  yield finish(choice?.finish_reason ?? undefined, completion.usage ?? choice?.usage ?? undefined, completion.id ?? headerId);
+}
+
+async function* chunkEvents(
+  chunks: AsyncIterable<RawChunk>,
+  headerId: string | undefined,
+  services: PluginServices,
+  config: ProviderConfig,
+): AsyncGenerator<StreamEvent> {
+  const calls = new Map<number, { id: string; name: string; arguments: string }>();
+  let finishReason: string | undefined;
+  let usage: unknown;
+  let id: string | undefined;
+  for await (const chunk of chunks) {
+    id ??= chunk.id;
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices?.[0];
+    if (!choice) continue;
+    if (choice.usage) usage = choice.usage;
+    const delta = choice.delta ?? {};
+    const reasoning = delta.reasoning_content ?? delta.reasoning;
+    if (reasoning) yield { type: "thinking", delta: reasoning };
+    if (delta.content) yield { type: "text", delta: delta.content };
+    for (const call of delta.tool_calls ?? []) {
+      const index = call.index ?? 0;
+      const open = calls.get(index) ?? { id: "", name: "", arguments: "" };
+      if (call.id) open.id = call.id;
+      if (call.function?.name) open.name += call.function.name;
+      if (call.function?.arguments) open.arguments += call.function.arguments;
+      calls.set(index, open);
+    }
+    if (choice.finish_reason) finishReason = choice.finish_reason;
+  }
+  if (finishReason === undefined) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: stream ended before a finish_reason`, { retryable: true });
+  }
+  for (const index of [...calls.keys()].sort((a, b) => a - b)) {
+    const call = calls.get(index)!;
+    yield { type: "tool_call", id: call.id, name: call.name, arguments: call.arguments };
+  }
+  yield finish(finishReason, usage, id ?? headerId);
+}
+
+const FINISH_REASONS: Record<string, FinishReason> = {
+  stop: "stop",
+  length: "length",
+  tool_calls: "tool_calls",
+  function_call: "tool_calls",
+  content_filter: "content_filter",
+};
+
+function finish(rawReason: string | undefined, rawUsage: unknown, requestId: string | undefined): StreamEvent {
+  return { type: "finish", reason: (rawReason && FINISH_REASONS[rawReason]) || "other", rawReason, rawUsage, requestId };
+}

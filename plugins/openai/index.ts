@@ -1,0 +1,51 @@
+/**
+ * Built-in OpenAI plugin. Registers two providers over the same key and base URL:
+ * - `openai`: Chat Completions (protocol `openai-chat`), the default because
+ *   every OpenAI-compatible server speaks it too;
+ * - `openai-responses`: the Responses API (protocol `openai-responses`), for
+ *   models or features only served there (`openai-responses/gpt-5`).
+ * The openai SDK loads on the first request.
+ * @see https://platform.openai.com/docs/api-reference/chat
+ * @see https://platform.openai.com/docs/api-reference/responses
+ */
+import { definePlugin } from "../../src/plugin/index.ts";
+import { strategies } from "./cache-strategy.ts";
+import { createChatAdapter } from "./chat.ts";
+import { openaiClient } from "./client.ts";
+import { renderResponses, sendResponses } from "./responses.ts";
+import { chatUsage, responsesUsage } from "./usage.ts";
+
+const common = {
+  env: ["OPENAI_API_KEY"],
+  defaultBaseUrl: "https://api.openai.com/v1",
+  emulatorPath: "/openai/v1",
+};
+
+export default definePlugin({
+  name: "openai",
+  api: 1,
+  setup(api) {
+    api.provider({
+      id: "openai",
+      name: "OpenAI",
+      protocol: "openai-chat",
+      ...common,
+      create: (config) => createChatAdapter(config, api.services, { maxTokensField: "max_completion_tokens", usage: chatUsage }),
+    });
+    api.provider({
+      id: "openai-responses",
+      name: "OpenAI (Responses API)",
+      protocol: "openai-responses",
+      ...common,
+      create(config) {
+        const client = openaiClient(config);
+        return {
+          render: (context) => renderResponses(context, api.services),
+          send: (wire, options) => sendResponses(client, wire, options, api.services, config),
+          usage: responsesUsage,
+        };
+      },
+    });
+    for (const strategy of strategies) api.cacheStrategy(strategy);
+  },
+});

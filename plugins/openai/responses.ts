@@ -1,0 +1,217 @@
+/**
+ * The `openai-responses` protocol (Responses API): rendering and streaming.
+ *
+ * System parts are `system` input messages rather than `instructions`: each
+ * part stays its own element, and explicit cache breakpoints may sit on input
+ * content but not on `instructions`. Tool calls are `function_call` items
+ * whose `arguments` are the model's raw string; tool results are
+ * `function_call_output` items.
+ * @see https://platform.openai.com/docs/api-reference/responses/create
+ * @see https://platform.openai.com/docs/guides/prompt-caching
+ */
+import type {
+  FinishReason,
+  Message,
+  PluginServices,
+  ProviderConfig,
+  RequestContext,
+  SendOptions,
+  StreamEvent,
+  WireRequest,
+  WireSegment,
+} from "../../src/plugin/index.ts";
+import { toWireSchema } from "../../src/schema/wire-schema.ts";
+import { mergeOptions } from "../merge-options.ts";
+import { toProviderError } from "../provider-error.ts";
+import type { OpenAIClient } from "./client.ts";
+
+/**
+ * Renders the Responses body. Segments: system parts, tools, schema, then
+ * input items (user content parts one by one; one per other item).
+ * Function tools are sent with an explicit `strict` (the API defaults it to true).
+ * @throws CachetError SCHEMA_CONTRACT when the output schema breaks the strict-mode rules.
+ */
+export function renderResponses(context: RequestContext, services: PluginServices): WireRequest {
+  const segments: WireSegment[] = [];
+  const input: Record<string, unknown>[] = [];
+  const { prefix, generation } = context;
+  for (const part of prefix.system) {
+    segments.push({ nodeId: part.id, kind: "system", path: ["input", input.length] });
+    input.push({ type: "message", role: "system", content: [{ type: "input_text", text: part.text }] });
+  }
+  const body: Record<string, unknown> = { model: context.model, input };
+  if (prefix.tools.length > 0) {
+    body.tools = prefix.tools.map((tool, i) => {
+      segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });
+      const out: Record<string, unknown> = { type: "function", name: tool.name };
+      if (tool.description !== undefined) out.description = tool.description;
+      out.parameters = services.canonicalize(tool.parameters);
+      out.strict = tool.strict ?? false;
+      return out;
+    });
+  }
+  if (prefix.schema) {
+    const wireSchema = toWireSchema("openai", prefix.schema.schema);
+    segments.push({ nodeId: "schema", kind: "schema", path: ["text"] });
+    body.text = {
+      format: { type: "json_schema", name: prefix.schema.name, schema: services.canonicalize(wireSchema.schema), strict: wireSchema.strict },
+    };
+  }
+  for (const message of [...context.summary, ...context.messages]) renderItem(message, input, segments);
+  if (context.overlay) {
+    const last = input[input.length - 1];
+    const lastLog = context.messages[context.messages.length - 1];
+    if (last?.type === "message" && last.role === "user" && lastLog?.role === "user") {
+      const content = last.content as Record<string, unknown>[];
+      segments.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length - 1, "content", content.length] });
+      content.push({ type: "input_text", text: context.overlay });
+    } else {
+      segments.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length, "content", 0] });
+      input.push({ type: "message", role: "user", content: [{ type: "input_text", text: context.overlay }] });
+    }
+  }
+  if (generation.maxTokens !== undefined) body.max_output_tokens = generation.maxTokens;
+  if (generation.temperature !== undefined) body.temperature = generation.temperature;
+  body.stream = generation.stream;
+  return { protocol: "openai-responses", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
+}
+
+function renderItem(message: Message, input: Record<string, unknown>[], segments: WireSegment[]): void {
+  if (message.role === "assistant") {
+    message.content.forEach((block, j) => {
+      if (block.type === "text" && block.text !== "") {
+        segments.push({ nodeId: `${message.id}#${j}`, kind: "text", path: ["input", input.length] });
+        input.push({ type: "message", role: "assistant", content: block.text });
+      } else if (block.type === "tool_use") {
+        segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_use", path: ["input", input.length] });
+        input.push({ type: "function_call", call_id: block.id, name: block.name, arguments: block.arguments });
+      }
+    });
+    return;
+  }
+  message.content.forEach((block, j) => {
+    if (block.type !== "tool_result") return;
+    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["input", input.length] });
+    input.push({ type: "function_call_output", call_id: block.toolUseId, output: block.content });
+  });
+  const content: Record<string, unknown>[] = [];
+  const at = input.length;
+  message.content.forEach((block, j) => {
+    let part: Record<string, unknown> | undefined;
+    if (block.type === "text") part = { type: "input_text", text: block.text };
+    else if (block.type === "image") part = { type: "input_image", image_url: `data:${block.mediaType};base64,${block.data}`, detail: "auto" };
+    if (!part) return;
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["input", at, "content", content.length] });
+    content.push(part);
+  });
+  if (content.length > 0) input.push({ type: "message", role: "user", content });
+}
+
+/**
+ * Sends a Responses request and yields events; usage comes from the final
+ * `response.completed` (or `response.incomplete`) event.
+ * @throws ProviderError (PROVIDER_HTTP; PROVIDER_STREAM for `response.failed`,
+ *   an `error` event, or a stream that ends without a final response).
+ */
+export async function* sendResponses(
+  getClient: () => Promise<OpenAIClient>,
+  wire: WireRequest,
+  options: SendOptions,
+  services: PluginServices,
+  config: ProviderConfig,
+): AsyncGenerator<StreamEvent> {
+  try {
+    const client = await getClient();
+    const body = wire.body as unknown as Parameters<OpenAIClient["responses"]["create"]>[0];
+    const requestOptions = { signal: options.signal, headers: wire.headers };
+    if (wire.body.stream === false) {
+      const { data } = await client.responses.create({ ...body, stream: false }, requestOptions).withResponse();
+      yield* responseEvents(data as unknown as RawResponse);
+      return;
+    }
+    const stream = await client.responses.create({ ...body, stream: true }, requestOptions);
+    let final: RawResponse | undefined;
+    for await (const event of stream as AsyncIterable<unknown> as AsyncIterable<RawEvent>) {
+      switch (event.type) {
+        case "response.output_text.delta":
+          yield { type: "text", delta: event.delta ?? "" };
+          break;
+        case "response.reasoning_summary_text.delta":
+        case "response.reasoning_text.delta":
+          yield { type: "thinking", delta: event.delta ?? "" };
+          break;
+        case "response.output_item.done":
+          if (event.item?.type === "function_call") {
+            yield { type: "tool_call", id: event.item.call_id ?? "", name: event.item.name ?? "", arguments: event.item.arguments ?? "" };
+          }
+          break;
+        case "response.completed":
+        case "response.incomplete":
+          final = event.response;
+          break;
+        case "response.failed":
+        case "error": {
+          const error = event.response?.error ?? event.error ?? { code: event.code, message: event.message };
+          const retryable = /server_error|rate_limit|overloaded/.test(String(error?.code ?? ""));
+          throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: ${event.type}: ${error?.code ?? ""} ${error?.message ?? ""}`.trim(), { retryable });
+        }
+      }
+    }
+    if (!final) throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: stream ended before response.completed`, { retryable: true });
+    yield finish(final, final.output?.some((item) => item.type === "function_call") ?? false);
+  } catch (error) {
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey });
+  }
+}
+
+interface RawItem {
+  type?: string;
+  call_id?: string;
+  name?: string;
+  arguments?: string;
+  content?: { type?: string; text?: string }[];
+  summary?: { text?: string }[];
+}
+
+interface RawResponse {
+  id?: string;
+  status?: string;
+  incomplete_details?: { reason?: string } | null;
+  error?: { code?: string; message?: string } | null;
+  output?: RawItem[];
+  usage?: unknown;
+}
+
+interface RawEvent {
+  type: string;
+  delta?: string;
+  item?: RawItem;
+  response?: RawResponse;
+  error?: { code?: string; message?: string };
+  code?: string;
+  message?: string;
+}
+
+function* responseEvents(response: RawResponse): Generator<StreamEvent> {
+  let calls = false;
+  for (const item of response.output ?? []) {
+    if (item.type === "reasoning") {
+      for (const s of item.summary ?? []) if (s.text) yield { type: "thinking", delta: s.text };
+    } else if (item.type === "message") {
+      for (const c of item.content ?? []) if (c.type === "output_text" && c.text) yield { type: "text", delta: c.text };
+    } else if (item.type === "function_call") {
+      calls = true;
+      yield { type: "tool_call", id: item.call_id ?? "", name: item.name ?? "", arguments: item.arguments ?? "" };
+    }
+  }
+  yield finish(response, calls);
+}
+
+function finish(response: RawResponse, calls: boolean): StreamEvent {
+  const incomplete = response.incomplete_details?.reason;
+  let reason: FinishReason = "other";
+  if (response.status === "completed") reason = calls ? "tool_calls" : "stop";
+  else if (incomplete === "max_output_tokens") reason = "length";
+  else if (incomplete === "content_filter") reason = "content_filter";
+  return { type: "finish", reason, rawReason: incomplete ?? response.status, rawUsage: response.usage ?? undefined, requestId: response.id };
+}

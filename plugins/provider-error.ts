@@ -1,0 +1,107 @@
+/**
+ * Maps failures of the providers' official SDKs (and of streams they read)
+ * to cachet's ProviderError, the one shape the core's retry logic reads.
+ * Shared by the built-in provider plugins; it uses only the public plugin API.
+ */
+import type { PluginServices } from "../src/plugin/index.ts";
+
+/** What the mapping needs to know besides the error itself. */
+export interface ErrorContext {
+  /** Provider id, named first in the message. */
+  provider: string;
+  /** The API key in use; every occurrence is removed from messages. */
+  apiKey: string | undefined;
+  /** Response headers when the SDK error does not carry them (Gemini). */
+  headers?: Headers | undefined;
+}
+
+/** HTTP statuses a retry may fix: timeout, conflict, rate limit, server errors, Anthropic's 529 overload. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/**
+ * Milliseconds to wait before a retry, from `retry-after-ms` (milliseconds)
+ * or `retry-after` (seconds, or an HTTP date); undefined when neither is usable.
+ * @see https://platform.openai.com/docs/guides/error-codes
+ */
+export function retryAfterMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && ms.trim() !== "" && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Math.round(Number(ms));
+  const after = headers.get("retry-after");
+  if (after === null || after.trim() === "") return undefined;
+  if (Number.isFinite(Number(after))) return Number(after) >= 0 ? Math.round(Number(after) * 1000) : undefined;
+  const date = Date.parse(after);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** Removes the API key from a text (messages may echo request details). */
+export function redact(text: string, apiKey: string | undefined): string {
+  if (!apiKey || apiKey.length < 4) return text;
+  return text.split(apiKey).join("[redacted]");
+}
+
+/**
+ * Turns anything an SDK threw into a ProviderError:
+ * - an error with an HTTP `status` → PROVIDER_HTTP, retryable for
+ *   408/409/429/5xx/529, `retryAfterMs` from the response headers;
+ * - an error event inside a 200 stream (`overloaded_error`, `api_error`, ...) →
+ *   PROVIDER_STREAM, retryable when the provider says it is overloaded or failed;
+ * - an abort passes through unchanged (the core aborted on purpose);
+ * - anything else (connection reset, cut body) → PROVIDER_STREAM, retryable.
+ * The message never contains the API key.
+ */
+export function toProviderError(services: PluginServices, error: unknown, context: ErrorContext): Error {
+  if (error instanceof services.ProviderError) return error;
+  if (isAbort(error)) return error as Error;
+  const record = (error ?? {}) as { status?: unknown; headers?: unknown; message?: unknown };
+  const status = typeof record.status === "number" ? record.status : undefined;
+  const detail = redact(errorDetail(error), context.apiKey);
+  if (status !== undefined) {
+    const headers = record.headers instanceof Headers ? record.headers : context.headers;
+    const retryable = isRetryableStatus(status);
+    return new services.ProviderError("PROVIDER_HTTP", `${context.provider}: HTTP ${status}: ${detail}`, {
+      status,
+      retryable,
+      retryAfterMs: retryable ? (retryAfterMs(headers) ?? retryDelayInBody(detail)) : undefined,
+      cause: error,
+      hint: status === 401 || status === 403 ? "check the API key for this provider" : undefined,
+    });
+  }
+  const streamType = errorType(error);
+  const retryable = streamType === undefined || /overloaded|api_error|server|rate_limit|timeout/i.test(streamType);
+  return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: stream failed: ${detail}`, { retryable, cause: error });
+}
+
+/** True for an abort caused by the core's signal. */
+export function isAbort(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return error.name === "AbortError" || error.name === "APIUserAbortError" || /aborted/i.test(error.name);
+}
+
+/** The most useful one-line text of an SDK error: the provider's own message when it sent one. */
+function errorDetail(error: unknown): string {
+  const body = (error as { error?: unknown })?.error as { error?: { message?: unknown }; message?: unknown } | undefined;
+  const nested = body?.error?.message ?? body?.message;
+  if (typeof nested === "string" && nested !== "") return nested.split("\n")[0]!;
+  if (error instanceof Error && error.message) return error.message.split("\n")[0]!;
+  return String(error);
+}
+
+/** The provider's error type (`overloaded_error`, ...) of an error event, when it sent one. */
+function errorType(error: unknown): string | undefined {
+  const record = error as { type?: unknown; error?: { type?: unknown; error?: { type?: unknown } } };
+  const type = record?.type ?? record?.error?.error?.type ?? record?.error?.type;
+  return typeof type === "string" ? type : undefined;
+}
+
+/**
+ * Gemini sends no retry-after header but a `RetryInfo` detail with
+ * `"retryDelay": "30s"` in the error body.
+ * @see https://ai.google.dev/gemini-api/docs/troubleshooting
+ */
+function retryDelayInBody(text: string): number | undefined {
+  const match = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(text);
+  return match ? Math.round(Number(match[1]) * 1000) : undefined;
+}
