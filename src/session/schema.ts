@@ -1,0 +1,108 @@
+/**
+ * The store's schema as an ordered list of migrations. `PRAGMA user_version`
+ * records how many have run; a later issue adds a table by appending one
+ * entry, never by editing an old one (users' databases already ran it).
+ */
+
+/** Migrations in order; index i brings the store from user_version i to i + 1. */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    id           TEXT PRIMARY KEY,
+    name         TEXT UNIQUE,
+    model        TEXT NOT NULL,
+    parent_id    TEXT REFERENCES sessions(id),
+    fork_point   TEXT,
+    affinity_key TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    -- bumped by every write to what loadSession returns, so a process can reuse what it already loaded
+    rev          INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sessions_parent ON sessions(parent_id);
+  CREATE INDEX sessions_updated ON sessions(updated_at);
+
+  CREATE TABLE prefixes (
+    session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    version     INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    prefix      TEXT NOT NULL,
+    reason      TEXT,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (session_id, version)
+  ) WITHOUT ROWID;
+
+  -- One row per message node; its blocks are the content JSON, stored as written.
+  CREATE TABLE messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    id         TEXT NOT NULL,
+    role       TEXT NOT NULL,
+    content    TEXT NOT NULL,
+    incomplete INTEGER NOT NULL DEFAULT 0,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_id, seq),
+    UNIQUE (session_id, id)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE summaries (
+    session_id     TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    messages       TEXT NOT NULL,
+    covers_through TEXT
+  ) WITHOUT ROWID;
+
+  CREATE TABLE requests (
+    id                  TEXT PRIMARY KEY,
+    session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    prefix_version      INTEGER NOT NULL,
+    role                TEXT NOT NULL,
+    provider            TEXT NOT NULL,
+    model               TEXT NOT NULL,
+    protocol            TEXT NOT NULL,
+    started_at          INTEGER NOT NULL,
+    first_token_at      INTEGER,
+    finished_at         INTEGER,
+    latency_ms          REAL,
+    ttft_ms             REAL,
+    output_tps          REAL,
+    input               INTEGER,
+    cache_read          INTEGER,
+    cache_write_5m      INTEGER,
+    cache_write_1h      INTEGER,
+    output              INTEGER,
+    reasoning           INTEGER,
+    raw_usage           TEXT,
+    cost_usd            REAL,
+    provider_cost_usd   REAL,
+    provider_request_id TEXT,
+    affinity_key        TEXT,
+    cache_mode          TEXT NOT NULL,
+    cache_ttl           TEXT NOT NULL,
+    -- the hash chain is stored as a delta: the first chain_shared links of request chain_base, then chain_tail
+    chain_base          TEXT,
+    chain_shared        INTEGER NOT NULL DEFAULT 0,
+    chain_depth         INTEGER NOT NULL DEFAULT 0,
+    chain_tail          TEXT NOT NULL,
+    expected_cache_read INTEGER,
+    status              TEXT NOT NULL,
+    error               TEXT,
+    message_id          TEXT
+  );
+  CREATE INDEX requests_session ON requests(session_id, started_at);
+  CREATE INDEX requests_started ON requests(started_at);
+  CREATE UNIQUE INDEX requests_provider_id ON requests(provider, provider_request_id) WHERE provider_request_id IS NOT NULL;
+
+  CREATE TABLE node_tokens (
+    hash   TEXT PRIMARY KEY,
+    tokens INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE turn_leases (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    owner_pid  INTEGER NOT NULL,
+    host       TEXT NOT NULL,
+    token      TEXT NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+];

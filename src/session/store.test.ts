@@ -1,0 +1,406 @@
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import type { Message, StablePrefix } from "../context/types.ts";
+import { isCachetError } from "../errors.ts";
+import { storeFile } from "../paths.ts";
+import { hashJson } from "../wire/hash.ts";
+import { MIGRATIONS } from "./schema.ts";
+import { openStore, type Store } from "./store.ts";
+import type { ChainLink, LedgerRow } from "./types.ts";
+
+let home: string;
+let store: Store;
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), "cachet-store-"));
+  process.env.CACHET_HOME = home;
+  store = openStore();
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function prefix(system: string): StablePrefix {
+  const body = { system: [{ id: "sys-0", text: system }], tools: [] };
+  return { ...body, fingerprint: hashJson(body) };
+}
+
+function user(id: string, text: string): Message {
+  return { id, role: "user", content: [{ type: "text", text }] };
+}
+
+function assistant(id: string, text: string): Message {
+  return { id, role: "assistant", content: [{ type: "text", text }] };
+}
+
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return isCachetError(error) ? error.code : `not a CachetError: ${String(error)}`;
+  }
+  return undefined;
+}
+
+function link(i: number, breakpoint?: "5m" | "1h"): ChainLink {
+  const l: ChainLink = { nodeId: `n${i}`, kind: "message", content: i.toString(16).padStart(16, "0"), prefix: (i * 7919).toString(16).padStart(16, "0"), tokens: 10 + i };
+  if (breakpoint) l.breakpoint = breakpoint;
+  return l;
+}
+
+function row(id: string, sessionId: string, startedAt: number, chain: ChainLink[], providerRequestId: string | null = null): LedgerRow {
+  return {
+    id, sessionId, prefixVersion: 1, role: "main", provider: "anthropic", model: "claude-sonnet-4-5", protocol: "anthropic-messages",
+    startedAt, firstTokenAt: startedAt + 100, finishedAt: startedAt + 900, latencyMs: 900, ttftMs: 100, outputTps: 42.5,
+    usage: { input: 12, cacheRead: 3000, cacheWrite5m: 40, cacheWrite1h: undefined, output: 80, reasoning: undefined },
+    rawUsage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40, output_tokens: 80 },
+    costUsd: 0.0019, providerCostUsd: null, providerRequestId, affinityKey: sessionId, cacheMode: "auto", cacheTtl: "5m",
+    chain, expectedCacheRead: null, status: "ok", error: null, messageId: null,
+  };
+}
+
+describe("store file", () => {
+  test("is created under CACHET_HOME in WAL mode at the latest schema version", () => {
+    expect(store.path).toBe(storeFile());
+    expect(store.path.startsWith(home)).toBe(true);
+    const db = new Database(store.path, { readonly: true });
+    expect((db.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+    expect((db.query("PRAGMA user_version").get() as { user_version: number }).user_version).toBe(MIGRATIONS.length);
+    db.close();
+  });
+
+  test("a file that is not SQLite is a STORE error naming the path, and is left untouched", () => {
+    const path = join(home, "junk", "cachet.db");
+    openStore(join(home, "junk", "x.db")).close();
+    writeFileSync(path, "this is my thesis, not a database\n".repeat(200));
+    let message = "";
+    let hint = "";
+    try {
+      openStore(path);
+    } catch (error) {
+      expect(isCachetError(error) && error.code).toBe("STORE");
+      message = (error as Error).message;
+      hint = (error as { hint: string }).hint;
+    }
+    expect(message).toContain(path);
+    expect(hint).toContain("CACHET_HOME");
+    expect(readFileSync(path, "utf8")).toBe("this is my thesis, not a database\n".repeat(200));
+  });
+
+  test("a store from a newer cachet is refused", () => {
+    const path = join(home, "newer.db");
+    const db = new Database(path);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length + 1}`);
+    db.close();
+    expect(codeOf(() => openStore(path))).toBe("STORE");
+  });
+
+  test("reopening an existing store keeps its data", () => {
+    const s = store.createSession({ model: "openai/gpt-5", name: "keep" });
+    store.close();
+    store = openStore();
+    expect(store.findSession("keep").id).toBe(s.id);
+  });
+});
+
+describe("sessions", () => {
+  test("ids are s_ + 12 base32 characters; affinity key defaults to the id", () => {
+    const s = store.createSession({ model: "anthropic/claude-sonnet-4-5" });
+    expect(s.id).toMatch(/^s_[a-z2-7]{12}$/);
+    expect(s.affinityKey).toBe(s.id);
+    expect(s.name).toBeNull();
+    expect(s.parentId).toBeNull();
+    expect(store.findSession(s.id)).toEqual(s);
+  });
+
+  test("names are unique, and found by name", () => {
+    const s = store.createSession({ model: "openai/gpt-5", name: "work" });
+    expect(store.findSession("work").id).toBe(s.id);
+    expect(codeOf(() => store.createSession({ model: "openai/gpt-5", name: "work" }))).toBe("SESSION_CONFLICT");
+  });
+
+  test("an unknown session is SESSION_NOT_FOUND with a hint to list sessions", () => {
+    try {
+      store.findSession("nope");
+      throw new Error("no throw");
+    } catch (error) {
+      expect(isCachetError(error) && error.code).toBe("SESSION_NOT_FOUND");
+      expect((error as { hint: string }).hint).toContain("cachet sessions");
+    }
+  });
+
+  test("latestSession is the most recently updated one", () => {
+    expect(store.latestSession()).toBeNull();
+    const a = store.createSession({ model: "m/a" });
+    const b = store.createSession({ model: "m/b" });
+    expect(store.latestSession()!.id).toBe(b.id);
+    store.setPrefix(a.id, prefix("x"), null);
+    store.appendMessage(a.id, user("u1", "hi"));
+    expect(store.latestSession()!.id).toBe(a.id);
+    expect(store.listSessions().map((s) => s.id)).toEqual([a.id, b.id]);
+  });
+});
+
+describe("stable prefix", () => {
+  test("a new version only when the fingerprint changes", () => {
+    const s = store.createSession({ model: "m/a" });
+    expect(store.currentPrefix(s.id)).toBeNull();
+    const v1 = store.setPrefix(s.id, prefix("You are terse."), "ignored for version 1");
+    expect(v1.version).toBe(1);
+    expect(v1.reason).toBeNull();
+    expect(store.setPrefix(s.id, prefix("You are terse."), "system changed").version).toBe(1);
+    const v2 = store.setPrefix(s.id, prefix("You are verbose."), "system changed");
+    expect(v2.version).toBe(2);
+    expect(v2.reason).toBe("system changed");
+    expect(v2.prefix.system[0]!.text).toBe("You are verbose.");
+    expect(store.currentPrefix(s.id)!.version).toBe(2);
+    expect(store.prefixVersions(s.id).map((v) => v.version)).toEqual([1, 2]);
+  });
+
+  test("loadSession without a prefix is a STORE error", () => {
+    const s = store.createSession({ model: "m/a" });
+    expect(codeOf(() => store.loadSession(s.id))).toBe("STORE");
+  });
+});
+
+describe("log", () => {
+  test("messages come back in order, byte-identical, tool arguments untouched", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    const args = '{ "b":1,  "a" : [2, 1.50] }';
+    const call: Message = { id: "a1", role: "assistant", content: [{ type: "thinking", text: "hm", signature: "sig==" }, { type: "tool_use", id: "tu1", name: "calc", arguments: args }] };
+    const result: Message = { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "tu1", content: "3", isError: false }] };
+    store.appendMessage(s.id, user("u1", "héllo \u2028 😀"));
+    store.appendMessage(s.id, call);
+    store.appendMessage(s.id, result);
+    const loaded = store.loadSession(s.id);
+    expect(loaded.messages).toEqual([user("u1", "héllo \u2028 😀"), call, result]);
+    expect(JSON.stringify(loaded.messages[1])).toBe(JSON.stringify(call));
+    expect((loaded.messages[1]!.content[1] as { arguments: string }).arguments).toBe(args);
+    expect(store.logEntries(s.id).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(loaded.summary).toEqual({ messages: [], coversThrough: null });
+  });
+
+  test("loaded messages are frozen and the returned array is the caller's", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    const first = store.loadSession(s.id).messages;
+    first.push(user("u2", "local only"));
+    expect(() => {
+      (first[0]!.content[0] as { text: string }).text = "changed";
+    }).toThrow();
+    expect(store.loadSession(s.id).messages).toEqual([user("u1", "a")]);
+  });
+
+  test("an existing message id is never rewritten; a retried identical append is a no-op", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    store.appendMessage(s.id, user("u1", "a"));
+    expect(codeOf(() => store.appendMessage(s.id, user("u1", "b")))).toBe("STORE");
+    expect(store.loadSession(s.id).messages).toEqual([user("u1", "a")]);
+  });
+
+  test("appending to an unknown session is SESSION_NOT_FOUND", () => {
+    expect(codeOf(() => store.appendMessage("s_missing", user("u1", "a")))).toBe("SESSION_NOT_FOUND");
+  });
+
+  test("a partial answer is updated while incomplete, then finalized, then frozen", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "q"));
+    store.appendMessage(s.id, { ...assistant("a1", ""), incomplete: true });
+    expect(store.loadSession(s.id).messages[1]).toEqual({ ...assistant("a1", ""), incomplete: true });
+    store.updatePartial(s.id, "a1", [{ type: "text", text: "Hel" }], true);
+    expect(store.loadSession(s.id).messages[1]).toEqual({ ...assistant("a1", "Hel"), incomplete: true });
+    store.updatePartial(s.id, "a1", [{ type: "text", text: "Hello." }], false);
+    const done = store.loadSession(s.id).messages[1]!;
+    expect(done).toEqual(assistant("a1", "Hello."));
+    expect("incomplete" in done).toBe(false);
+    expect(codeOf(() => store.updatePartial(s.id, "a1", [{ type: "text", text: "rewrite" }], false))).toBe("STORE");
+    expect(codeOf(() => store.updatePartial(s.id, "u1", [{ type: "text", text: "rewrite" }], true))).toBe("STORE");
+    expect(store.loadSession(s.id).messages[1]).toEqual(assistant("a1", "Hello."));
+  });
+
+  test("another process's appends are seen by an already-loaded store", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    store.appendMessage(s.id, { ...assistant("a1", "par"), incomplete: true });
+    expect(store.loadSession(s.id).messages).toHaveLength(2);
+    const other = openStore();
+    other.updatePartial(s.id, "a1", [{ type: "text", text: "partial, then done" }], false);
+    other.appendMessage(s.id, user("u2", "b"));
+    other.close();
+    expect(store.loadSession(s.id).messages).toEqual([user("u1", "a"), assistant("a1", "partial, then done"), user("u2", "b")]);
+  });
+
+  test("summary state is saved and loaded with the session", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    const summary = { messages: [user("sum1", "Summary: the user said a.")], coversThrough: "u1" };
+    store.saveSummary(s.id, summary);
+    expect(store.loadSession(s.id).summary).toEqual(summary);
+  });
+});
+
+describe("forks", () => {
+  function parentWithLog(): string {
+    const p = store.createSession({ model: "m/a", name: "parent" });
+    store.setPrefix(p.id, prefix("p"), null);
+    for (let i = 1; i <= 3; i++) {
+      store.appendMessage(p.id, user(`u${i}`, `q${i}`));
+      store.appendMessage(p.id, assistant(`a${i}`, `r${i}`));
+    }
+    return p.id;
+  }
+
+  test("a fork sees the parent's messages up to the fork point, then its own, and the parent is unaffected", () => {
+    const p = parentWithLog();
+    const f = store.createSession({ model: "m/a", parentId: p, forkPoint: "a2", affinityKey: store.findSession(p).affinityKey });
+    expect(f.parentId).toBe(p);
+    expect(f.forkPoint).toBe("a2");
+    expect(f.affinityKey).toBe(p);
+    store.appendMessage(f.id, user("fu1", "branch"));
+    const loaded = store.loadSession(f.id);
+    expect(loaded.messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "fu1"]);
+    expect(loaded.prefix.prefix.fingerprint).toBe(prefix("p").fingerprint);
+    expect(store.loadSession(p).messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "u3", "a3"]);
+    // Shared, not copied: the fork owns exactly one message row.
+    expect(store.logEntries(f.id).filter((e) => e.sessionId === f.id)).toHaveLength(1);
+    expect(store.sessionCounts(f.id)).toEqual({ messages: 5, requests: 0 });
+  });
+
+  test("forks of forks resolve recursively, including a fork point inside the grandparent's part", () => {
+    const p = parentWithLog();
+    const f1 = store.createSession({ model: "m/a", parentId: p, forkPoint: "a3" });
+    store.appendMessage(f1.id, user("f1u", "x"));
+    store.appendMessage(f1.id, assistant("f1a", "y"));
+    const f2 = store.createSession({ model: "m/a", parentId: f1.id });
+    expect(f2.forkPoint).toBe("f1a");
+    store.appendMessage(f2.id, user("f2u", "z"));
+    expect(store.loadSession(f2.id).messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "u3", "a3", "f1u", "f1a", "f2u"]);
+    const f3 = store.createSession({ model: "m/a", parentId: f1.id, forkPoint: "a1" });
+    store.appendMessage(f3.id, user("f3u", "w"));
+    expect(store.loadSession(f3.id).messages.map((m) => m.id)).toEqual(["u1", "a1", "f3u"]);
+  });
+
+  test("a fork point that is not in the parent is refused", () => {
+    const p = parentWithLog();
+    expect(codeOf(() => store.createSession({ model: "m/a", parentId: p, forkPoint: "nope" }))).toBe("INPUT_INVALID");
+    expect(codeOf(() => store.createSession({ model: "m/a", parentId: "s_unknown" }))).toBe("SESSION_NOT_FOUND");
+  });
+
+  test("removing a parent with forks needs force, and force removes the forks; removing a fork keeps the parent's shared rows", () => {
+    const p = parentWithLog();
+    const f = store.createSession({ model: "m/a", parentId: p, forkPoint: "a1" });
+    store.appendMessage(f.id, user("fu", "x"));
+    expect(codeOf(() => store.removeSession(p))).toBe("SESSION_CONFLICT");
+    expect(store.removeSession(f.id)).toEqual([f.id]);
+    expect(store.loadSession(p).messages).toHaveLength(6);
+    const g = store.createSession({ model: "m/a", parentId: p });
+    const gg = store.createSession({ model: "m/a", parentId: g.id });
+    expect(store.removeSession("parent", { force: true })).toEqual([p, g.id, gg.id]);
+    expect(store.listSessions()).toEqual([]);
+  });
+
+  test("a fork inherits the summary only when the fork point is at or after what it covers", () => {
+    const p = parentWithLog();
+    const summary = { messages: [user("s1", "so far")], coversThrough: "a1" };
+    store.saveSummary(p, summary);
+    const late = store.createSession({ model: "m/a", parentId: p, forkPoint: "a2" });
+    const early = store.createSession({ model: "m/a", parentId: p, forkPoint: "u1" });
+    expect(store.loadSession(late.id).summary).toEqual(summary);
+    expect(store.loadSession(early.id).summary).toEqual({ messages: [], coversThrough: null });
+  });
+});
+
+describe("ledger", () => {
+  test("rows round-trip with usage unknowns kept as undefined, in start order", () => {
+    const s = store.createSession({ model: "m/a" });
+    const r1 = row("r_1", s.id, 1000, [link(0), link(1, "5m")], "msg_1");
+    const r2 = row("r_2", s.id, 2000, [link(0), link(1), link(2), link(3, "5m")], "msg_2");
+    expect(store.recordRequest(r2)).toBe(true);
+    expect(store.recordRequest(r1)).toBe(true);
+    expect(store.requests(s.id)).toEqual([r1, r2]);
+    expect(store.request("r_2")).toEqual(r2);
+    expect(store.lastRequest(s.id)).toEqual(r2);
+    expect(store.request("r_1").usage.cacheWrite1h).toBeUndefined();
+    expect(codeOf(() => store.request("r_x"))).toBe("SESSION_NOT_FOUND");
+  });
+
+  test("a duplicate provider request id is ignored, so nothing is billed twice", () => {
+    const s = store.createSession({ model: "m/a" });
+    const f = store.createSession({ model: "m/a", parentId: s.id });
+    expect(store.recordRequest(row("r_1", s.id, 1000, [link(0)], "msg_same"))).toBe(true);
+    expect(store.recordRequest(row("r_2", f.id, 1001, [link(0)], "msg_same"))).toBe(false);
+    expect(store.recordRequest(row("r_3", f.id, 1002, [link(0)], null))).toBe(true);
+    expect(store.recordRequest(row("r_4", f.id, 1003, [link(0)], null))).toBe(true);
+    expect(store.ledger({}).map((r) => r.id)).toEqual(["r_1", "r_3", "r_4"]);
+    expect(store.ledger({ sessionId: f.id, since: 1003 }).map((r) => r.id)).toEqual(["r_4"]);
+  });
+
+  test("updateRequest patches fields and refuses a provider id billed elsewhere", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.recordRequest(row("r_1", s.id, 1000, [link(0)], "msg_1"));
+    store.recordRequest({ ...row("r_2", s.id, 2000, [link(0)], null), status: "incomplete" });
+    expect(store.updateRequest("r_2", { status: "ok", providerRequestId: "msg_2", costUsd: 0.5, usage: { input: 1, cacheRead: 2, cacheWrite5m: 0, cacheWrite1h: 0, output: 3, reasoning: undefined } })).toBe(true);
+    const updated = store.request("r_2");
+    expect(updated.status).toBe("ok");
+    expect(updated.providerRequestId).toBe("msg_2");
+    expect(updated.usage).toEqual({ input: 1, cacheRead: 2, cacheWrite5m: 0, cacheWrite1h: 0, output: 3, reasoning: undefined });
+    expect(updated.chain).toEqual([link(0)]);
+    expect(store.updateRequest("r_2", { providerRequestId: "msg_1" })).toBe(false);
+    expect(store.request("r_2").providerRequestId).toBe("msg_2");
+  });
+
+  test("hash chains stored as deltas read back exactly across many requests, moved breakpoints included", () => {
+    const s = store.createSession({ model: "m/a" });
+    const chains: ChainLink[][] = [];
+    for (let turn = 0; turn < 40; turn++) {
+      const chain = Array.from({ length: 2 * turn + 2 }, (_, i) => link(i));
+      chain[chain.length - 1] = link(chain.length - 1, "5m");
+      if (turn % 7 === 3) chain[0] = link(999);
+      chains.push(chain);
+      store.recordRequest(row(`r_${turn}`, s.id, 1000 + turn, chain, `p_${turn}`));
+    }
+    expect(store.requests(s.id).map((r) => r.chain)).toEqual(chains);
+    // Stored as deltas: most rows keep only the two new links (plus the moved breakpoint) in their tail.
+    const db = new Database(store.path, { readonly: true });
+    const stored = db.query("SELECT chain_depth AS depth, json_array_length(chain_tail) AS tail FROM requests ORDER BY started_at").all() as { depth: number; tail: number }[];
+    db.close();
+    // Turn 17 changed the first link and turn 18 changed it back, so 18 is a full chain and 20 its second delta.
+    expect(stored[18]).toEqual({ depth: 0, tail: 38 });
+    expect(stored[20]).toEqual({ depth: 2, tail: 3 });
+    expect(Math.max(...stored.map((r) => r.depth))).toBeLessThanOrEqual(16);
+    const fresh = openStore();
+    expect(fresh.request("r_39").chain).toEqual(chains[39]!);
+    expect(fresh.lastRequest(s.id)!.chain).toEqual(chains[39]!);
+    fresh.recordRequest(row("r_40", s.id, 2000, [...chains[39]!, link(500)], "p_40"));
+    expect(fresh.request("r_40").chain).toEqual([...chains[39]!, link(500)]);
+    fresh.close();
+  });
+});
+
+describe("token memo", () => {
+  test("counts are kept by content hash across store instances", () => {
+    store.saveNodeTokens([["aaaa", 12], ["bbbb", 7]]);
+    const fresh = openStore();
+    const many = Array.from({ length: 600 }, (_, i) => [`h${i}`, i] as [string, number]);
+    fresh.saveNodeTokens(many);
+    const got = fresh.nodeTokens(["aaaa", "bbbb", "cccc", ...many.map(([h]) => h)]);
+    expect(got.get("aaaa")).toBe(12);
+    expect(got.get("bbbb")).toBe(7);
+    expect(got.has("cccc")).toBe(false);
+    expect(got.get("h599")).toBe(599);
+    expect(got.size).toBe(602);
+    fresh.close();
+  });
+});
