@@ -73,8 +73,35 @@ export interface ProviderSpec {
    * provider it knows.
    */
   emulatorPath: string;
+  /**
+   * How the provider's prompt cache counts for a model: used for the
+   * cacheable maximum (cache efficiency) and by `cachet why`. Absent means
+   * automatic prefix caching from 1,024 tokens, exact counts.
+   */
+  cacheRules?: (model: string) => CacheRules;
   /** Model ids this provider is known to serve; absent means any. */
   models?: string[];
   /** Creates an adapter. */
   create(config: ProviderConfig): ProviderAdapter;
+}
+
+/**
+ * A provider's prompt-cache accounting rules for one model, as documented
+ * (see providers.md). Plain data so `why` and the meter need no plugin code.
+ */
+export interface CacheRules {
+  /**
+   * `breakpoints`: entries are written only at explicit markers (Anthropic,
+   * Qwen explicit mode); `prefix`: the provider caches prompt prefixes itself
+   * (OpenAI, Gemini implicit, DeepSeek, Kimi).
+   */
+  mode: "breakpoints" | "prefix";
+  /** Smallest prefix the provider caches, tokens; shorter prompts read and write nothing. */
+  minimumTokens: number;
+  /** Reported hits are rounded down to a multiple of this many tokens (OpenAI before GPT-5.6: 128); 1 = exact. */
+  granularity: number;
+  /** Blocks walked back from a breakpoint looking for an earlier entry (Anthropic: 20). */
+  lookback?: number;
+  /** Entry lifetime without use, ms, per TTL; refreshed on read. */
+  ttlMs?: { "5m"?: number; "1h"?: number; default?: number };
 }

@@ -100,6 +100,13 @@ export interface LedgerRow {
   cacheTtl: "5m" | "1h";
   /** The wire hash chain, one link per cacheable element. */
   chain: ChainLink[];
+  /**
+   * Cacheable maximum: tokens (in the provider's counting) of the longest
+   * prefix the previous request of the session could have left in the cache
+   * for this one; null for a session's first request. Cache efficiency =
+   * cacheRead / cacheableMax.
+   */
+  cacheableMax?: number | null;
   /** For a fork's first request: the tokens expected to be read from the parent's cache. */
   expectedCacheRead: number | null;
   status: RequestStatus;

@@ -1,0 +1,147 @@
+/**
+ * Comparing a request with the previous one of its session at the wire
+ * level: the cacheable maximum (what the previous request could have left in
+ * the cache for this one) and, for `cachet why`, the first divergent node and
+ * the cause of every miss.
+ */
+import type { CacheRules } from "../plugin/provider.ts";
+import { promptTokens } from "../plugin/usage.ts";
+import type { ChainLink, LedgerRow } from "../session/types.ts";
+import { sharedPrefixLength } from "./prefix-chain.ts";
+
+/** Rules used when a provider declares none: automatic prefix caching from 1,024 tokens. */
+export const DEFAULT_CACHE_RULES: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 1 };
+
+/** The parts of a ledger row the comparison reads. */
+export type ComparedRow = Pick<LedgerRow, "chain" | "usage" | "startedAt" | "affinityKey" | "cacheMode" | "cacheTtl" | "provider" | "model" | "prefixVersion">;
+
+/** Where the previous request's cache entries end, in chain links. */
+export function writtenLength(previous: readonly ChainLink[], rules: CacheRules): number {
+  if (rules.mode === "breakpoints") {
+    for (let i = previous.length - 1; i >= 0; i--) if (previous[i]!.breakpoint) return i + 1;
+    return 0;
+  }
+  // The overlay is volatile: a prefix cache keeps it, but no later request starts with it.
+  let end = previous.length;
+  while (end > 0 && previous[end - 1]!.kind === "overlay") end--;
+  return end;
+}
+
+/**
+ * The cacheable maximum of `current` after `previous`, in the provider's
+ * token counting. When `current` starts with everything the previous request
+ * cached, the figure comes from the previous request's billed usage (exact);
+ * otherwise the billed prompt is apportioned by the per-node estimates.
+ * Rounded down to the provider's granularity; 0 below its minimum.
+ */
+export function cacheableMaximum(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules): number {
+  if (!previous || previous.provider !== current.provider || previous.model !== current.model) return 0;
+  const written = writtenLength(previous.chain, rules);
+  const usable = Math.min(written, sharedPrefixLength(previous.chain, current.chain));
+  if (usable === 0) return 0;
+  let tokens: number;
+  const billedWritten =
+    rules.mode === "breakpoints"
+      ? (previous.usage.cacheRead ?? 0) + (previous.usage.cacheWrite5m ?? 0) + (previous.usage.cacheWrite1h ?? 0)
+      : (promptTokens(previous.usage) ?? undefined);
+  const estimate = (from: number, to: number) => {
+    let sum = 0;
+    for (let i = from; i < to; i++) sum += previous.chain[i]!.tokens;
+    return sum;
+  };
+  if (billedWritten !== undefined && billedWritten > 0) {
+    const writtenEstimate = rules.mode === "breakpoints" ? estimate(0, written) : estimate(0, previous.chain.length);
+    const tail = rules.mode === "breakpoints" ? 0 : estimate(written, previous.chain.length);
+    // Exact when this request starts with all the previous one cached; the
+    // volatile tail (overlay) is the only estimated part then.
+    tokens =
+      usable === written
+        ? Math.max(0, billedWritten - tail)
+        : Math.floor((billedWritten * estimate(0, usable)) / Math.max(1, writtenEstimate));
+  } else {
+    tokens = estimate(0, usable);
+  }
+  if (tokens < rules.minimumTokens) return 0;
+  return rules.granularity > 1 ? Math.floor(tokens / rules.granularity) * rules.granularity : tokens;
+}
+
+/** The explanation `cachet why` prints. */
+export interface Explanation {
+  /** First link where the requests differ; null when the current request extends the previous one. */
+  divergence: { index: number; nodeId: string; kind: string; previousNodeId: string | null } | null;
+  /** Links shared with the previous request. */
+  sharedLinks: number;
+  /** Tokens the previous request could have left in the cache for this one. */
+  expectedCacheRead: number;
+  /** What the provider reported. */
+  actualCacheRead: number | undefined;
+  /** Causes, most important first, e.g. "system changed", "TTL expired (6m 10s > 5m)". */
+  causes: string[];
+}
+
+/**
+ * Explains `current` against `previous`, with the provider's cache rules.
+ * Pure: reads only the two rows.
+ */
+export function explain(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules): Explanation {
+  const actual = current.usage.cacheRead;
+  if (!previous) {
+    return { divergence: null, sharedLinks: 0, expectedCacheRead: 0, actualCacheRead: actual, causes: ["first request of the session: nothing cached yet"] };
+  }
+  const shared = sharedPrefixLength(previous.chain, current.chain);
+  const expected = cacheableMaximum(previous, current, rules);
+  const causes: string[] = [];
+  let divergence: Explanation["divergence"] = null;
+  const written = writtenLength(previous.chain, rules);
+  if (shared < Math.min(written, current.chain.length)) {
+    const link = current.chain[shared]!;
+    const before = previous.chain[shared] ?? null;
+    divergence = { index: shared, nodeId: link.nodeId, kind: link.kind, previousNodeId: before?.nodeId ?? null };
+    causes.push(divergenceCause(previous.chain, current.chain, shared));
+  }
+  if (previous.provider !== current.provider || previous.model !== current.model) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model})`);
+  if (current.cacheMode === "off") causes.push("cache strategies off (--cache off)");
+  if ((previous.affinityKey ?? null) !== (current.affinityKey ?? null)) causes.push("different affinity key");
+  if (rules.mode === "breakpoints" && written === 0) causes.push("the previous request had no breakpoint, so it wrote no cache entry");
+  if (rules.mode === "breakpoints" && written > 0 && rules.lookback !== undefined) {
+    const reach = current.chain.findIndex((l, i) => i >= written - 1 && i < written - 1 + rules.lookback! && l.breakpoint);
+    if (reach === -1 && shared >= written) causes.push(`breakpoint moved: no breakpoint within ${rules.lookback} blocks after the previous entry at node ${previous.chain[written - 1]!.nodeId}`);
+  }
+  const ttlMs = ttlOf(previous, rules);
+  const gap = current.startedAt - previous.startedAt;
+  if (ttlMs !== undefined && gap > ttlMs) causes.push(`TTL expired (${duration(gap)} since the previous request > ${duration(ttlMs)})`);
+  const sharedTokens = current.chain.slice(0, Math.min(shared, written)).reduce((n, l) => n + l.tokens, 0);
+  if (expected === 0 && shared > 0 && sharedTokens < rules.minimumTokens) causes.push(`below the minimum cacheable length (${rules.minimumTokens} tokens)`);
+  if (causes.length === 0 && actual !== undefined && actual < expected) causes.push("unexplained by the wire: the provider evicted the entry or routed the request elsewhere");
+  if (causes.length === 0) causes.push(actual !== undefined && actual >= expected ? "no miss: the request read everything the previous one cached" : "usage unknown");
+  return { divergence, sharedLinks: shared, expectedCacheRead: expected, actualCacheRead: actual, causes };
+}
+
+function divergenceCause(previous: readonly ChainLink[], current: readonly ChainLink[], index: number): string {
+  const kind = current[index]!.kind;
+  if (kind === "system") return "system changed";
+  if (kind === "schema") return "schema changed";
+  if (kind === "tool") {
+    const names = (chain: readonly ChainLink[]) => chain.filter((l) => l.kind === "tool").map((l) => l.content).sort().join();
+    return names(previous) === names(current) ? "tools reordered" : "tools changed";
+  }
+  if (previous[index]?.kind === "system" || previous[index]?.kind === "tool" || previous[index]?.kind === "schema") {
+    return `${previous[index]!.kind === "tool" ? "tools" : previous[index]!.kind} changed`;
+  }
+  return `history rewritten at node ${index} (${current[index]!.nodeId})`;
+}
+
+function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {
+  const ttl = rules.ttlMs;
+  if (!ttl) return undefined;
+  const used = previous.chain.some((l) => l.breakpoint === "1h") ? "1h" : previous.cacheTtl;
+  return ttl[used] ?? ttl.default;
+}
+
+function duration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${s % 60 ? ` ${s % 60}s` : ""}`;
+  return `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ""}`;
+}
