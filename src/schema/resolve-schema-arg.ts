@@ -1,0 +1,86 @@
+/**
+ * `--schema FILE|JSON`: reads the user's output schema from a file or from
+ * inline JSON, and names it for providers that need a name.
+ */
+import { readFile } from "node:fs/promises";
+import { basename, extname } from "node:path";
+import type { OutputSchema } from "../context/types.ts";
+import { CachetError } from "../errors.ts";
+import type { SchemaTarget } from "./contract.ts";
+import { jsonErrorPosition } from "./json-error-position.ts";
+import { isPlainObject } from "./schema-node.ts";
+import { compileUserSchema } from "./validate-answer.ts";
+import { toWireSchema } from "./wire-schema.ts";
+
+/**
+ * Names providers accept for a schema (OpenAI `json_schema.name`) or a strict tool (Anthropic).
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools
+ */
+export const SCHEMA_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Options of {@link resolveSchemaArg}. */
+export interface ResolveSchemaOptions {
+  /** Also check the provider contract now, before anything is sent. */
+  target?: SchemaTarget;
+}
+
+/**
+ * Reads `arg`: inline JSON when it starts with `{` (after blanks), else a file
+ * path. The name is the schema's `title`, else the file name without its
+ * extension, else "output", sanitized to {@link SCHEMA_NAME}.
+ * @throws CachetError SCHEMA_INVALID for an unreadable file, a JSON syntax error
+ *   (with file, line and column), a non-object document, or an invalid JSON Schema.
+ * @throws SchemaContractError (SCHEMA_CONTRACT) when `options.target` is given
+ *   and the schema breaks that provider's contract.
+ */
+export async function resolveSchemaArg(arg: string, options: ResolveSchemaOptions = {}): Promise<OutputSchema> {
+  const inline = arg.trimStart().startsWith("{");
+  const source = inline ? "--schema" : arg;
+  let text = arg;
+  if (!inline) {
+    try {
+      text = await readFile(arg, "utf8");
+    } catch (error) {
+      throw new CachetError("SCHEMA_INVALID", `cannot read schema file ${arg}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
+        hint: "pass a readable JSON Schema file, or the schema itself as inline JSON starting with {",
+        cause: error,
+      });
+    }
+  }
+  const schema = parseSchemaText(text, source);
+  await compileUserSchema(schema);
+  const fileName = inline ? undefined : basename(arg, extname(arg));
+  const named: OutputSchema = { name: schemaName(typeof schema.title === "string" ? schema.title : fileName), schema };
+  if (options.target !== undefined) toWireSchema(options.target, schema);
+  return named;
+}
+
+/**
+ * Parses a schema document.
+ * @throws CachetError SCHEMA_INVALID naming `source` and the line:column of a syntax error.
+ */
+export function parseSchemaText(text: string, source: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    const position = jsonErrorPosition(text);
+    const where = position === undefined ? source : `${source}:${position.line}:${position.column}`;
+    throw new CachetError("SCHEMA_INVALID", `${where}: invalid JSON (${(error as Error).message.replace(/^JSON Parse error: /, "")})`, {
+      hint: "fix the JSON syntax at that position",
+      cause: error,
+    });
+  }
+  if (!isPlainObject(value)) {
+    throw new CachetError("SCHEMA_INVALID", `${source}: a JSON Schema must be a JSON object, found ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`, {
+      hint: "write the schema as an object, e.g. {\"type\":\"object\",\"properties\":{...}}",
+    });
+  }
+  return value;
+}
+
+/** `raw` made into a valid schema name: invalid characters become `_`, cut to 64. */
+export function schemaName(raw: string | undefined): string {
+  const cleaned = (raw ?? "").replace(/[^a-zA-Z0-9_-]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 64);
+  return cleaned === "" ? "output" : cleaned;
+}
