@@ -1,0 +1,69 @@
+/**
+ * The data behind `cachet why`: finds the request and its predecessor in the
+ * ledger, takes the provider's cache rules from its plugin, and explains.
+ */
+import { loadConfig } from "../config.ts";
+import { CachetError } from "../errors.ts";
+import { loadPlugins } from "../plugin/loader.ts";
+import { DEFAULT_CACHE_RULES, explain, type Explanation } from "../wire/divergence.ts";
+import { openStore } from "./store.ts";
+import type { LedgerRow } from "./types.ts";
+
+/** What `cachet why --json` prints. */
+export interface WhyReport extends Explanation {
+  request: { id: string; session: string; model: string; index: number; startedAt: number };
+  previous: { id: string; model: string; startedAt: number } | null;
+  /** Nodes (chain links) in this request. */
+  links: number;
+}
+
+/**
+ * Explains one request (by ledger id, or a session's latest), or the latest
+ * request of the latest session.
+ * @throws CachetError SESSION_NOT_FOUND when there is nothing to explain.
+ */
+export async function whyReport(ref?: string): Promise<WhyReport> {
+  const store = openStore();
+  try {
+    let rows: LedgerRow[];
+    let current: LedgerRow;
+    if (ref?.startsWith("r_")) {
+      current = store.request(ref);
+      rows = store.requests(current.sessionId);
+    } else {
+      const session = ref ? store.findSession(ref) : store.latestSession();
+      if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no request to explain yet", { hint: "run a prompt first" });
+      rows = store.requests(session.id);
+      const last = rows.at(-1);
+      if (!last) throw new CachetError("SESSION_NOT_FOUND", `session ${session.id} has no requests`, { hint: "run a prompt in it first" });
+      current = last;
+    }
+    const index = rows.findIndex((r) => r.id === current.id);
+    const previous = index > 0 ? rows[index - 1]! : null;
+    const host = await loadPlugins({ config: await loadConfig() });
+    const spec = host.providers.get(current.provider)?.value;
+    const rules = spec?.cacheRules?.(current.model) ?? DEFAULT_CACHE_RULES;
+    return {
+      request: { id: current.id, session: current.sessionId, model: `${current.provider}/${current.model}`, index, startedAt: current.startedAt },
+      previous: previous ? { id: previous.id, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
+      links: current.chain.length,
+      ...explain(previous, current, rules),
+    };
+  } finally {
+    store.close();
+  }
+}
+
+/** Human-readable form of a {@link WhyReport}. */
+export function formatWhy(r: WhyReport): string {
+  const n = (v: number | undefined) => (v === undefined ? "unknown" : v.toLocaleString("en-US"));
+  const lines = [
+    `request   ${r.request.id}  (session ${r.request.session}, ${r.request.model}, request ${r.request.index + 1})`,
+    `previous  ${r.previous ? `${r.previous.id}  (${r.previous.model})` : "none"}`,
+    `shared    ${r.sharedLinks} of ${r.links} nodes`,
+    `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : "nowhere: this request extends the previous one"}`,
+    `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,
+    ...r.causes.map((c, i) => `${i === 0 ? "cause" : "     "}     ${c}`),
+  ];
+  return `${lines.join("\n")}\n`;
+}
