@@ -58,12 +58,13 @@ export type Config = v.InferOutput<typeof ConfigSchema>;
  *   CONFIG_INVALID naming the key and the file when a value is wrong.
  */
 export async function loadConfig(path: string = configFile(statePaths())): Promise<Config> {
-  const file = Bun.file(path);
   let text: string;
   try {
-    if (!(await file.exists())) return {};
-    text = await file.text();
+    text = await Bun.file(path).text();
   } catch (cause) {
+    // Only a missing file means "no config": Bun.file().exists() is also false for a
+    // directory, which would silently drop the user's settings.
+    if ((cause as { code?: unknown }).code === "ENOENT") return {};
     throw new CachetError("CONFIG_UNREADABLE", `cannot read config ${path}: ${(cause as Error).message}`, {
       hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
       cause,
