@@ -496,7 +496,7 @@ export class Store {
         });
       }
       await Bun.sleep(Math.min(left, delay + Math.random() * delay));
-      delay = Math.min(delay * 2, 200);
+      delay = Math.min(delay * 2, 50);
     }
     const refresh = setInterval(() => {
       try {

@@ -1,0 +1,137 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import type { StablePrefix } from "../context/types.ts";
+import { isCachetError } from "../errors.ts";
+import { hashJson } from "../wire/hash.ts";
+import { openStore, type Store } from "./store.ts";
+
+const CHILD = join(import.meta.dir, "test-child.ts");
+let home: string;
+let store: Store;
+let sessionId: string;
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), "cachet-lock-"));
+  process.env.CACHET_HOME = home;
+  store = openStore();
+  sessionId = store.createSession({ model: "anthropic/claude-sonnet-4-5" }).id;
+  const body = { system: [{ id: "sys-0", text: "be brief" }], tools: [] };
+  store.setPrefix(sessionId, { ...body, fingerprint: hashJson(body) } satisfies StablePrefix, null);
+});
+
+afterEach(() => {
+  store.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function spawnChild(...args: string[]) {
+  return Bun.spawn([process.execPath, CHILD, ...args], { env: { ...process.env, CACHET_HOME: home }, stdout: "pipe", stderr: "pipe" });
+}
+
+async function untilReady(child: ReturnType<typeof spawnChild>): Promise<void> {
+  const reader = child.stdout.getReader();
+  const { value } = await reader.read();
+  expect(new TextDecoder().decode(value)).toBe("ready\n");
+  reader.releaseLock();
+}
+
+test("two processes taking turns on one session both get every turn stored, in order, nothing interleaved", async () => {
+  const turns = 15;
+  const start = String(Date.now() + 400);
+  const children = [spawnChild("turns", sessionId, "A", String(turns), start), spawnChild("turns", sessionId, "B", String(turns), start)];
+  const results = await Promise.all(children.map(async (child) => ({ code: await child.exited, stderr: await new Response(child.stderr).text() })));
+  expect(results).toEqual([{ code: 0, stderr: "" }, { code: 0, stderr: "" }]);
+
+  const entries = store.logEntries(sessionId);
+  expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: 4 * turns }, (_, i) => i + 1));
+  for (let i = 0; i < entries.length; i += 2) {
+    const [question, answer] = [entries[i]!.message, entries[i + 1]!.message];
+    expect(question.role).toBe("user");
+    expect(answer.role).toBe("assistant");
+    // The answer belongs to the same turn as the question, and that turn saw every earlier turn.
+    expect(answer.id).toBe(question.id.replace("-u", "-a"));
+    expect((answer.content[0] as { text: string }).text.endsWith(`after ${i}`)).toBe(true);
+  }
+  // The processes really ran at the same time: turns alternate between them several times.
+  const owners = entries.filter((_, i) => i % 2 === 0).map((e) => e.message.id[0]);
+  expect(owners.filter((owner, i) => i > 0 && owner !== owners[i - 1]).length).toBeGreaterThanOrEqual(2);
+  for (const tag of ["A", "B"]) {
+    const own = entries.filter((e) => e.message.id.startsWith(`${tag}-u`)).map((e) => e.message.id);
+    expect(own).toEqual(Array.from({ length: turns }, (_, i) => `${tag}-u${i}`));
+  }
+}, 60_000);
+
+test("a process killed mid-stream leaves the partial answer marked incomplete, and the session takes a new turn", async () => {
+  store.appendMessage(sessionId, { id: "u0", role: "user", content: [{ type: "text", text: "hi" }] });
+  store.appendMessage(sessionId, { id: "a0", role: "assistant", content: [{ type: "text", text: "hello" }] });
+  const child = spawnChild("crash", sessionId);
+  await untilReady(child);
+  child.kill("SIGKILL");
+  expect(await child.exited).not.toBe(0);
+
+  const resumed = openStore();
+  const loaded = resumed.loadSession(sessionId);
+  expect(loaded.messages.map((m) => m.id)).toEqual(["u0", "a0", "crash-u", "crash-a"]);
+  expect(loaded.messages[3]).toEqual({ id: "crash-a", role: "assistant", content: [{ type: "text", text: "Once upon a" }], incomplete: true });
+  const release = await resumed.acquireTurn(sessionId, { waitMs: 5_000 });
+  resumed.appendMessage(sessionId, { id: "u1", role: "user", content: [{ type: "text", text: "go on" }] });
+  release();
+  expect(resumed.loadSession(sessionId).messages.map((m) => m.id)).toEqual(["u0", "a0", "crash-u", "crash-a", "u1"]);
+  resumed.close();
+}, 30_000);
+
+test("the lease of a killed holder is taken over without waiting for it to expire", async () => {
+  const child = spawnChild("hold", sessionId);
+  await untilReady(child);
+  child.kill("SIGKILL");
+  await child.exited;
+  const started = Date.now();
+  const release = await store.acquireTurn(sessionId, { waitMs: 5_000 });
+  expect(Date.now() - started).toBeLessThan(5_000);
+  release();
+}, 30_000);
+
+test("a live holder makes a second taker wait, then fail with SESSION_CONFLICT; release lets it in", async () => {
+  const release = await store.acquireTurn(sessionId);
+  let error: unknown;
+  try {
+    await store.acquireTurn(sessionId, { waitMs: 150 });
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("SESSION_CONFLICT");
+  expect((error as Error).message).toContain(`process ${process.pid}`);
+  const waiting = store.acquireTurn(sessionId, { waitMs: 5_000 });
+  setTimeout(release, 50);
+  (await waiting)();
+});
+
+test("a lease from another host is honoured until it expires, then taken over", async () => {
+  const db = new Database(store.path);
+  db.query("INSERT INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, 1, 'elsewhere', 't_x', ?)").run(sessionId, Date.now() + 60_000);
+  let error: unknown;
+  try {
+    await store.acquireTurn(sessionId, { waitMs: 100 });
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("SESSION_CONFLICT");
+  db.query("UPDATE turn_leases SET expires_at = ? WHERE session_id = ?").run(Date.now() - 1, sessionId);
+  db.close();
+  (await store.acquireTurn(sessionId, { waitMs: 1_000 }))();
+});
+
+test("the holder refreshes its lease while it holds it", async () => {
+  const release = await store.acquireTurn(sessionId, { leaseMs: 90 });
+  const db = new Database(store.path, { readonly: true });
+  const expiry = () => (db.query("SELECT expires_at FROM turn_leases WHERE session_id = ?").get(sessionId) as { expires_at: number }).expires_at;
+  const first = expiry();
+  await Bun.sleep(200);
+  expect(expiry()).toBeGreaterThan(first);
+  release();
+  expect(db.query("SELECT * FROM turn_leases").all()).toEqual([]);
+  db.close();
+});
