@@ -27,6 +27,10 @@ export interface CostLine {
   usd: number | null;
   /** The same amount as an exact decimal string. */
   usdExact: string | null;
+  /** The exact price applied, pico-USD per million tokens (for per-node attribution). */
+  pricePico: PicoPerMillion | null;
+  /** The exact amount, atto-USD. */
+  usdAtto: Atto | null;
 }
 
 /** The tier a request was priced at. */
@@ -143,6 +147,8 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
       pricePerMillion: price === undefined ? null : priceToNumber(price),
       usd: amount === undefined ? null : toUsd(amount),
       usdExact: amount === undefined ? null : formatUsd(amount),
+      pricePico: price ?? null,
+      usdAtto: amount ?? null,
     });
   }
   const known = unknownReason === null;
