@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import type { RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import type { Message, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import { pluginServices } from "../../src/plugin/services.ts";
 import { findCacheMarks } from "../shared/breakpoints.ts";
 import { LookbackCache, flattenBlocks } from "../shared/lookback-model.ts";
 import { ANTHROPIC_CACHE_ORDER, applyAnthropicBreakpoints, strategies } from "./cache-strategy.ts";
+import { renderAnthropic } from "./render.ts";
 
 type Json = Record<string, unknown>;
 
@@ -95,6 +97,30 @@ describe("anthropic-breakpoints: rolling breakpoint never strands the previous e
       }
     });
   }
+
+  test("with the adapter's own renderer: 20 turns of 1 to 30 blocks read the previous tail every turn", () => {
+    const cache = new LookbackCache();
+    const log: Message[] = [{ id: "m0", role: "user", content: [{ type: "text", text: "Fix the failing test." }] }];
+    let previousTail = -1;
+    for (let turn = 1; turn <= 20; turn++) {
+      if (turn > 1) {
+        const ids = Array.from({ length: SCRAMBLED[turn - 1]! }, (_, i) => `t${turn}c${i}`);
+        log.push({ id: `a${turn}`, role: "assistant", content: [{ type: "thinking", text: "plan", signature: "sig" }, ...ids.map((id) => ({ type: "tool_use" as const, id, name: "bash", arguments: `{"cmd":"${id}"}` }))] });
+        log.push({ id: `u${turn}`, role: "user", content: ids.map((id) => ({ type: "tool_result" as const, toolUseId: id, content: `out ${id}` })) });
+      }
+      const ctx: RequestContext = {
+        ...context(),
+        prefix: { system: [{ id: "s0", text: "You are careful." }], tools: [{ name: "bash", parameters: { type: "object" } }], fingerprint: "0000000000000000" },
+        messages: structuredClone(log),
+        overlay: `Today is day ${turn}.`,
+      };
+      const result = cache.send(applyAnthropicBreakpoints(renderAnthropic(ctx, pluginServices), ctx).body, ANTHROPIC_CACHE_ORDER);
+      expect(result.breakpoints.length).toBeLessThanOrEqual(4);
+      expect(result.breakpoints).not.toContain(result.blocks.length - 1);
+      if (turn > 1) expect(result.read).toBe(previousTail);
+      previousTail = result.breakpoints.at(-1)!;
+    }
+  });
 
   test("control: marking only the tail strands the previous entry when a turn adds 20 or more blocks", () => {
     const cache = new LookbackCache();

@@ -1,9 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import type { Protocol, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import type { Message, Protocol, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import { pluginServices } from "../../src/plugin/services.ts";
+import { renderChat } from "../openai/chat.ts";
 import { findCacheMarks } from "../shared/breakpoints.ts";
 import { CHAT_CACHE_ORDER } from "../shared/chat-breakpoints.ts";
 import { LookbackCache } from "../shared/lookback-model.ts";
 import { alibabaBreakpoints, moonshotPromptCacheKey, openrouterCache, strategies, xaiConversationId } from "./cache-strategy.ts";
+import { qwenUsage } from "./usage.ts";
 
 type Json = Record<string, unknown>;
 
@@ -65,6 +68,28 @@ describe("alibaba-breakpoints (Qwen explicit cache)", () => {
       if (i > 0) expect(result.read).toBe(previousTail);
       previousTail = result.breakpoints.at(-1)!;
       expect(previousTail).toBe(result.blocks.length - 2);
+    }
+  });
+
+  test("with the chat renderer: a 20-turn conversation (with tool turns) reads the previous tail entry every turn", () => {
+    const cache = new LookbackCache();
+    const log: Message[] = [];
+    let previousTail = -1;
+    for (let turn = 1; turn <= 20; turn++) {
+      if (turn > 1) {
+        const id = `call${turn}`;
+        const answer: Message["content"] = turn % 3 === 0 ? [{ type: "tool_use", id, name: "bash", arguments: "{}" }] : [{ type: "text", text: `answer ${turn - 1}` }];
+        log.push({ id: `a${turn}`, role: "assistant", content: answer });
+        if (turn % 3 === 0) log.push({ id: `r${turn}`, role: "user", content: [{ type: "tool_result", toolUseId: id, content: "ok" }] });
+      }
+      log.push({ id: `u${turn}`, role: "user", content: [{ type: "text", text: `question ${turn}` }] });
+      const ctx: RequestContext = { ...context("alibaba", "qwen-plus"), prefix: { system: [{ id: "s", text: "sys" }], tools: [], fingerprint: "0000000000000000" }, messages: structuredClone(log), overlay: `day ${turn}` };
+      const sent = alibabaBreakpoints.apply(renderChat(ctx, pluginServices, { maxTokensField: "max_tokens", usage: qwenUsage }), ctx);
+      const result = cache.send(sent.body, CHAT_CACHE_ORDER);
+      expect(result.breakpoints.length).toBeLessThanOrEqual(4);
+      expect(result.breakpoints).not.toContain(result.blocks.length - 1);
+      if (turn > 1) expect(result.read).toBe(previousTail);
+      previousTail = result.breakpoints.at(-1)!;
     }
   });
 
