@@ -1,0 +1,52 @@
+/**
+ * `cachet sessions [list|show|rm] [SESSION] [--json] [--force]`: list
+ * sessions (default), show one (prefix versions, messages, requests; the
+ * latest without SESSION), or remove one with its rows (a parent's shared
+ * messages stay; a session with forks needs --force, which removes the forks too).
+ */
+import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
+import { globalArgs, jsonArg } from "./_args.ts";
+
+const args = {
+  action: { type: "positional", required: false, description: "list (default), show or rm" },
+  session: { type: "positional", required: false, description: "Session ID or NAME (show: default the latest; rm: required)" },
+  force: { type: "boolean", description: "rm: also remove the session's forks" },
+  ...jsonArg,
+  ...globalArgs,
+} as const;
+
+export default defineCommand({
+  meta: { name: "sessions", description: "List, show or remove sessions" },
+  args,
+  async run({ args: a }) {
+    const action = a.action ?? "list";
+    if (action !== "list" && action !== "show" && action !== "rm") {
+      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet sessions\``, { hint: "use list, show SESSION or rm SESSION" });
+    }
+    const { openStore } = await import("../session/store.ts");
+    const report = await import("../session/session-report.ts");
+    const store = openStore();
+    try {
+      if (action === "list") {
+        const listings = report.listSessions(store);
+        process.stdout.write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));
+      } else if (action === "show") {
+        const ref = a.session ?? store.latestSession()?.id;
+        if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
+        const details = report.sessionDetails(store, ref);
+        process.stdout.write(a.json ? `${JSON.stringify(details)}\n` : report.formatSessionDetails(details));
+      } else {
+        if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
+        const removed = store.removeSession(a.session, { force: a.force === true });
+        if (a.json) process.stdout.write(`${JSON.stringify({ removed })}\n`);
+        else {
+          const { info } = await import("../log.ts");
+          await info(`removed ${removed.join(", ")}`);
+        }
+      }
+    } finally {
+      store.close();
+    }
+  },
+});
