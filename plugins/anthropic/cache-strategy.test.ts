@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Message, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
 import { pluginServices } from "../../src/plugin/services.ts";
-import { findCacheMarks } from "../shared/breakpoints.ts";
+import { countBreakpoints, findCacheMarks } from "../shared/breakpoints.ts";
 import { LookbackCache, flattenBlocks } from "../shared/lookback-model.ts";
 import { ANTHROPIC_CACHE_ORDER, applyAnthropicBreakpoints, strategies } from "./cache-strategy.ts";
 import { renderAnthropic } from "./render.ts";
@@ -142,6 +142,7 @@ describe("anthropic-breakpoints: placement", () => {
   test("case 15: a multi-result message gets one mark on its last block, 4 marks in all", () => {
     const sent = applyAnthropicBreakpoints(wire(log, "overlay text"), context());
     expect(markedPaths(sent.body)).toEqual(["tools.2:5m", "system.1:5m", "messages.2.content.2:5m", "messages.4.content.0:5m"]);
+    expect(countBreakpoints(sent.body, ANTHROPIC_CACHE_ORDER)).toBe(4);
     const messages = sent.body.messages as Json[];
     expect((messages[2]!.content as Json[]).map((b) => b.cache_control)).toEqual([undefined, undefined, { type: "ephemeral" }]);
     expect((messages[4]!.content as Json[])[1]).toEqual({ type: "text", text: "overlay text" });
