@@ -35,7 +35,7 @@ export interface ResolveSchemaOptions {
  */
 export async function resolveSchemaArg(arg: string, options: ResolveSchemaOptions = {}): Promise<OutputSchema> {
   const inline = arg.trimStart().startsWith("{");
-  const source = inline ? "--schema" : arg;
+  const source = inline ? "inline schema" : arg;
   let text = arg;
   if (!inline) {
     try {
