@@ -4,10 +4,11 @@
  *   bun build/build.ts          the full matrix (build/targets.ts) into dist/, plus dist/SHA256SUMS
  *   bun build/build.ts --host   only this machine's binary, as dist/cachet (tests and benchmarks use it)
  *
- * Every binary this machine can execute is smoke-tested with `--version`: a
- * wrong flag combination (e.g. `--bytecode` without `--format=esm`) yields a
- * binary that builds fine and exits 1, and only running it shows that.
- * Exits non-zero on any failure, naming the target.
+ * Every binary this machine can execute is smoke-tested (`--version`, and
+ * `help run`, which loads a lazy command chunk) before it takes its final
+ * name: a wrong flag combination (e.g. `--bytecode` without `--format=esm`)
+ * yields a binary that builds fine and exits 1, and only running it shows
+ * that. Exits non-zero on any failure, naming the target.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
@@ -33,14 +34,15 @@ await generateCatalogIfPresent();
 
 if (hostOnly) {
   const out = join(DIST, "cachet");
-  await compile(undefined, out, "host");
+  await compile(undefined, out, "host", true);
   const size = (await stat(out)).size;
-  await smokeTest(out, "host");
   checkHostSize(size);
   log(`dist/cachet  ${mb(size)}  (${seconds(performance.now() - started)})`);
 } else {
   await removeStaleBinaries();
-  await pool(TARGETS, PARALLEL, (t) => compile(t.bunTarget, join(DIST, t.file), t.file));
+  const runnable = runnableHere(TARGETS, hostFacts());
+  if (runnable.length === 0) fail(`no target of the matrix runs on ${process.platform}-${process.arch}; nothing would be smoke-tested`);
+  await pool(TARGETS, PARALLEL, (t) => compile(t.bunTarget, join(DIST, t.file), t.file, runnable.includes(t)));
   const sums: string[] = [];
   for (const t of TARGETS) {
     const path = join(DIST, t.file);
@@ -49,9 +51,6 @@ if (hostOnly) {
     log(`dist/${t.file.padEnd(32)} ${mb(size)}`);
   }
   await Bun.write(join(DIST, "SHA256SUMS"), `${sums.join("\n")}\n`);
-  const runnable = runnableHere(TARGETS, hostFacts());
-  if (runnable.length === 0) fail(`no target of the matrix runs on ${process.platform}-${process.arch}; nothing was smoke-tested`);
-  for (const t of runnable) await smokeTest(join(DIST, t.file), t.file);
   const host = runnable.find((t) => !t.baseline && t.libc === "glibc") ?? runnable[0]!;
   checkHostSize((await stat(join(DIST, host.file))).size);
   const skipped = TARGETS.filter((t) => !runnable.includes(t)).map((t) => t.file);
@@ -76,10 +75,11 @@ async function generateCatalogIfPresent(): Promise<void> {
 }
 
 /**
- * One `bun build --compile`. Writes to a temporary name and renames, so a
- * failed build never leaves a half-written binary where tests look for one.
+ * One `bun build --compile`. Writes to a temporary name, smoke-tests it when
+ * `runnable`, and only then renames, so a failed or broken build never sits
+ * where tests and install.sh look for a binary.
  */
-async function compile(target: Bun.Build.CompileTarget | undefined, outfile: string, label: string): Promise<void> {
+async function compile(target: Bun.Build.CompileTarget | undefined, outfile: string, label: string, runnable: boolean): Promise<void> {
   // Same suffix as the final name: Bun appends ".exe" to Windows outfiles that lack it.
   const tmp = join(dirname(outfile), `.tmp-${process.pid}-${basename(outfile)}`);
   const result = await Bun.build({
@@ -102,16 +102,37 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
     await rm(tmp, { force: true });
     fail(`${label}: compile failed:\n${result.logs.map(String).join("\n")}`);
   }
+  if (runnable) {
+    try {
+      await smokeTest(tmp, label);
+    } catch (error) {
+      await rm(tmp, { force: true });
+      fail((error as Error).message);
+    }
+  }
   await rename(tmp, outfile);
 }
 
-/** Runs `<binary> --version` and requires exactly the package version on stdout. */
+/**
+ * Runs `<binary> --version` and requires exactly the package version on stdout,
+ * then `<binary> help run`, which loads citty and the run command's chunk: a
+ * broken lazy chunk passes `--version` (it imports nothing) but fails here.
+ */
 async function smokeTest(path: string, label: string): Promise<void> {
-  const proc = Bun.spawn([path, "--version"], { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000 });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0 || stdout.trim() !== version) {
-    fail(`${label}: smoke test failed: \`--version\` exited ${code} and printed ${JSON.stringify(stdout.trim())} (expected ${version})${stderr ? `; stderr: ${stderr.trim()}` : ""}`);
+  const versionRun = await execute([path, "--version"]);
+  if (versionRun.code !== 0 || versionRun.stdout.trim() !== version) {
+    throw new Error(`${label}: smoke test failed: \`--version\` exited ${versionRun.code} and printed ${JSON.stringify(versionRun.stdout.trim())} (expected ${version})${versionRun.stderr ? `; stderr: ${versionRun.stderr.trim()}` : ""}`);
   }
+  const helpRun = await execute([path, "help", "run"]);
+  if (helpRun.code !== 0 || !helpRun.stdout.includes("run")) {
+    throw new Error(`${label}: smoke test failed: \`help run\` (a lazily loaded command) exited ${helpRun.code}${helpRun.stderr ? `; stderr: ${helpRun.stderr.trim()}` : ""}`);
+  }
+}
+
+async function execute(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000, env: { ...process.env, NO_COLOR: "1" } });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
 }
 
 function checkHostSize(size: number): void {
