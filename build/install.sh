@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --from=*) from=${1#--from=}; shift ;;
     --prefix) [ $# -ge 2 ] || usage "--prefix needs a directory"; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage "unknown argument: $1" ;;
   esac
 done
