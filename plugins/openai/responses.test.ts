@@ -1,0 +1,57 @@
+import { expect, test } from "bun:test";
+import { pluginServices } from "../../src/plugin/services.ts";
+import type { ProviderConfig, RequestContext } from "../../src/plugin/index.ts";
+import { collect, fixture, jsonResponse, replayFetch } from "../../test/fixtures/wire/replay.ts";
+import { openaiClient } from "./client.ts";
+import { renderResponses, sendResponses } from "./responses.ts";
+import { responsesUsage } from "./usage.ts";
+
+const ctx: RequestContext = {
+  model: "gpt-5",
+  provider: "openai-responses",
+  prefix: { system: [{ id: "sys", text: "Be brief." }], tools: [{ name: "t", parameters: { type: "object" } }], fingerprint: "0000000000000000" },
+  summary: [],
+  messages: [
+    { id: "u1", role: "user", content: [{ type: "text", text: "Hi" }] },
+    { id: "a1", role: "assistant", content: [{ type: "text", text: "Calling." }, { type: "tool_use", id: "c1", name: "t", arguments: '{"z":1,"a":2}' }] },
+    { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "done" }] },
+  ],
+  overlay: "step 3 of 5",
+  generation: { maxTokens: 50, stream: false, providerOptions: { store: false } },
+  cache: { mode: "auto", ttl: "5m" },
+};
+
+test("responses render: system input items, function_call with raw arguments, function_call_output, overlay as its own user item, strict explicit", () => {
+  const wire = renderResponses(ctx, pluginServices);
+  expect(wire.body).toEqual({
+    model: "gpt-5",
+    input: [
+      { type: "message", role: "system", content: [{ type: "input_text", text: "Be brief." }] },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] },
+      { type: "message", role: "assistant", content: "Calling." },
+      { type: "function_call", call_id: "c1", name: "t", arguments: '{"z":1,"a":2}' },
+      { type: "function_call_output", call_id: "c1", output: "done" },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "step 3 of 5" }] },
+    ],
+    tools: [{ type: "function", name: "t", parameters: { type: "object" }, strict: false }],
+    max_output_tokens: 50,
+    stream: false,
+    store: false,
+  });
+  expect(wire.segments.at(-1)).toEqual({ nodeId: "overlay", kind: "overlay", path: ["input", 5, "content", 0] });
+});
+
+test("responses non-streaming: text, tool call and usage from the response object", async () => {
+  const { fetch, requests } = replayFetch([jsonResponse(fixture("openai-response.json"))]);
+  const config: ProviderConfig = { providerId: "openai-responses", apiKey: "k-123456", baseUrl: "http://127.0.0.1:1/openai/v1", fetch, options: {} };
+  const events = await collect(sendResponses(openaiClient(config), renderResponses(ctx, pluginServices), { signal: new AbortController().signal }, pluginServices, config));
+  expect(requests[0]!.url).toBe("http://127.0.0.1:1/openai/v1/responses");
+  expect(events.slice(0, 2)).toEqual([
+    { type: "text", delta: "Hello café" },
+    { type: "tool_call", id: "call_12345xyz", name: "get_weather", arguments: '{"unit": "celsius","city":"Tokyo"}' },
+  ]);
+  const finish = events[2]!;
+  if (finish.type !== "finish") throw new Error("no finish");
+  expect(finish).toMatchObject({ reason: "tool_calls", requestId: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b" });
+  expect(responsesUsage(finish.rawUsage).usage).toMatchObject({ input: 4262, cacheRead: 4864, output: 3197, reasoning: 1024 });
+});
