@@ -1,0 +1,44 @@
+/**
+ * The meter's entry points for the turn pipeline: price a usage report for
+ * `provider/model` with the catalog in force and the config's overrides,
+ * attribute it to the request's nodes, and the one-line cost summary.
+ */
+import type { Config } from "../config.ts";
+import { statePaths } from "../paths.ts";
+import type { UsageReport } from "../plugin/usage.ts";
+import { loadCatalog, type Catalog } from "./catalog.ts";
+import { priceUsageReport, type RequestCost } from "./pricing.ts";
+
+export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
+export type { AttributeOptions, CategoryRates, NodeCost, OutputCost, RequestAttribution } from "./attribute.ts";
+export { loadCatalog } from "./catalog.ts";
+export type { Catalog } from "./catalog.ts";
+export { priceUsage, priceUsageReport, resolvePrice } from "./pricing.ts";
+export type { CostLine, RequestCost, ResolvedPrice } from "./pricing.ts";
+export { formatCostLine, ledgerStats, ledgerTotal } from "./stats.ts";
+export { sessionCost } from "./session-cost.ts";
+
+/** A priced request plus `reason`: why the cost is unknown, or what in it is an estimate. */
+export type PricedRequest = RequestCost & { reason?: string };
+
+const catalogs = new Map<string, Promise<Catalog>>();
+
+/**
+ * Prices an adapter's usage report for `provider/model` with the catalog in
+ * force (stored update, else embedded; loaded once per data directory) and
+ * `config.prices` overrides. Unknown model or price → `costUsd: null` and a
+ * `reason` (print it as a warning), never $0.
+ * @throws CachetError CATALOG_INVALID when a stored catalog update is corrupt; UNKNOWN_MODEL when modelRef is not provider/model.
+ */
+export async function priceReport(modelRef: string, report: UsageReport, options: { config: Config; env?: Record<string, string | undefined> }): Promise<PricedRequest> {
+  const paths = statePaths(options.env ?? process.env);
+  let catalog = catalogs.get(paths.data);
+  if (!catalog) {
+    catalog = loadCatalog(paths).then((c) => c.catalog);
+    catalogs.set(paths.data, catalog);
+  }
+  const cost: PricedRequest = priceUsageReport(report, modelRef, await catalog, options.config.prices);
+  const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);
+  if (reason !== undefined) cost.reason = reason;
+  return cost;
+}

@@ -1,0 +1,146 @@
+/**
+ * A session's cost per request and per node (`cachet cost`), pure over its
+ * ledger rows. Each request's billed tokens are attributed to its chain
+ * (src/meter/attribute.ts) and grouped as a tree: system parts, tools,
+ * schema, messages with their blocks (node ids `message#block`), overlay.
+ */
+import type { Config } from "../config.ts";
+import type { Usage } from "../plugin/usage.ts";
+import type { LedgerRow } from "../session/types.ts";
+import { ChainMeter, ratesOf, type AttributeOptions, type NodeCacheStatus, type NodeCost } from "./attribute.ts";
+import type { Catalog } from "./catalog.ts";
+import { formatUsd, toUsd, type Atto } from "./money.ts";
+import { priceUsage, resolvePrice } from "./pricing.ts";
+
+/** One node (or a message grouping its blocks) of a request's cost tree. USD exact as a decimal string. */
+export interface CostTreeNode {
+  id: string;
+  kind: string;
+  tokens: number;
+  cacheRead: number;
+  cacheWrite1h: number;
+  cacheWrite5m: number;
+  input: number;
+  status: NodeCacheStatus;
+  usd: number | null;
+  usdExact: string | null;
+  /** Blocks of a message. */
+  children?: CostTreeNode[];
+}
+
+/** One request of the session, attributed. */
+export interface RequestCostView {
+  requestId: string;
+  role: string;
+  model: string;
+  startedAt: number;
+  usage: Usage;
+  /** Cost recorded in the ledger, USD. */
+  costUsd: number | null;
+  /** Billed prompt tokens, and the sum over the nodes (always equal when the chain is not empty). */
+  billedPrompt: number;
+  nodeTokens: number;
+  tree: CostTreeNode[];
+  output: { messageId: string | null; tokens: number | undefined; usd: number | null; usdExact: string | null };
+}
+
+/**
+ * Attributes every request of a session (rows in start order). Prices for
+ * per-node USD come from `catalog` (with `overrides`); without a price, USD
+ * fields are null and tokens are still attributed.
+ */
+export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overrides: Config["prices"] = {}): RequestCostView[] {
+  const meter = new ChainMeter();
+  return [...rows]
+    .sort((a, b) => a.startedAt - b.startedAt)
+    .map((row) => {
+      const modelId = `${row.provider}/${row.model}`;
+      const resolved = resolvePrice(catalog, modelId, overrides);
+      const options: AttributeOptions = { messageId: row.messageId };
+      if (resolved) Object.assign(options, ratesOf(priceUsage(row.usage, resolved, modelId)));
+      const a = meter.attribute(row.chain, row.usage, options);
+      const nodes = a.nodes();
+      return {
+        requestId: row.id,
+        role: row.role,
+        model: modelId,
+        startedAt: row.startedAt,
+        usage: row.usage,
+        costUsd: row.costUsd,
+        billedPrompt: a.billedPrompt,
+        nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
+        tree: buildTree(nodes),
+        output: { messageId: a.output.messageId, tokens: a.output.tokens, usd: a.output.usd, usdExact: a.output.usdAtto === null ? null : formatUsd(a.output.usdAtto) },
+      };
+    });
+}
+
+function buildTree(nodes: readonly NodeCost[]): CostTreeNode[] {
+  const out: CostTreeNode[] = [];
+  let group: { node: CostTreeNode; atto: Atto | null } | undefined;
+  for (const n of nodes) {
+    const leaf = leafOf(n);
+    const hash = n.nodeId.indexOf("#");
+    if (hash === -1) {
+      group = undefined;
+      out.push(leaf);
+      continue;
+    }
+    const messageId = n.nodeId.slice(0, hash);
+    if (group?.node.id !== messageId) {
+      group = { node: { id: messageId, kind: "message", tokens: 0, cacheRead: 0, cacheWrite1h: 0, cacheWrite5m: 0, input: 0, status: "empty", usd: 0, usdExact: "0", children: [] }, atto: 0n };
+      out.push(group.node);
+    }
+    const g = group.node;
+    g.children!.push(leaf);
+    g.tokens += n.tokens;
+    g.cacheRead += n.cacheRead;
+    g.cacheWrite1h += n.cacheWrite1h;
+    g.cacheWrite5m += n.cacheWrite5m;
+    g.input += n.input;
+    g.status = g.children!.every((c) => c.status === g.children![0]!.status) ? g.children![0]!.status : "mixed";
+    group.atto = group.atto === null || n.usdAtto === null ? null : group.atto + n.usdAtto;
+    g.usd = group.atto === null ? null : toUsd(group.atto);
+    g.usdExact = group.atto === null ? null : formatUsd(group.atto);
+  }
+  return out;
+}
+
+function leafOf(n: NodeCost): CostTreeNode {
+  return {
+    id: n.nodeId,
+    kind: n.kind,
+    tokens: n.tokens,
+    cacheRead: n.cacheRead,
+    cacheWrite1h: n.cacheWrite1h,
+    cacheWrite5m: n.cacheWrite5m,
+    input: n.input,
+    status: n.status,
+    usd: n.usd,
+    usdExact: n.usdAtto === null ? null : formatUsd(n.usdAtto),
+  };
+}
+
+/**
+ * Text rendering of {@link sessionCost}: one line per request, and with
+ * `tree` the nodes under it (indented blocks under their message).
+ */
+export function formatSessionCost(views: readonly RequestCostView[], tree: boolean): string {
+  const lines: string[] = [];
+  for (const v of views) {
+    const u = v.usage;
+    lines.push(
+      `${v.requestId}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? 0} · write ${(u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)} · out ${u.output ?? "?"}`,
+    );
+    if (!tree) continue;
+    const walk = (nodes: readonly CostTreeNode[], depth: number): void => {
+      for (const n of nodes) {
+        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}`);
+        if (n.children) walk(n.children, depth + 1);
+      }
+    };
+    walk(v.tree, 1);
+    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}`);
+  }
+  return lines.length > 0 ? `${lines.join("\n")}\n` : "";
+}
