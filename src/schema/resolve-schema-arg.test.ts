@@ -1,0 +1,44 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { resolveSchemaArg, schemaName } from "./resolve-schema-arg.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "cachet-schema-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("inline JSON starting with { is the schema itself, named 'output' unless it has a title", async () => {
+  expect(await resolveSchemaArg(' {"type":"object","properties":{"a":{"type":"string"}}}')).toEqual({ name: "output", schema: { type: "object", properties: { a: { type: "string" } } } });
+  expect((await resolveSchemaArg('{"title":"Order summary (v2)","type":"object","properties":{}}')).name).toBe("Order_summary_v2");
+});
+
+test("a file is read and named after the file", async () => {
+  const file = join(dir, "invoice lines.schema.json");
+  writeFileSync(file, '{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}');
+  expect(await resolveSchemaArg(file)).toEqual({ name: "invoice_lines_schema", schema: { type: "object", properties: { total: { type: "number" } }, required: ["total"] } });
+});
+
+test("a syntax error names the file, line and column", async () => {
+  const file = join(dir, "broken.json");
+  writeFileSync(file, '{\n  "type": "object",\n  "properties": {,}\n}');
+  await expect(resolveSchemaArg(file)).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: expect.stringContaining(`${file}:3:18: invalid JSON`) });
+});
+
+test("missing files, non-objects and invalid schemas are SCHEMA_INVALID", async () => {
+  await expect(resolveSchemaArg(join(dir, "nope.json"))).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: expect.stringContaining("ENOENT") });
+  const array = join(dir, "array.json");
+  writeFileSync(array, "[1]");
+  await expect(resolveSchemaArg(array)).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: `${array}: a JSON Schema must be a JSON object, found an array` });
+  await expect(resolveSchemaArg('{"type":"object","properties":{"a":{"type":"strin"}}}')).rejects.toMatchObject({ code: "SCHEMA_INVALID" });
+});
+
+test("with a target, the provider contract is checked up front", async () => {
+  await expect(resolveSchemaArg('{"type":"array","items":{"type":"string"}}', { target: "openai" })).rejects.toMatchObject({ code: "SCHEMA_CONTRACT", message: expect.stringContaining("$: the root must be") });
+  expect((await resolveSchemaArg('{"type":"array","items":{"type":"string"}}', { target: "gemini" })).name).toBe("output");
+});
+
+test("names are cut to the provider pattern", () => {
+  expect(schemaName("x".repeat(80))).toBe("x".repeat(64));
+  expect(schemaName("  ")).toBe("output");
+  expect(schemaName("été/plan")).toBe("t_plan");
+});
