@@ -1,0 +1,32 @@
+/**
+ * `cachet emulate [--port N] [--host 127.0.0.1]`: serves the provider
+ * emulator until SIGINT/SIGTERM. The first stdout line is the root URL.
+ */
+import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
+import { globalArgs } from "./_args.ts";
+
+export default defineCommand({
+  meta: { name: "emulate", description: "Serve the provider emulator on loopback" },
+  args: {
+    ...globalArgs,
+    port: { type: "string", description: "TCP port (0 picks a free one)", default: "0" },
+    host: { type: "string", description: "Interface to listen on", default: "127.0.0.1" },
+  },
+  async run({ args }) {
+    const port = Number(args.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+      throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${args.port}"`, { hint: "use --port 0 for a free port" });
+    }
+    const { startEmulator } = await import("../emulator/index.ts");
+    const emulator = await startEmulator({ port, host: args.host });
+    process.stdout.write(`${emulator.url}\n`);
+    const { info } = await import("../log.ts");
+    await info(`emulator serving on ${emulator.url} (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/...); Ctrl-C stops it`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    await emulator.stop();
+  },
+});

@@ -1,0 +1,67 @@
+/**
+ * The answer to a request: scripted when a script is named, else a short
+ * deterministic text derived from the prompt (same prompt, same model → same
+ * words), `CACHET_EMULATOR_ANSWER_TOKENS` tokens long (default 20).
+ */
+import { loadScript, SCRIPT_ENV, SCRIPT_HEADER } from "./script.ts";
+import { countTokens } from "./tokenizer.ts";
+import type { Answer, Prompt } from "./types.ts";
+
+/** Environment variable setting the default answer length in tokens. */
+export const ANSWER_TOKENS_ENV = "CACHET_EMULATOR_ANSWER_TOKENS";
+const DEFAULT_ANSWER_TOKENS = 20;
+
+// Mostly one o200k token each; a few non-ASCII words so streams carry multi-byte UTF-8.
+const WORDS = [
+  "cache", "prefix", "token", "stable", "answer", "model", "request", "emulated", "reply", "the", "a", "of", "and", "to",
+  "in", "is", "café", "déjà", "über", "node", "turn", "session", "write", "read", "hit", "miss", "breakpoint", "window",
+];
+
+/**
+ * Builds the answer for `prompt`.
+ * @param seed a hash of the prompt (its last prefix hash), fixing the words
+ * @throws EmulatorRequestError 400 when the named script file is unreadable or invalid.
+ */
+export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: Record<string, string | undefined>): Answer {
+  if (prompt.maxTokens === 0) return { text: "", thinking: "", toolCalls: [], outputTokens: 0, reasoningTokens: 0, truncated: true };
+  const scriptPath = headers.get(SCRIPT_HEADER) ?? env[SCRIPT_ENV];
+  if (scriptPath) {
+    const scripted = loadScript(scriptPath)[prompt.assistantTurns];
+    if (scripted) {
+      const toolCalls = (scripted.tool_calls ?? []).map((call, i) => ({ id: callId(seed, i), name: call.name, arguments: call.arguments }));
+      const text = scripted.text ?? "";
+      const thinking = scripted.thinking ?? "";
+      const callTokens = toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.arguments), 0);
+      const reasoningTokens = countTokens(thinking);
+      return { text, thinking, toolCalls, outputTokens: countTokens(text) + callTokens, reasoningTokens, truncated: false };
+    }
+  }
+  const wanted = Number(env[ANSWER_TOKENS_ENV] ?? DEFAULT_ANSWER_TOKENS);
+  const target = Math.max(1, Math.min(Number.isFinite(wanted) ? wanted : DEFAULT_ANSWER_TOKENS, prompt.maxTokens ?? Infinity));
+  const text = deterministicText(seed, target);
+  return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: target < wanted };
+}
+
+/** A deterministic tool-call id suffix for the i-th call of an answer. */
+function callId(seed: string, i: number): string {
+  return Bun.hash.wyhash(`${seed}|call|${i}`).toString(36);
+}
+
+function deterministicText(seed: string, tokens: number): string {
+  let state = BigInt(Bun.hash.wyhash(seed)) | 1n;
+  const words: string[] = [];
+  let count = 0;
+  while (count < tokens) {
+    state ^= state << 13n;
+    state ^= state >> 7n;
+    state ^= state << 17n;
+    state &= 0xffffffffffffffffn;
+    const word = WORDS[Number(state % BigInt(WORDS.length))]!;
+    const piece = words.length === 0 ? word : ` ${word}`;
+    const cost = countTokens(piece);
+    if (count + cost > tokens && words.length > 0) break;
+    words.push(piece);
+    count += cost;
+  }
+  return words.join("");
+}

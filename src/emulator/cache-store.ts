@@ -1,0 +1,103 @@
+/**
+ * The emulator's cache state: entries keyed by scope and prefix hash, with an
+ * expiry on the emulated clock, plus per-minute request counters for
+ * OpenAI-style routing. Kept in SQLite (bun:sqlite, WAL) so several
+ * processes using the same file see one cache, as they would see one
+ * provider; `null` path keeps it in memory.
+ */
+import { Database, type Statement } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** One cache entry. */
+export interface CacheEntry {
+  /** Tokens of the cached prefix. */
+  tokens: number;
+  /** Emulated ms since epoch after which the entry is gone. */
+  expiresAt: number;
+  /** TTL the entry was written with, in ms (reads refresh by it). */
+  ttlMs: number;
+}
+
+/** Reads and writes cache entries; every method is synchronous and cheap. */
+export class CacheStore {
+  private readonly db: Database;
+  private readonly getStmt: Statement;
+  private readonly putStmt: Statement;
+  private readonly refreshStmt: Statement;
+  private readonly bumpStmt: Statement;
+
+  /**
+   * @param path SQLite file (created with its directory), or null for memory.
+   * @throws Error when the file cannot be opened.
+   */
+  constructor(path: string | null) {
+    if (path !== null) mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path ?? ":memory:", { create: true, strict: true });
+    this.db.run("PRAGMA busy_timeout = 5000");
+    if (path !== null) {
+      this.db.run("PRAGMA journal_mode = WAL");
+      this.db.run("PRAGMA synchronous = NORMAL");
+    }
+    this.db.run("CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL) WITHOUT ROWID");
+    this.db.run("CREATE TABLE IF NOT EXISTS route_counts (key TEXT PRIMARY KEY, minute INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID");
+    this.getStmt = this.db.prepare("SELECT tokens, expires_at AS expiresAt, ttl_ms AS ttlMs FROM cache_entries WHERE key = ?");
+    // An entry never loses lifetime by being written again: keep the later expiry.
+    this.putStmt = this.db.prepare(
+      "INSERT INTO cache_entries (key, tokens, expires_at, ttl_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET expires_at = max(expires_at, excluded.expires_at), ttl_ms = max(ttl_ms, excluded.ttl_ms), tokens = excluded.tokens",
+    );
+    this.refreshStmt = this.db.prepare("UPDATE cache_entries SET expires_at = max(expires_at, ?2 + ttl_ms) WHERE key = ?1");
+    this.bumpStmt = this.db.prepare(
+      "INSERT INTO route_counts (key, minute, count) VALUES (?1, ?2, 1) ON CONFLICT(key) DO UPDATE SET count = CASE WHEN minute = excluded.minute THEN count + 1 ELSE 1 END, minute = excluded.minute RETURNING count",
+    );
+  }
+
+  /** The live entry under `key` at emulated time `now`, or undefined (absent or expired). */
+  get(key: string, now: number): CacheEntry | undefined {
+    const row = this.getStmt.get(key) as CacheEntry | null;
+    return row && row.expiresAt > now ? row : undefined;
+  }
+
+  /** Writes (or extends) an entry living `ttlMs` from `now`. */
+  put(key: string, tokens: number, now: number, ttlMs: number): void {
+    this.putStmt.run(key, tokens, now + ttlMs, ttlMs);
+  }
+
+  /** Restarts a read entry's lifetime at `now` (reads refresh the TTL). */
+  refresh(key: string, now: number): void {
+    this.refreshStmt.run(key, now);
+  }
+
+  /** Runs `fn` in one transaction (one fsync for a request's writes). */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn)();
+  }
+
+  /**
+   * Counts one request for a routing key in the emulated minute of `now` and
+   * returns the count so far in that minute (1 for the first).
+   */
+  countRequest(key: string, now: number): number {
+    const row = this.bumpStmt.get(key, Math.floor(now / 60_000)) as { count: number };
+    return row.count;
+  }
+
+  /** Forgets every entry and counter. */
+  clear(): void {
+    this.db.run("DELETE FROM cache_entries");
+    this.db.run("DELETE FROM route_counts");
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.db.close();
+  }
+}
+
+/** Milliseconds in a TTL written as `5m` / `1h` / `30m` / `24h`. */
+export function ttlMs(ttl: string): number {
+  const match = /^(\d+)([smh])$/.exec(ttl);
+  if (!match) throw new Error(`bad TTL ${ttl}`);
+  const n = Number(match[1]);
+  return n * (match[2] === "s" ? 1_000 : match[2] === "m" ? 60_000 : 3_600_000);
+}

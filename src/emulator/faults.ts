@@ -1,0 +1,66 @@
+/**
+ * Fault injection, chosen per request by the `x-emulator-fault` header, else
+ * the `CACHET_EMULATOR_FAULT` environment variable.
+ *
+ * Syntax: `NAME` (every request) or `NAME:N` (only the first N requests that
+ * carry this exact value, counted per emulator instance, so `429:1` fails
+ * once and lets the retry through). Names:
+ * - `429`: HTTP 429 rate limit, `retry-after: 1` and `retry-after-ms: 200`.
+ * - `503`: HTTP 503 unavailable.
+ * - `529`: HTTP 529 overloaded (`overloaded_error`).
+ * - `error-before`: a 200 stream whose first event after the start is an
+ *   `overloaded_error` error event, before any content.
+ * - `error-after`: the same error event after all content, before the final
+ *   usage/stop events.
+ * - `cut`: the stream (or JSON body) stops mid-way, inside an event, and the
+ *   connection is dropped.
+ * - `stall`: the stream sends its start and first content, then nothing for
+ *   10 minutes (a JSON body: nothing at all).
+ * - `chatter`: the stream sends its start, then only keep-alive pings and
+ *   error chatter comments every 250 ms for 10 minutes, no content.
+ * - `split-utf8`: every SSE event (or the JSON body) is written in two TCP
+ *   writes, split inside a multi-byte UTF-8 character when the event has one,
+ *   else in the middle of the JSON.
+ * On a non-streaming request `error-before`/`error-after` answer HTTP 529
+ * (Anthropic) or 503 (others) and `chatter` behaves as `stall`.
+ */
+import { EmulatorRequestError } from "./request-error.ts";
+
+/** Request header naming a fault. */
+export const FAULT_HEADER = "x-emulator-fault";
+/** Environment variable naming a fault. */
+export const FAULT_ENV = "CACHET_EMULATOR_FAULT";
+
+/** Every fault name. */
+export const FAULT_NAMES = ["429", "503", "529", "error-before", "error-after", "cut", "stall", "chatter", "split-utf8"] as const;
+
+/** A fault name. */
+export type FaultName = (typeof FAULT_NAMES)[number];
+
+/** Counts how often each `NAME:N` value has fired. */
+export class FaultPlan {
+  private readonly fired = new Map<string, number>();
+
+  /**
+   * The fault to apply to this request, or undefined.
+   * @throws EmulatorRequestError 400 on a value that is not `NAME` or `NAME:N`.
+   */
+  pick(headers: Headers, env: Record<string, string | undefined>): FaultName | undefined {
+    const raw = headers.get(FAULT_HEADER) ?? env[FAULT_ENV];
+    if (raw === undefined || raw === null || raw === "") return undefined;
+    const match = /^([a-z0-9-]+)(?::(\d+))?$/.exec(raw.trim());
+    const name = match?.[1] as FaultName | undefined;
+    if (!match || !name || !FAULT_NAMES.includes(name)) {
+      throw new EmulatorRequestError(400, "invalid_request_error", `emulator fault "${raw}" is not one of ${FAULT_NAMES.join(", ")} (optionally NAME:COUNT)`);
+    }
+    if (match[2] === undefined) return name;
+    const count = (this.fired.get(raw) ?? 0) + 1;
+    this.fired.set(raw, count);
+    return count <= Number(match[2]) ? name : undefined;
+  }
+
+  /** Forgets the counts. */
+  reset(): void {
+    this.fired.clear();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The contract every wire protocol implements: read a request body into
+ * neutral content items, and render an answer with its usage as JSON or as
+ * SSE events, in the shapes the official SDKs parse.
+ */
+import type { Route } from "../router.ts";
+import type { Answer, CacheOutcome, ContentItem, Prompt, Ttl } from "../types.ts";
+
+/** What a parser read from a request body. */
+export interface ParsedRequest {
+  items: ContentItem[];
+  model: string;
+  stream: boolean;
+  /** OpenAI `stream_options.include_usage` (and providers that always send usage). */
+  includeUsage: boolean;
+  affinityKey: string | undefined;
+  autoCache: Ttl | undefined;
+  cacheMode: "implicit" | "explicit" | undefined;
+  retention: string | undefined;
+  assistantTurns: number;
+  maxTokens: number | undefined;
+}
+
+/** Everything a renderer needs for one answered request. */
+export interface Exchange {
+  /** Random-free id suffix derived from the prompt and time. */
+  id: string;
+  /** Seconds since epoch (emulated). */
+  created: number;
+  route: Route;
+  request: ParsedRequest;
+  prompt: Prompt;
+  answer: Answer;
+  outcome: CacheOutcome;
+  /** The request body as received. */
+  body: Record<string, unknown>;
+}
+
+/**
+ * A rendered stream: SSE-framed events, with the range that carries content,
+ * so faults can be placed before, inside or after it.
+ */
+export interface StreamPlan {
+  events: string[];
+  /** Index of the first event carrying content. */
+  contentStart: number;
+  /** Index one past the last event carrying content. */
+  contentEnd: number;
+}
+
+/** One wire protocol. */
+export interface ProtocolHandler {
+  /**
+   * Reads a request body.
+   * @throws EmulatorRequestError 400 on a body the provider would reject.
+   */
+  parse(body: Record<string, unknown>, route: Route, headers: Headers): ParsedRequest;
+  /** Items the answer becomes when the client sends it back next turn. */
+  answerItems(answer: Answer): ContentItem[];
+  /** The usage object in the route provider's shape. */
+  usage(exchange: Exchange): unknown;
+  /** Non-streaming response body. */
+  json(exchange: Exchange, usage: unknown): unknown;
+  /** Streaming response events. */
+  stream(exchange: Exchange, usage: unknown): StreamPlan;
+  /** A keep-alive event. */
+  ping: string;
+  /** Chatter that is not content (comments, pings). */
+  chatter: string[];
+  /** An in-stream error event (`overloaded_error`). */
+  streamError(message: string): string;
+  /** An HTTP error body for status and Anthropic-style error type. */
+  errorBody(status: number, type: string, message: string): unknown;
+}
+
+/** Frames one SSE event: `event:` line when named, one `data:` line of JSON. */
+export function sse(data: unknown, event?: string): string {
+  const json = typeof data === "string" ? data : JSON.stringify(data);
+  return event === undefined ? `data: ${json}\n\n` : `event: ${event}\ndata: ${json}\n\n`;
+}
+
+/** Splits text into deltas of a few words each (at least one delta). */
+export function textPieces(text: string): string[] {
+  const words = text.match(/\s*\S+/g) ?? [text];
+  const pieces: string[] = [];
+  for (let i = 0; i < words.length; i += 3) pieces.push(words.slice(i, i + 3).join(""));
+  return pieces.length === 0 ? [""] : pieces;
+}
+
+/** Splits a string into two halves (for argument deltas). */
+export function halves(text: string): string[] {
+  if (text.length < 2) return [text];
+  const mid = Math.floor(text.length / 2);
+  return [text.slice(0, mid), text.slice(mid)];
+}
+
+/** Reads a `cache_control` value into a TTL, or undefined when absent. */
+export function ttlOf(cacheControl: unknown): Ttl | undefined {
+  if (cacheControl === undefined || cacheControl === null || typeof cacheControl !== "object") return undefined;
+  return (cacheControl as { ttl?: unknown }).ttl === "1h" ? "1h" : "5m";
+}
+
+/** A fixed token count for images and files: the emulator does not decode them. */
+export const MEDIA_TOKENS = 1_600;
+
+/** Text of a string or of a list of text parts. */
+export function plainText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part === "object" && part !== null && typeof (part as { text?: unknown }).text === "string" ? (part as { text: string }).text : JSON.stringify(part))).join("\n");
+  return content === undefined || content === null ? "" : JSON.stringify(content);
+}

@@ -1,0 +1,182 @@
+/**
+ * The request handler: routes a request, applies faults, parses the body,
+ * runs the provider's cache model, builds the answer and renders it.
+ */
+import { makeAnswer } from "./answer.ts";
+import type { CacheStore } from "./cache-store.ts";
+import { cacheOutcome } from "./cache/select.ts";
+import { emulatedNow } from "./clock.ts";
+import type { FaultName, FaultPlan } from "./faults.ts";
+import { type Inspection, publicHeaders } from "./inspection.ts";
+import { buildBlocks } from "./prompt.ts";
+import { anthropicMessages } from "./protocols/anthropic-messages.ts";
+import { gemini } from "./protocols/gemini.ts";
+import { openaiChat } from "./protocols/openai-chat.ts";
+import { openaiResponses } from "./protocols/openai-responses.ts";
+import type { Exchange, ProtocolHandler } from "./protocols/protocol.ts";
+import { EmulatorRequestError } from "./request-error.ts";
+import { resolveRoute, type Route } from "./router.ts";
+import { jsonBody, SSE_HEADERS, streamBody } from "./stream-writer.ts";
+import type { Prompt, Protocol, ReceivedRequest } from "./types.ts";
+
+/** Environment variable seeding overflow routing (default `cachet`). */
+export const SEED_ENV = "CACHET_EMULATOR_SEED";
+
+const HANDLERS: Record<Protocol, ProtocolHandler> = {
+  "anthropic-messages": anthropicMessages,
+  "openai-chat": openaiChat,
+  "openai-responses": openaiResponses,
+  gemini,
+};
+
+const JSON_HEADERS = { "content-type": "application/json" };
+
+/** What the handler shares across requests. */
+export interface ServerState {
+  store: CacheStore;
+  faults: FaultPlan;
+  inspection: Inspection;
+  env: Record<string, string | undefined>;
+}
+
+/** Handles one HTTP request (inspection endpoints included). Never throws. */
+export async function handleRequest(request: Request, state: ServerState): Promise<Response> {
+  const url = new URL(request.url);
+  if (url.pathname.startsWith("/_emulator/")) return inspect(request, url, state);
+  const route = resolveRoute(url.pathname);
+  const now = emulatedNow(request.headers, state.env);
+  const received: ReceivedRequest = {
+    at: now,
+    method: request.method,
+    path: url.pathname + url.search,
+    provider: route?.provider,
+    protocol: route?.protocol,
+    model: route?.model,
+    headers: publicHeaders(request.headers),
+    body: undefined,
+    status: 0,
+    usage: undefined,
+    cache: undefined,
+    fault: undefined,
+  };
+  state.inspection.record(received);
+  const { inspection } = state;
+  inspection.count("requests");
+  if (route) inspection.count(`requests.${route.provider}`);
+  const finish = (response: Response): Response => {
+    received.status = response.status;
+    inspection.count(`status.${response.status}`);
+    return response;
+  };
+  if (!route || request.method !== "POST") {
+    return finish(Response.json({ error: { message: `the emulator serves no ${request.method} ${url.pathname}`, type: "not_found_error" } }, { status: 404 }));
+  }
+  const handler = HANDLERS[route.protocol];
+  try {
+    let body: Record<string, unknown>;
+    try {
+      body = (await request.json()) as Record<string, unknown>;
+    } catch {
+      throw new EmulatorRequestError(400, "invalid_request_error", "request body is not valid JSON");
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) throw new EmulatorRequestError(400, "invalid_request_error", "request body must be a JSON object");
+    received.body = body;
+    const fault = state.faults.pick(request.headers, state.env);
+    if (fault) {
+      received.fault = fault;
+      inspection.count(`faults.${fault}`);
+      const statusFault = httpFault(fault, route, body);
+      if (statusFault) return finish(statusFault(handler));
+    }
+    return finish(answer(request, route, handler, body, now, fault, received, state));
+  } catch (error) {
+    if (error instanceof EmulatorRequestError) {
+      return finish(Response.json(handler.errorBody(error.status, error.type, error.message), { status: error.status }));
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    return finish(Response.json(handler.errorBody(500, "api_error", `emulator internal error: ${message}`), { status: 500 }));
+  }
+}
+
+function answer(request: Request, route: Route, handler: ProtocolHandler, body: Record<string, unknown>, now: number, fault: FaultName | undefined, received: ReceivedRequest, state: ServerState): Response {
+  const parsed = handler.parse(body, route, request.headers);
+  received.model = parsed.model;
+  const cacheProvider = route.provider === "unknown" ? "openai" : route.provider;
+  const scope = `${cacheProvider}|${parsed.model}`;
+  const { blocks, total } = buildBlocks(parsed.items, scope);
+  const prompt: Prompt = {
+    provider: route.provider,
+    protocol: route.protocol,
+    model: parsed.model,
+    blocks,
+    total,
+    affinityKey: parsed.affinityKey,
+    autoCache: parsed.autoCache,
+    cacheMode: parsed.cacheMode,
+    retention: parsed.retention,
+    assistantTurns: parsed.assistantTurns,
+    maxTokens: parsed.maxTokens,
+  };
+  if (route.endpoint === "count_tokens") return Response.json({ input_tokens: total });
+  const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;
+  const reply = makeAnswer(prompt, seed, request.headers, state.env);
+  const outcome = cacheOutcome(prompt, {
+    store: state.store,
+    now,
+    seed: state.env[SEED_ENV] ?? "cachet",
+    answerBlocks: () => {
+      const extra = handler.answerItems(reply);
+      return buildBlocks([...parsed.items, ...extra], scope).blocks.slice(parsed.items.length);
+    },
+  });
+  const exchange: Exchange = {
+    id: Bun.hash.wyhash(`${seed}|${now}`).toString(36),
+    created: Math.floor(now / 1000),
+    route,
+    request: parsed,
+    prompt,
+    answer: reply,
+    outcome,
+    body,
+  };
+  const usage = handler.usage(exchange);
+  received.usage = usage;
+  received.cache = outcome;
+  const { inspection } = state;
+  inspection.count("tokens.input", outcome.input);
+  inspection.count("tokens.cache_read", outcome.read);
+  inspection.count("tokens.cache_write", outcome.write5m + outcome.write1h);
+  inspection.count("tokens.output", reply.outputTokens + reply.reasoningTokens);
+  if (outcome.read > 0) inspection.count("cache.hits");
+  if (parsed.stream) return new Response(streamBody(handler.stream(exchange, usage), handler, fault), { headers: SSE_HEADERS });
+  return new Response(jsonBody(JSON.stringify(handler.json(exchange, usage)), fault), { headers: JSON_HEADERS });
+}
+
+/** The HTTP error response of a status fault, or undefined for stream faults. */
+function httpFault(fault: FaultName, route: Route, body: Record<string, unknown>): ((handler: ProtocolHandler) => Response) | undefined {
+  const streaming = body.stream === true || route.endpoint === "stream-generate";
+  const overload = route.protocol === "anthropic-messages" ? 529 : 503;
+  const status = fault === "429" ? 429 : fault === "503" ? 503 : fault === "529" ? 529 : !streaming && (fault === "error-before" || fault === "error-after") ? overload : undefined;
+  if (status === undefined) return undefined;
+  const type = status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
+  const message = status === 429 ? "Number of request tokens has exceeded your rate limit (emulated)" : status === 529 ? "Overloaded" : "Service unavailable (emulated)";
+  const headers: Record<string, string> = status === 429 ? { "retry-after": "1", "retry-after-ms": "200" } : {};
+  return (handler) => Response.json(handler.errorBody(status, type, message), { status, headers });
+}
+
+async function inspect(request: Request, url: URL, state: ServerState): Promise<Response> {
+  const what = url.pathname.slice("/_emulator/".length);
+  if (what === "requests" && request.method === "GET") {
+    const limit = Number(url.searchParams.get("limit") ?? "0");
+    const all = state.inspection.requests();
+    return Response.json(limit > 0 ? all.slice(-limit) : all);
+  }
+  if (what === "counters" && request.method === "GET") return Response.json(state.inspection.counters());
+  if (what === "reset" && request.method === "POST") {
+    state.inspection.reset();
+    state.faults.reset();
+    state.store.clear();
+    return Response.json({ reset: true });
+  }
+  return Response.json({ error: { message: `unknown emulator endpoint ${request.method} ${url.pathname}; try GET /_emulator/requests, GET /_emulator/counters, POST /_emulator/reset` } }, { status: 404 });
+}
