@@ -12,12 +12,18 @@ import { toProviderError } from "../provider-error.ts";
 
 type Client = import("@anthropic-ai/sdk").default;
 
-/** Creates the SDK client lazily, once per adapter. */
+/**
+ * Creates the SDK client lazily, once per adapter. The SDK starts loading
+ * when the adapter is created, so its import overlaps the core's other
+ * start-up work instead of delaying the first request byte.
+ */
 export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
   let client: Client | undefined;
+  const sdk = import("@anthropic-ai/sdk");
+  sdk.catch(() => undefined);
   return async () => {
     if (!client) {
-      const { default: Anthropic } = await import("@anthropic-ai/sdk");
+      const { default: Anthropic } = await sdk;
       client = new Anthropic({
         // Without a key (the emulator) the SDK would refuse to build a request.
         apiKey: config.apiKey ?? "unset",

@@ -22,6 +22,9 @@ export interface GeminiClient {
 export function geminiClient(config: ProviderConfig): GeminiClient {
   let client: Client | undefined;
   let headers: Headers | undefined;
+  // Loading starts now, overlapping the core's other start-up work.
+  const sdk = import("@google/genai");
+  sdk.catch(() => undefined);
   const recordingFetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const response = await config.fetch(input, init);
     headers = response.headers;
@@ -31,7 +34,7 @@ export function geminiClient(config: ProviderConfig): GeminiClient {
     lastHeaders: () => headers,
     client: async () => {
       if (!client) {
-        const { GoogleGenAI } = await import("@google/genai");
+        const { GoogleGenAI } = await sdk;
         // No retryOptions: the SDK then makes exactly one attempt (the core decides retries).
         client = new GoogleGenAI({ apiKey: config.apiKey ?? "unset", httpOptions: { baseUrl: config.baseUrl, fetch: recordingFetch } });
       }

@@ -15,9 +15,12 @@ export type OpenAIClient = import("openai").default;
  */
 export function openaiClient(config: ProviderConfig): () => Promise<OpenAIClient> {
   let client: OpenAIClient | undefined;
+  // Loading starts now, overlapping the core's other start-up work.
+  const sdk = import("openai");
+  sdk.catch(() => undefined);
   return async () => {
     if (!client) {
-      const { default: OpenAI } = await import("openai");
+      const { default: OpenAI } = await sdk;
       client = new OpenAI({
         // Servers that need no key (the emulator, local servers) still get a syntactically valid header.
         apiKey: config.apiKey ?? "unset",
