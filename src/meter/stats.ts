@@ -211,7 +211,7 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
   const u = row.usage;
   const n = (value: number | undefined): string => (value === undefined ? "?" : value.toLocaleString("en-US"));
   const prompt = promptTokens(u);
-  const hit = prompt && prompt > 0 ? ` (${Math.round(((u.cacheRead ?? 0) / prompt) * 100)}% hit)` : "";
+  const hit = prompt && prompt > 0 && u.cacheRead !== undefined ? ` (${Math.round(((u.cacheRead ?? 0) / prompt) * 100)}% hit)` : "";
   const write = (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0);
   const parts = [
     row.costUsd === null ? "cost unknown" : `cost $${formatUsd(priceFromNumber(row.costUsd) * 1_000_000n)}`,
@@ -222,4 +222,30 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
   ];
   if (row.providerCostUsd !== null && row.providerCostUsd !== undefined) parts.push(`provider says $${row.providerCostUsd}`);
   return parts.join(" · ");
+}
+
+/** A text table of stats groups and the total row. */
+export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): string {
+  const pct = (v: number | null): string => (v === null ? "-" : `${(v * 100).toFixed(1)}%`);
+  const usd = (v: number | null): string => (v === null ? "?" : `$${v}`);
+  const table = [["group", "reqs", "input", "cache read", "write 5m", "write 1h", "output", "hit", "cacheable", "efficiency", "cost", "savings", "tok/s"]];
+  for (const g of [...groups, total]) {
+    table.push([
+      g.key,
+      String(g.requests),
+      String(g.tokens.input),
+      String(g.tokens.cacheRead),
+      String(g.tokens.cacheWrite5m),
+      String(g.tokens.cacheWrite1h),
+      String(g.tokens.output),
+      pct(g.hitRate),
+      pct(g.cacheableMax),
+      pct(g.cacheEfficiency),
+      `$${g.costExact}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
+      usd(g.savingsUsd),
+      g.outputTps === null ? "-" : g.outputTps.toFixed(1),
+    ]);
+  }
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return `${table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n")}\n`;
 }

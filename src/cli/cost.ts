@@ -1,0 +1,51 @@
+/**
+ * `cachet cost [SESSION] [--tree] [--json]`: a session's cost per request,
+ * and with --tree per node (system parts, tools, schema, messages and their
+ * blocks) with tokens, cache status and USD. Default: the latest session.
+ */
+import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
+import { globalArgs, jsonArg } from "./_args.ts";
+
+export default defineCommand({
+  meta: { name: "cost", description: "Show a session's cost, per request and per node" },
+  args: {
+    session: { type: "positional", required: false, description: "Session id or name (default: the latest session)" },
+    tree: { type: "boolean", description: "Show every node of every request" },
+    ...jsonArg,
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const [{ openStore }, { loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { ledgerTotal }] = await Promise.all([
+      import("../session/store.ts"),
+      import("../config.ts"),
+      import("../meter/catalog.ts"),
+      import("../meter/session-cost.ts"),
+      import("../meter/stats.ts"),
+    ]);
+    const store = openStore();
+    try {
+      const session = args.session ? store.findSession(args.session) : store.latestSession();
+      if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
+      const rows = store.requests(session.id);
+      const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+      const views = sessionCost(rows, catalog, config.prices);
+      const total = ledgerTotal(rows, { catalog, overrides: config.prices });
+      if (args.json) {
+        const requests = args.tree ? views : views.map(({ tree: _tree, ...rest }) => rest);
+        process.stdout.write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
+        return;
+      }
+      process.stdout.write(formatSessionCost(views, args.tree === true));
+      process.stdout.write(
+        `total ${total.requests} requests  $${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsUsd === null ? "?" : `$${total.savingsUsd}`}\n`,
+      );
+    } finally {
+      store.close();
+    }
+  },
+});
+
+function percent(value: number | null): string {
+  return value === null ? "-" : `${(value * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,106 @@
+import { describe, expect, test } from "bun:test";
+import type { Usage } from "../plugin/usage.ts";
+import type { ChainLink, LedgerRow } from "../session/types.ts";
+import { chainHash, hashText } from "../wire/hash.ts";
+import type { Catalog } from "./catalog.ts";
+import { sessionCost } from "./session-cost.ts";
+import { cacheableTokens, formatCostLine, ledgerStats, ledgerTotal, parseSince } from "./stats.ts";
+
+const catalog: Catalog = { anthropic: { models: { "claude-x": { cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } } } } };
+
+function links(ids: string[], tokens: number): ChainLink[] {
+  let prefix: string | undefined;
+  return ids.map((nodeId) => {
+    const content = hashText(nodeId);
+    prefix = chainHash(prefix, content);
+    return { nodeId, kind: nodeId.includes("#") ? "text" : nodeId === "sys" ? "system" : "tool", content, prefix, tokens };
+  });
+}
+
+function row(id: string, partial: Partial<LedgerRow> & { usage: Usage }): LedgerRow {
+  return {
+    id, sessionId: "s1", prefixVersion: 1, role: "main", provider: "anthropic", model: "claude-x", protocol: "anthropic-messages",
+    startedAt: 0, firstTokenAt: null, finishedAt: null, latencyMs: null, ttftMs: null, outputTps: null, rawUsage: {},
+    costUsd: null, providerCostUsd: null, providerRequestId: null, affinityKey: null, cacheMode: "auto", cacheTtl: "5m",
+    chain: [], expectedCacheRead: null, status: "ok", error: null, messageId: null, ...partial,
+  };
+}
+
+const u = (input: number, cacheRead: number, cacheWrite5m: number, output: number): Usage => ({ input, cacheRead, cacheWrite5m, cacheWrite1h: 0, output, reasoning: undefined });
+
+// Three turns of one session: each chain extends the previous one by two message blocks.
+const chain1 = links(["sys", "tool:a", "m1#0"], 1000);
+const chain2 = links(["sys", "tool:a", "m1#0", "m2#0", "m3#0"], 1000);
+const chain3 = links(["sys", "tool:a", "m1#0", "m2#0", "m3#0", "m4#0", "m5#0"], 1000);
+const rows: LedgerRow[] = [
+  row("r1", { startedAt: Date.UTC(2026, 0, 1, 10), chain: chain1, usage: u(0, 0, 3000, 100), costUsd: 0.01275, messageId: "m2", firstTokenAt: Date.UTC(2026, 0, 1, 10) + 500, finishedAt: Date.UTC(2026, 0, 1, 10) + 1500 }),
+  row("r2", { startedAt: Date.UTC(2026, 0, 1, 11), chain: chain2, usage: u(0, 3000, 2000, 100), costUsd: 0.0099, messageId: "m4", role: "title" }),
+  // The third request misses the cache entirely although 5,000 tokens were cacheable.
+  row("r3", { startedAt: Date.UTC(2026, 0, 2, 9), chain: chain3, usage: u(7000, 0, 0, 100), costUsd: null, messageId: "m6" }),
+];
+
+describe("ledger stats", () => {
+  test("cacheable maximum is the prefix shared with the previous request, in billed tokens", () => {
+    expect([...cacheableTokens(rows)]).toEqual([["r1", 0], ["r2", 3000], ["r3", 5000]]);
+  });
+
+  test("totals: tokens, hit rate, cacheable maximum, efficiency, cost, savings, tokens/s", () => {
+    const t = ledgerTotal(rows, { catalog });
+    expect(t.tokens).toEqual({ input: 7000, cacheRead: 3000, cacheWrite5m: 5000, cacheWrite1h: 0, output: 300, reasoning: 0 });
+    expect(t.promptTokens).toBe(15000);
+    expect(t.hitRate).toBe(3000 / 15000);
+    expect(t.cacheableMax).toBe(8000 / 15000);
+    expect(t.cacheEfficiency).toBe(3000 / 8000);
+    expect(t.costExact).toBe("0.02265");
+    expect(t.unpricedRequests).toBe(1);
+    // No caching: 15,000 input at $3 + 300 output at $15 = 0.045 + 0.0045.
+    expect(t.noCacheCostUsd).toBe(0.0495);
+    // Actual at current prices: 0.01275 + 0.0099 + (7000·3 + 100·15)e-6 = 0.045150; savings 0.00435.
+    expect(t.savingsUsd).toBe(0.00435);
+    expect(t.outputTps).toBe(100);
+  });
+
+  test("grouping by role and by day", () => {
+    expect(ledgerStats(rows, { by: "role" }).map((g) => [g.key, g.requests])).toEqual([["main", 2], ["title", 1]]);
+    expect(ledgerStats(rows, { by: "day" }).map((g) => [g.key, g.requests])).toEqual([["2026-01-01", 2], ["2026-01-02", 1]]);
+    expect(ledgerStats(rows, { by: "request" }).map((g) => g.key)).toEqual(["r1", "r2", "r3"]);
+    const second = ledgerStats(rows, { by: "request" })[1]!;
+    expect(second.cacheEfficiency).toBe(1);
+  });
+
+  test("without a catalog, savings are unknown (null), not 0", () => {
+    expect(ledgerTotal(rows).savingsUsd).toBeNull();
+  });
+
+  test("a fork's first request uses its expected cache read as the cacheable maximum", () => {
+    const fork = row("f1", { sessionId: "s2", chain: chain2, usage: u(100, 4900, 0, 1), expectedCacheRead: 4900 });
+    expect(cacheableTokens([fork]).get("f1")).toBe(4900);
+  });
+
+  test("parseSince", () => {
+    const now = Date.UTC(2026, 5, 10);
+    expect(parseSince("7d", now)).toBe(now - 7 * 86_400_000);
+    expect(parseSince("90m", now)).toBe(now - 90 * 60_000);
+    expect(parseSince("2026-01-31", now)).toBe(Date.UTC(2026, 0, 31));
+    expect(parseSince("soon", now)).toBeUndefined();
+  });
+
+  test("formatCostLine", () => {
+    expect(formatCostLine({ usage: u(86, 1920, 0, 300), costUsd: 0.005615, providerCostUsd: null })).toBe("cost $0.005615 · in 86 · cache read 1,920 (96% hit) · write 0 · out 300");
+    expect(formatCostLine({ usage: { ...u(28, 0, 0, 38), cacheRead: undefined }, costUsd: null, providerCostUsd: 0.000071 })).toBe("cost unknown · in 28 · cache read ? · write 0 · out 38 · provider says $0.000071");
+  });
+});
+
+describe("session cost tree", () => {
+  test("node sums equal each request's billed totals; blocks group under their message", () => {
+    const views = sessionCost(rows, catalog);
+    for (const v of views) expect(v.nodeTokens).toBe(v.billedPrompt);
+    const second = views[1]!;
+    expect(second.tree.map((n) => [n.id, n.status])).toEqual([["sys", "read"], ["tool:a", "read"], ["m1", "read"], ["m2", "write-5m"], ["m3", "write-5m"]]);
+    expect(second.tree[2]!.children!.map((c) => c.id)).toEqual(["m1#0"]);
+    // 3000 read at 0.3 + 2000 written at 3.75 = 0.0009 + 0.0075; output 100 at 15 = 0.0015.
+    const promptUsd = second.tree.reduce((s, n) => s + Number(n.usdExact), 0);
+    expect(promptUsd).toBeCloseTo(0.0084, 12);
+    expect(second.output).toEqual({ messageId: "m4", tokens: 100, usd: 0.0015, usdExact: "0.0015" });
+  });
+});
