@@ -273,6 +273,9 @@ describe("forks", () => {
     expect(loaded.messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "fu1"]);
     expect(loaded.prefix.prefix.fingerprint).toBe(prefix("p").fingerprint);
     expect(store.loadSession(p).messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "u3", "a3"]);
+    // The parent going on after the fork changes nothing the fork sees, also for an already-loaded fork.
+    store.appendMessage(p, user("u4", "later"));
+    expect(store.loadSession(f.id).messages.map((m) => m.id)).toEqual(["u1", "a1", "u2", "a2", "fu1"]);
     // Shared, not copied: the fork owns exactly one message row.
     expect(store.logEntries(f.id).filter((e) => e.sessionId === f.id)).toHaveLength(1);
     expect(store.sessionCounts(f.id)).toEqual({ messages: 5, requests: 0 });

@@ -117,7 +117,7 @@ export class Store {
         });
       }
       const id = randomId("s");
-      const now = Date.now();
+      const now = this.nextUpdateTime();
       let forkPoint: string | null = null;
       let parentLog: LogEntry[] = [];
       const parentId = options.parentId ?? null;
@@ -290,7 +290,7 @@ export class Store {
     if (!prefix) {
       throw new CachetError("STORE", `session ${session.id} has no stable prefix yet`, { hint: "it was created but no turn was stored; start a new session" });
     }
-    return { session, prefix, summary: this.summary(session.id), messages: this.logEntries(session.id).map((entry) => entry.message) };
+    return { session, prefix, summary: this.summary(session.id), messages: this.visibleLog(session.id).messages.slice() };
   }
 
   /**
@@ -299,24 +299,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   logEntries(sessionId: string): LogEntry[] {
-    const segments = this.segments(sessionId);
-    const revs = segments.map((segment) => this.rev(segment.sessionId));
-    const cached = this.logCache.get(sessionId);
-    let entries: LogEntry[];
-    if (cached && sameRevs(cached.revs, revs)) {
-      entries = cached.entries;
-    } else if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1))) {
-      entries = this.refreshOwn(sessionId, cached.entries);
-    } else {
-      entries = [];
-      for (const segment of segments) {
-        for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
-          entries.push(toEntry(row));
-        }
-      }
-    }
-    this.logCache.set(sessionId, { revs, entries });
-    return entries.slice();
+    return this.visibleLog(sessionId).entries.slice();
   }
 
   /**
@@ -525,8 +508,17 @@ export class Store {
 
   /** Bumps the session's revision and update time. @throws CachetError SESSION_NOT_FOUND */
   private touch(sessionId: string): void {
-    const { changes } = this.db.query("UPDATE sessions SET rev = rev + 1, updated_at = ? WHERE id = ?").run(Date.now(), sessionId);
+    const { changes } = this.db.query("UPDATE sessions SET rev = rev + 1, updated_at = ? WHERE id = ?").run(this.nextUpdateTime(), sessionId);
     if (changes === 0) throw new CachetError("SESSION_NOT_FOUND", `no session "${sessionId}"`, { hint: "run `cachet sessions` to list sessions" });
+  }
+
+  /**
+   * Now, in Unix epoch ms, but later than any session's update time, so the
+   * latest session (`-c`) is well defined even for updates in the same millisecond.
+   */
+  private nextUpdateTime(): number {
+    const { latest } = this.db.query("SELECT MAX(updated_at) AS latest FROM sessions").get() as { latest: number | null };
+    return Math.max(Date.now(), (latest ?? 0) + 1);
   }
 
   private rev(sessionId: string): number {
@@ -572,25 +564,44 @@ export class Store {
     throw new CachetError("STORE", `the store is inconsistent: fork point ${messageId} is missing`, { hint: `move ${this.path} away and report the problem` });
   }
 
-  /** New own rows since `entries` were loaded, and fresh copies of own rows that were incomplete then. */
-  private refreshOwn(sessionId: string, entries: LogEntry[]): LogEntry[] {
-    const next = entries.slice();
-    for (let i = next.length - 1; i >= 0 && next[i]!.sessionId === sessionId; i--) {
-      if (!next[i]!.message.incomplete) continue;
-      const row = this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, next[i]!.seq) as MessageRow;
-      next[i] = toEntry(row);
+  /**
+   * The cached visible log, brought up to date. Only the session's revisions
+   * are compared; when only the session's own rows changed, just its new rows
+   * and the rows that were incomplete are read. The result is shared: callers copy.
+   */
+  private visibleLog(sessionId: string): CachedLog {
+    const segments = this.segments(sessionId);
+    const revs = segments.map((segment) => this.rev(segment.sessionId));
+    const cached = this.logCache.get(sessionId);
+    if (cached && sameRevs(cached.revs, revs)) return cached;
+    if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1))) {
+      this.refreshOwn(sessionId, cached);
+      cached.revs = revs;
+      return cached;
     }
-    let lastSeq = 0;
-    for (let i = next.length - 1; i >= 0; i--) {
-      if (next[i]!.sessionId === sessionId) {
-        lastSeq = next[i]!.seq;
-        break;
+    const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0 };
+    for (const segment of segments) {
+      for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
+        push(log, toEntry(row), sessionId);
       }
     }
-    for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, lastSeq) as MessageRow[]) {
-      next.push(toEntry(row));
+    this.logCache.set(sessionId, log);
+    return log;
+  }
+
+  /** Re-reads the own rows that were incomplete, and appends the own rows stored since. */
+  private refreshOwn(sessionId: string, log: CachedLog): void {
+    const stillIncomplete: number[] = [];
+    for (const index of log.incomplete) {
+      const entry = toEntry(this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, log.entries[index]!.seq) as MessageRow);
+      log.entries[index] = entry;
+      log.messages[index] = entry.message;
+      if (entry.message.incomplete) stillIncomplete.push(index);
     }
-    return next;
+    log.incomplete = stillIncomplete;
+    for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, log.lastOwnSeq) as MessageRow[]) {
+      push(log, toEntry(row), sessionId);
+    }
   }
 
   private inheritFromParent(id: string, parentId: string, forkPoint: string | null, parentLog: LogEntry[], now: number): void {
@@ -696,6 +707,21 @@ interface CachedLog {
   /** Revision of each segment's session when `entries` were read. */
   revs: number[];
   entries: LogEntry[];
+  /** `entries[i].message`, kept alongside so a load copies one array instead of mapping. */
+  messages: Message[];
+  /** Indexes of the session's own entries that were incomplete (they may still be updated). */
+  incomplete: number[];
+  /** Highest own sequence number read. */
+  lastOwnSeq: number;
+}
+
+function push(log: CachedLog, entry: LogEntry, ownSessionId: string): void {
+  if (entry.sessionId === ownSessionId) {
+    log.lastOwnSeq = entry.seq;
+    if (entry.message.incomplete) log.incomplete.push(log.entries.length);
+  }
+  log.entries.push(entry);
+  log.messages.push(entry.message);
 }
 
 interface SessionRow {
