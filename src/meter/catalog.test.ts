@@ -1,0 +1,84 @@
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildCatalog, CATALOG_SOURCE } from "../../build/catalog.ts";
+import { parseConfig } from "../config.ts";
+import { statePaths } from "../paths.ts";
+import { embeddedCatalog, findModel, loadCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
+import { formatModels, listModels } from "./model-list.ts";
+
+function home() {
+  return statePaths({ CACHET_HOME: mkdtempSync(join(tmpdir(), "cachet-meter-")) });
+}
+
+describe("generated catalog", () => {
+  const built = buildCatalog(CATALOG_SOURCE);
+  test("api.json shape: provider → models, ids with slashes from subfolders, tiers normalized", () => {
+    expect(Object.keys(built).sort()).toEqual(["alibaba", "anthropic", "deepseek", "google", "moonshotai", "openai", "openrouter"]);
+    expect(findModel(built as never, "openrouter/anthropic/claude-sonnet-4.5")?.cost?.input).toBe(3);
+    expect(findModel(built as never, "google/gemini-2.5-pro")?.cost?.tiers).toEqual([{ tier: { type: "context", size: 200000 }, input: 2.5, output: 15, cache_read: 0.25 }]);
+  });
+  test("base_model metadata is merged, cost is not inherited, benchmarks are dropped", () => {
+    const model = findModel(built as never, "google/gemini-2.5-pro")!;
+    expect(model.name).toBe("Gemini 2.5 Pro");
+    expect(model.limit?.context).toBe(1048576);
+    expect("benchmarks" in model).toBe(false);
+  });
+  test("the embedded snapshot is the generated one", () => {
+    expect(embeddedCatalog()).toEqual(built as never);
+  });
+});
+
+describe("prices update", () => {
+  test("a valid catalog is stored whole and then loaded instead of the embedded one", async () => {
+    const paths = home();
+    const file = join(paths.data, "new.json");
+    writeFileSync(file, JSON.stringify({ acme: { models: { m1: { cost: { input: 1, output: 2 } } } } }));
+    expect(await updateCatalog(file, paths)).toEqual({ path: storedCatalogFile(paths), providers: 1, models: 1 });
+    const loaded = await loadCatalog(paths);
+    expect(loaded.source).toBe("updated");
+    expect(findModel(loaded.catalog, "acme/m1")?.cost?.output).toBe(2);
+  });
+
+  test("an invalid catalog is refused and the stored one is left as it was", async () => {
+    const paths = home();
+    const good = join(paths.data, "good.json");
+    writeFileSync(good, JSON.stringify({ acme: { models: { m1: { cost: { input: 1, output: 2 } } } } }));
+    await updateCatalog(good, paths);
+    const before = readFileSync(storedCatalogFile(paths), "utf8");
+    const bad = join(paths.data, "bad.json");
+    writeFileSync(bad, JSON.stringify({ acme: { models: { m1: { cost: { input: -1 } } } } }));
+    await expect(updateCatalog(bad, paths)).rejects.toThrow(/invalid price catalog .*bad.json at "acme.models.m1.cost.input"/);
+    writeFileSync(bad, "{truncated");
+    await expect(updateCatalog(bad, paths)).rejects.toThrow(/malformed JSON/);
+    expect(readFileSync(storedCatalogFile(paths), "utf8")).toBe(before);
+  });
+
+  test("without an update the embedded catalog is used", async () => {
+    const paths = home();
+    const loaded = await loadCatalog(paths);
+    expect(loaded.source).toBe("embedded");
+    expect(existsSync(storedCatalogFile(paths))).toBe(false);
+  });
+});
+
+describe("price overrides in config", () => {
+  test("a valid override is accepted", () => {
+    expect(parseConfig({ prices: { "anthropic/claude-x": { input: 3, cache_write_1h: 6 } } }, "config.toml").prices).toEqual({ "anthropic/claude-x": { input: 3, cache_write_1h: 6 } });
+  });
+  test("an unknown key such as a nested cache table is an error naming the key", () => {
+    expect(() => parseConfig({ prices: { "anthropic/claude-x": { input: 3, cache: { read: 0.3 } } } }, "config.toml")).toThrow(/invalid config key "prices.anthropic\/claude-x.cache"/);
+  });
+});
+
+describe("models listing", () => {
+  test("rows with prices, tiers and limits; text table", () => {
+    const rows = listModels(embeddedCatalog(), "google");
+    const pro = rows.find((r) => r.id === "google/gemini-2.5-pro")!;
+    expect(pro).toMatchObject({ input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: null, context: 1048576 });
+    expect(pro.tiers).toEqual([{ size: 200000, input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: null }]);
+    expect(rows.every((r) => r.id.startsWith("google/"))).toBe(true);
+    expect(formatModels([pro])).toMatch(/google\/gemini-2\.5-pro\s+1\.25\s+10\s+0\.125\s+-\s+1048576\s+>200000: 2\.5\/15/);
+  });
+});

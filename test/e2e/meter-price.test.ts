@@ -1,0 +1,51 @@
+/**
+ * The cost cases through the compiled binary: `dist/cachet price --json`
+ * with the pinned fixture prices, plus bad input. Skipped, with the reason
+ * printed, when the binary has not been built (`npm run build:host`).
+ */
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CASE_PRICES_FILE, COST_CASES } from "../fixtures/meter/cases.ts";
+
+const BINARY = join(import.meta.dir, "..", "..", "dist", "cachet");
+const built = existsSync(BINARY);
+if (!built) console.log(`skipping meter e2e: ${BINARY} is missing (run \`npm run build:host\`)`);
+const home = mkdtempSync(join(tmpdir(), "cachet-meter-e2e-"));
+
+function run(args: string[], stdin?: string) {
+  const result = Bun.spawnSync([BINARY, ...args], { env: { ...process.env, CACHET_HOME: home, NO_COLOR: "1" }, stdin: stdin === undefined ? "ignore" : Buffer.from(stdin) });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+describe.skipIf(!built)("cachet price (compiled binary)", () => {
+  for (const c of COST_CASES.filter((k) => /^(01|02|06|08|09A) /.test(k.name))) {
+    test(c.name, () => {
+      const file = join(home, `${c.name.slice(0, 3).trim()}.json`);
+      writeFileSync(file, JSON.stringify(c.usage));
+      const r = run(["price", "--model", c.model, "--usage", file, "--prices", CASE_PRICES_FILE, "--json"]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.stdout);
+      expect(out.cost_usd_exact).toBe(c.expected);
+      expect(Math.abs(out.cost_usd - Number(c.expected))).toBeLessThan(1e-9);
+    });
+  }
+
+  test("usage on stdin (case 07, Codex record)", () => {
+    const c = COST_CASES.find((k) => k.name.startsWith("07 OpenAI reasoning"))!;
+    const r = run(["price", "--model", c.model, "--usage", "-", "--prices", CASE_PRICES_FILE, "--json"], JSON.stringify(c.usage));
+    expect(JSON.parse(r.stdout).cost_usd).toBe(3.291124);
+  });
+
+  test("bad input: one clear line and a non-zero exit", () => {
+    const malformed = run(["price", "--model", "openai/gpt-4o", "--usage", "-"], "{nope");
+    expect(malformed.code).toBe(3);
+    expect(malformed.stderr.split("\n")[0]).toStartWith("cachet: malformed JSON in usage stdin");
+    const unknown = run(["price", "--model", "openai/no-such-model", "--usage", "-"], '{"prompt_tokens":1,"completion_tokens":1}');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr.split("\n")[0]).toBe("cachet: unknown model openai/no-such-model: it has no price in the catalog");
+    expect(unknown.stdout).toBe("");
+  });
+});
