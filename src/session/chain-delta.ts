@@ -50,7 +50,8 @@ export function decodeChain(baseChain: readonly ChainLink[], shared: number, tai
 function commonLinks(a: readonly ChainLink[], b: readonly ChainLink[]): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
-  while (i < n && sameLink(a[i]!, b[i]!)) i++;
+  // Identity first: a caller that reuses its link objects pays one comparison per link.
+  while (i < n && (a[i] === b[i] || sameLink(a[i]!, b[i]!))) i++;
   return i;
 }
 

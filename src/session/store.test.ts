@@ -407,3 +407,23 @@ describe("token memo", () => {
     fresh.close();
   });
 });
+
+describe("write failures", () => {
+  test("a store that refuses writes is a STORE error naming the file, and nothing stored is lost", () => {
+    const s = store.createSession({ model: "m/a", name: "ro" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "kept"));
+    // Simulate a store that became read-only under us (permissions changed, disk remounted).
+    (store as unknown as { db: Database }).db.exec("PRAGMA query_only = ON");
+    let error: unknown;
+    try {
+      store.appendMessage(s.id, user("u2", "lost?"));
+    } catch (e) {
+      error = e;
+    }
+    expect(isCachetError(error) && error.code).toBe("STORE");
+    expect((error as Error).message).toContain(store.path);
+    (store as unknown as { db: Database }).db.exec("PRAGMA query_only = OFF");
+    expect(store.loadSession("ro").messages).toEqual([user("u1", "kept")]);
+  });
+});

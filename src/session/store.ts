@@ -352,6 +352,8 @@ export class Store {
   /**
    * Adds a ledger row. A row whose (provider, providerRequestId) or id is
    * already stored is ignored, so a resumed or forked request is never billed twice.
+   * The chain is stored as a delta of the session's previous request; the store
+   * keeps `row.chain` as the base for the next one, so do not mutate it afterwards.
    * @returns true when stored, false when it was a duplicate
    * @throws CachetError SESSION_NOT_FOUND
    */
@@ -500,10 +502,25 @@ export class Store {
 
   // ── internals ───────────────────────────────────────────────────────────
 
-  /** Runs `fn` in a BEGIN IMMEDIATE transaction (nested calls join the outer one). */
+  /**
+   * Runs `fn` in a BEGIN IMMEDIATE transaction (nested calls join the outer one).
+   * A failed write rolls back whole; SQLite failures the user can act on (disk
+   * full, read-only or corrupt file) become STORE errors naming the file.
+   */
   private write<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
-    return this.db.transaction(fn).immediate();
+    try {
+      return this.db.transaction(fn).immediate();
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code === "string" && /^SQLITE_(FULL|READONLY|CORRUPT|NOTADB|IOERR|CANTOPEN|PERM)/.test(code)) {
+        throw new CachetError("STORE", `cannot write the session store ${this.path}: ${(error as Error).message}`, {
+          hint: "check free disk space and permissions; nothing already stored was changed",
+          cause: error,
+        });
+      }
+      throw error;
+    }
   }
 
   /** Bumps the session's revision and update time. @throws CachetError SESSION_NOT_FOUND */
