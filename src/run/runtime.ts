@@ -53,6 +53,10 @@ export interface RuntimeOptions {
   env?: Record<string, string | undefined>;
   /** Injected fetch (tests). */
   fetch?: typeof fetch;
+  /** Store file instead of the state directory's (the probe: a fresh file per run, so runs are reproducible). */
+  storePath?: string;
+  /** Emulator cache state file; null keeps it in memory (the probe: fresh per run). Default: the emulator's own. */
+  emulatorStatePath?: string | null;
 }
 
 /**
@@ -68,11 +72,11 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   for (const failure of host.failures) notice(failure.message);
   const { openStore } = await import("../session/store.ts");
   const { storeFile } = await import("../paths.ts");
-  const store = openStore(storeFile(paths));
+  const store = openStore(options.storePath ?? storeFile(paths));
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {
     const { startEmulator } = await import("../emulator/index.ts");
-    emulator = await startEmulator({ port: 0, env });
+    emulator = await startEmulator({ port: 0, env, ...(options.emulatorStatePath !== undefined ? { statePath: options.emulatorStatePath } : {}) });
   }
   const memo = new Map<string, number>();
   return {
