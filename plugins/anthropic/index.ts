@@ -5,6 +5,7 @@
  * @see https://docs.claude.com/en/api/messages
  */
 import { definePlugin } from "../../src/plugin/index.ts";
+import { anthropicCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { renderAnthropic } from "./render.ts";
 import { anthropicClient, sendAnthropic } from "./send.ts";
@@ -21,6 +22,7 @@ export default definePlugin({
       env: ["ANTHROPIC_API_KEY"],
       defaultBaseUrl: "https://api.anthropic.com",
       emulatorPath: "/anthropic",
+      cacheRules: anthropicCacheRules,
       create(config) {
         const client = anthropicClient(config);
         return {

@@ -5,6 +5,7 @@
  * @see https://ai.google.dev/api/generate-content
  */
 import { definePlugin } from "../../src/plugin/index.ts";
+import { geminiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { renderGemini } from "./render.ts";
 import { geminiClient, sendGemini } from "./send.ts";
@@ -21,6 +22,7 @@ export default definePlugin({
       env: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
       defaultBaseUrl: "https://generativelanguage.googleapis.com",
       emulatorPath: "/google",
+      cacheRules: geminiCacheRules,
       create(config) {
         const client = geminiClient(config);
         return {

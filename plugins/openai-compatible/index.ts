@@ -13,6 +13,7 @@
  */
 import { definePlugin, type UsageReport } from "../../src/plugin/index.ts";
 import { createChatAdapter } from "../openai/chat.ts";
+import { compatibleCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { deepseekUsage, moonshotUsage, openaiCompatibleUsage, openrouterUsage, qwenUsage, xaiUsage } from "./usage.ts";
 
@@ -63,6 +64,7 @@ export default definePlugin({
         env: preset.env,
         defaultBaseUrl: preset.defaultBaseUrl,
         emulatorPath: preset.emulatorPath,
+        cacheRules: (model) => compatibleCacheRules(preset.id, model),
         create(config) {
           if (!config.baseUrl) {
             throw new api.services.CachetError("BAD_FLAG", `provider "${preset.id}" needs a base URL`, {

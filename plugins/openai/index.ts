@@ -9,6 +9,7 @@
  * @see https://platform.openai.com/docs/api-reference/responses
  */
 import { definePlugin } from "../../src/plugin/index.ts";
+import { openaiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { createChatAdapter } from "./chat.ts";
 import { openaiClient } from "./client.ts";
@@ -19,6 +20,7 @@ const common = {
   env: ["OPENAI_API_KEY"],
   defaultBaseUrl: "https://api.openai.com/v1",
   emulatorPath: "/openai/v1",
+  cacheRules: openaiCacheRules,
 };
 
 export default definePlugin({
@@ -36,6 +38,7 @@ export default definePlugin({
       id: "openai-responses",
       name: "OpenAI (Responses API)",
       protocol: "openai-responses",
+      catalogId: "openai",
       ...common,
       create(config) {
         const client = openaiClient(config);

@@ -34,13 +34,13 @@ const chain2 = links(["sys", "tool:a", "m1#0", "m2#0", "m3#0"], 1000);
 const chain3 = links(["sys", "tool:a", "m1#0", "m2#0", "m3#0", "m4#0", "m5#0"], 1000);
 const rows: LedgerRow[] = [
   row("r1", { startedAt: Date.UTC(2026, 0, 1, 10), chain: chain1, usage: u(0, 0, 3000, 100), costUsd: 0.01275, messageId: "m2", firstTokenAt: Date.UTC(2026, 0, 1, 10) + 500, finishedAt: Date.UTC(2026, 0, 1, 10) + 1500 }),
-  row("r2", { startedAt: Date.UTC(2026, 0, 1, 11), chain: chain2, usage: u(0, 3000, 2000, 100), costUsd: 0.0099, messageId: "m4", role: "title" }),
+  row("r2", { startedAt: Date.UTC(2026, 0, 1, 11), chain: chain2, cacheableMax: 3000, usage: u(0, 3000, 2000, 100), costUsd: 0.0099, messageId: "m4", role: "title" }),
   // The third request misses the cache entirely although 5,000 tokens were cacheable.
-  row("r3", { startedAt: Date.UTC(2026, 0, 2, 9), chain: chain3, usage: u(7000, 0, 0, 100), costUsd: null, messageId: "m6" }),
+  row("r3", { startedAt: Date.UTC(2026, 0, 2, 9), chain: chain3, cacheableMax: 5000, usage: u(7000, 0, 0, 100), costUsd: null, messageId: "m6" }),
 ];
 
 describe("ledger stats", () => {
-  test("cacheable maximum is the prefix shared with the previous request, in billed tokens", () => {
+  test("cacheable maximum is what the pipeline recorded on each row (0 when unknown)", () => {
     expect([...cacheableTokens(rows)]).toEqual([["r1", 0], ["r2", 3000], ["r3", 5000]]);
   });
 
@@ -70,11 +70,6 @@ describe("ledger stats", () => {
 
   test("without a catalog, savings are unknown (null), not 0", () => {
     expect(ledgerTotal(rows).savingsUsd).toBeNull();
-  });
-
-  test("a fork's first request uses its expected cache read as the cacheable maximum", () => {
-    const fork = row("f1", { sessionId: "s2", chain: chain2, usage: u(100, 4900, 0, 1), expectedCacheRead: 4900 });
-    expect(cacheableTokens([fork]).get("f1")).toBe(4900);
   });
 
   test("parseSince", () => {

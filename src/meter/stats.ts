@@ -62,34 +62,12 @@ export interface StatsOptions {
 }
 
 /**
- * Per-request cacheable maximum in billed tokens: the shared prefix with the
- * session's previous row (rows are taken in start order), scaled from chain
- * estimates to the billed prompt. A fork's first request uses its
- * `expectedCacheRead`. Returns a map row id → tokens.
+ * Per-request cacheable maximum in billed tokens, as recorded on each row by
+ * the turn pipeline (src/wire/divergence.ts `cacheableMaximum`, with the
+ * provider's cache rules). Returns a map row id → tokens; 0 when unknown.
  */
 export function cacheableTokens(rows: readonly LedgerRow[]): Map<string, number> {
-  const out = new Map<string, number>();
-  const previous = new Map<string, LedgerRow>();
-  for (const row of [...rows].sort((a, b) => a.startedAt - b.startedAt)) {
-    const prompt = promptTokens(row.usage) ?? 0;
-    const before = previous.get(row.sessionId);
-    let tokens = 0;
-    if (before) {
-      const shared = sharedPrefixLength(before.chain, row.chain);
-      let sharedEstimate = 0;
-      let totalEstimate = 0;
-      for (const [i, link] of row.chain.entries()) {
-        totalEstimate += link.tokens;
-        if (i < shared) sharedEstimate += link.tokens;
-      }
-      tokens = totalEstimate === 0 ? 0 : Math.floor((sharedEstimate * prompt) / totalEstimate);
-    } else if (row.expectedCacheRead !== null) {
-      tokens = Math.min(row.expectedCacheRead, prompt);
-    }
-    out.set(row.id, tokens);
-    previous.set(row.sessionId, row);
-  }
-  return out;
+  return new Map(rows.map((row) => [row.id, row.cacheableMax ?? 0]));
 }
 
 /** Groups the rows and computes each group's statistics, groups in first-seen order. */

@@ -62,6 +62,12 @@ export interface ProviderSpec {
   protocol: Protocol;
   /** Display name. */
   name?: string;
+  /**
+   * The models.dev provider id whose prices apply, when it differs from `id`
+   * (e.g. `openai-responses` is priced as `openai`; a proxy plugin may price
+   * as the upstream). Defaults to `id`.
+   */
+  catalogId?: string;
   /** Environment variables holding the API key, first set one wins. */
   env: string[];
   /** Base URL given to the SDK when neither config nor flags set one. */

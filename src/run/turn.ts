@@ -14,7 +14,7 @@ import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { WireRequest } from "../plugin/wire.ts";
 import type { LedgerRow, LoadedSession } from "../session/types.ts";
-import { sharedPrefixLength } from "../wire/prefix-chain.ts";
+import { DEFAULT_CACHE_RULES, cacheableMaximum } from "../wire/divergence.ts";
 import { consume, StreamFailure, type ConsumeResult } from "./consume.ts";
 import type { OutputSink } from "./output.ts";
 import { usageEvent } from "./output.ts";
@@ -22,7 +22,7 @@ import { parseModelRef, resolveProvider } from "./resolve-provider.ts";
 import type { Runtime } from "./runtime.ts";
 
 /** The model used when neither flag, session nor config names one. */
-export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-5";
+export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-6";
 
 /** Which session a turn belongs to. */
 export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string };
@@ -175,7 +175,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     ...(p.forkedFrom ? { forked_from: p.forkedFrom } : {}),
     ...(change ? { prefix_change: change } : {}),
   });
-  if (loaded.session.model !== p.modelRef) store.setSessionModel(sessionId, p.modelRef);
+  if (loaded.session.model !== p.modelRef) store.setModel(sessionId, p.modelRef);
 
   const messages = [...loaded.messages, p.userMessage];
   const context: RequestContext = {
@@ -265,9 +265,11 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   const finishedAt = Date.now();
   const rawUsage = result.finish?.rawUsage;
   const report = rawUsage === undefined ? undefined : p.resolved.adapter.usage(rawUsage);
-  const priced = report ? await runtime.price(p.modelRef, report) : { costUsd: null, reason: "the provider reported no usage" };
+  const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
+  const priced = report ? await runtime.price(catalogRef, report) : { costUsd: null, reason: "the provider reported no usage" };
   const chain = await runtime.chainOf(wire);
-  const expectedCacheRead = p.exactFork && p.parentLast ? sharedTokens(p.parentLast.chain, chain) : null;
+  // A fork's first request is compared with the parent's last one: that is the cache it inherits.
+  const previousRow = store.lastRequest(sessionId) ?? p.parentLast ?? null;
   const outputTokens = report?.usage.output;
   const streamMs = result.firstContentAt !== undefined ? finishedAt - result.firstContentAt : undefined;
   const row: LedgerRow = {
@@ -293,11 +295,14 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     cacheMode: context.cache.mode,
     cacheTtl: context.cache.ttl,
     chain,
-    expectedCacheRead,
+    expectedCacheRead: null,
     status: failure === undefined ? "ok" : content.length > 0 ? "incomplete" : "error",
     error: failure === undefined ? null : errorText(failure),
     messageId: content.length > 0 || saved ? assistantId : null,
   };
+  row.cacheableMax = previousRow ? cacheableMaximum(previousRow, row, p.resolved.spec.cacheRules?.(p.ref.model) ?? DEFAULT_CACHE_RULES) : null;
+  // An exact fork's first request is the probe row: inheritance of the parent's cache is measured, not assumed.
+  if (p.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
   store.recordRequest(row);
   if (report) {
     await host.callParallel("usage:record", { sessionId, requestId, role: options.role, model: p.modelRef, report, costUsd: priced.costUsd });
@@ -353,8 +358,17 @@ function chooseSession(runtime: Runtime, options: TurnOptions) {
       if (!latest) throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue", { hint: "run without -c to start one" });
       return latest;
     }
-    case "named":
-      return store.findSessionOrNull(options.session.ref) ?? (options.fork ? store.findSession(options.session.ref) : undefined);
+    case "named": {
+      const ref = options.session.ref;
+      // A NAME that does not exist yet starts a new named session; an id or a fork target must exist.
+      if (options.fork || /^s_[a-z2-7]{12}$/.test(ref)) return store.findSession(ref);
+      try {
+        return store.findSession(ref);
+      } catch (error) {
+        if ((error as CachetError).code === "SESSION_NOT_FOUND") return undefined;
+        throw error;
+      }
+    }
     case "new":
       return options.fork ? (store.latestSession() ?? undefined) : undefined;
   }
@@ -380,13 +394,6 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
     });
   }
   return { id: newId("m"), role: "user", content };
-}
-
-function sharedTokens(previous: LedgerRow["chain"], current: LedgerRow["chain"]): number {
-  const shared = sharedPrefixLength(previous, current);
-  let tokens = 0;
-  for (let i = 0; i < shared; i++) tokens += current[i]!.tokens;
-  return tokens;
 }
 
 function errorText(error: unknown): string {

@@ -105,4 +105,6 @@ export const MIGRATIONS: readonly string[] = [
     expires_at INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // The cacheable maximum of each request, computed with the provider's cache rules when recorded.
+  `ALTER TABLE requests ADD COLUMN cacheable_max INTEGER;`,
 ];

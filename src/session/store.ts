@@ -699,7 +699,7 @@ const TOKEN_CHUNK = 256;
 const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
-  "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id",
+  "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max",
 ] as const;
 
 type SqlValue = string | number | null;
@@ -710,7 +710,7 @@ function ledgerValues(row: LedgerRow): SqlValue[] {
     row.prefixVersion, row.role, row.provider, row.model, row.protocol, row.startedAt, row.firstTokenAt, row.finishedAt, row.latencyMs, row.ttftMs, row.outputTps,
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
-    row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId,
+    row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null,
   ];
 }
 
@@ -812,6 +812,7 @@ interface RequestRow {
   chain_depth: number;
   chain_tail: string;
   expected_cache_read: number | null;
+  cacheable_max: number | null;
   status: string;
   error: string | null;
   message_id: string | null;
@@ -914,6 +915,7 @@ function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     cacheTtl: row.cache_ttl as LedgerRow["cacheTtl"],
     chain,
     expectedCacheRead: row.expected_cache_read,
+    cacheableMax: row.cacheable_max,
     status: row.status as RequestStatus,
     error: row.error,
     messageId: row.message_id,
