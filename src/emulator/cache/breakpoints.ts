@@ -89,7 +89,7 @@ export function resolveBreakpoints(prompt: Prompt, rules: BreakpointRules): Brea
 export function breakpointCache(prompt: Prompt, context: CacheContext, rules: BreakpointRules): CacheOutcome {
   const blocks = prompt.blocks;
   const points = resolveBreakpoints(prompt, rules).filter((p) => blocks[p.index]!.end >= rules.minTokens);
-  if (points.length === 0) return uncached(prompt.total);
+  if (points.length === 0) return uncached(prompt.total, true);
   const { store, now } = context;
   let hitEnd = 0;
   let hitKey: string | undefined;
