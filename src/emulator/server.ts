@@ -148,6 +148,11 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   inspection.count("tokens.cache_write", outcome.write5m + outcome.write1h);
   inspection.count("tokens.output", reply.outputTokens + reply.reasoningTokens);
   if (outcome.read > 0) inspection.count("cache.hits");
+  if (parsed.stream && route.protocol === "gemini" && new URL(request.url).searchParams.get("alt") !== "sse") {
+    // Without alt=sse Gemini streams one JSON array of the same chunks.
+    const chunks = handler.stream(exchange, usage).events.map((event) => event.slice("data: ".length).trim());
+    return new Response(jsonBody(`[${chunks.join(",\n")}]`, fault), { headers: JSON_HEADERS });
+  }
   if (parsed.stream) return new Response(streamBody(handler.stream(exchange, usage), handler, fault), { headers: SSE_HEADERS });
   return new Response(jsonBody(JSON.stringify(handler.json(exchange, usage)), fault), { headers: JSON_HEADERS });
 }

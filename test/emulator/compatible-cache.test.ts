@@ -176,3 +176,11 @@ describe("unknown provider segment", () => {
     expect(json.usage).toMatchObject({ prompt_tokens: 1100, prompt_tokens_details: { cached_tokens: 1024 } });
   });
 });
+
+describe("gemini streaming without alt=sse", () => {
+  test("streamGenerateContent returns a JSON array of chunks whose last carries the full usage", async () => {
+    const { json } = await post(`${emu.url}/google/v1beta/models/gemini-2.5-flash:streamGenerateContent`, { contents: [{ role: "user", parts: [{ text: tokens(10) }] }] });
+    expect(Array.isArray(json)).toBe(true);
+    expect(json.at(-1)).toMatchObject({ candidates: [{ finishReason: "STOP" }], usageMetadata: { promptTokenCount: 10 } });
+  });
+});

@@ -57,7 +57,7 @@ describe("@anthropic-ai/sdk", () => {
       },
       { headers: scripted },
     );
-    expect(next.content).toEqual([{ type: "text", text: "It is 21 °C in Paris, café weather." }]);
+    expect(next.content as unknown[]).toEqual([{ type: "text", text: "It is 21 °C in Paris, café weather." }]);
   });
 
   test("429:1 is retried by the SDK and then succeeds; a 529 surfaces as overloaded_error", async () => {

@@ -1,0 +1,112 @@
+/**
+ * Fault injection on the wire: what each `x-emulator-fault` value does to the
+ * bytes a client receives.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { EmulatorHandle } from "../../src/emulator/index.ts";
+import { emulator, post } from "./_helpers.ts";
+
+let emu: EmulatorHandle;
+beforeAll(async () => {
+  emu = await emulator();
+});
+afterAll(() => emu.stop());
+
+const anthropicStream = { model: "claude-sonnet-4-6", max_tokens: 100, stream: true, messages: [{ role: "user", content: "hello" }] };
+
+/** Reads a response body for at most `ms`, returning each chunk received. */
+async function readFor(response: Response, ms: number): Promise<Uint8Array[]> {
+  const reader = response.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const next = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => "timeout" as const)]);
+    if (next === "timeout" || next.done) break;
+    chunks.push(next.value);
+  }
+  await reader.cancel();
+  return chunks;
+}
+
+const fault = (value: string) => ({ "x-emulator-fault": value });
+
+describe("faults", () => {
+  test("429 carries retry-after; 429:2 fails the first two requests only", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await post(`${emu.url}/v1/chat/completions`, { model: "gpt-5", messages: [{ role: "user", content: "x" }] }, fault("429:2"));
+      statuses.push(r.status);
+      if (r.status === 429) expect([r.headers.get("retry-after"), r.headers.get("retry-after-ms")]).toEqual(["1", "200"]);
+    }
+    expect(statuses).toEqual([429, 429, 200]);
+  });
+
+  test("503 and 529 answer with the protocol's error body", async () => {
+    const openai = await post(`${emu.url}/v1/chat/completions`, { model: "gpt-5", messages: [{ role: "user", content: "x" }] }, fault("503"));
+    expect(openai.status).toBe(503);
+    expect(openai.json.error.message).toContain("unavailable");
+    const anthropic = await post(`${emu.url}/v1/messages`, { ...anthropicStream, stream: false }, fault("529"));
+    expect(anthropic.json).toMatchObject({ type: "error", error: { type: "overloaded_error" } });
+    const gemini = await post(`${emu.url}/v1beta/models/gemini-2.5-flash:generateContent`, { contents: [] }, fault("429"));
+    expect(gemini.json.error.status).toBe("RESOURCE_EXHAUSTED");
+  });
+
+  test("error-before: an overloaded_error event before any content; error-after: after all content, without message_stop", async () => {
+    const before = await (await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("error-before"), body: JSON.stringify(anthropicStream) })).text();
+    expect(before).toContain("event: message_start");
+    expect(before).not.toContain("text_delta");
+    expect(before).toContain('"type":"overloaded_error"');
+    const afterAll = await (await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("error-after"), body: JSON.stringify(anthropicStream) })).text();
+    expect(afterAll.indexOf("text_delta")).toBeLessThan(afterAll.indexOf("overloaded_error"));
+    expect(afterAll).not.toContain("message_stop");
+  });
+
+  test("split-utf8: every event arrives in two reads, one split inside a multi-byte character", async () => {
+    const response = await fetch(`${emu.url}/v1/chat/completions`, { method: "POST", headers: fault("split-utf8"), body: JSON.stringify({ model: "gpt-5", stream: true, messages: [{ role: "user", content: "é" }] }) });
+    const chunks = await readFor(response, 3_000);
+    const total = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let offset = 0;
+    for (const c of chunks) total.set(c, (offset += c.length) - c.length);
+    const events = new TextDecoder().decode(total).split("\n\n").filter(Boolean);
+    expect(chunks.length).toBeGreaterThanOrEqual(events.length * 2 - 1);
+    // Some read ends with a UTF-8 lead byte whose continuation comes in the next read.
+    expect(chunks.some((c) => c.at(-1)! >= 0xc0)).toBe(true);
+    expect(chunks.some((c) => !new TextDecoder().decode(c).endsWith("\n\n"))).toBe(true);
+  });
+
+  test("stall: the start and first content arrive, then nothing", async () => {
+    const response = await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("stall"), body: JSON.stringify(anthropicStream) });
+    const text = new TextDecoder().decode(Buffer.concat(await readFor(response, 600)));
+    expect(text).toContain("content_block_start");
+    expect(text).not.toContain("message_stop");
+  });
+
+  test("chatter: only pings and comments, no content", async () => {
+    const response = await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("chatter"), body: JSON.stringify(anthropicStream) });
+    const text = new TextDecoder().decode(Buffer.concat(await readFor(response, 800)));
+    expect(text.match(/event: ping/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+    expect(text).toContain(": upstream busy");
+    expect(text).not.toContain("content_block");
+  });
+
+  test("cut on a JSON body: the connection drops mid-body", async () => {
+    const error = await fetch(`${emu.url}/v1/chat/completions`, { method: "POST", headers: fault("cut"), body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content: "x" }] }) })
+      .then((r) => r.text())
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  test("an unknown fault value is a 400 that lists the valid ones", async () => {
+    const r = await post(`${emu.url}/v1/chat/completions`, { model: "gpt-5", messages: [{ role: "user", content: "x" }] }, fault("explode"));
+    expect(r.status).toBe(400);
+    expect(r.json.error.message).toContain("split-utf8");
+  });
+
+  test("CACHET_EMULATOR_FAULT from the handle's env applies when no header is sent", async () => {
+    const faulty = await emulator({ CACHET_EMULATOR_FAULT: "503:1" });
+    const body = { model: "gpt-5", messages: [{ role: "user", content: "x" }] };
+    expect((await post(`${faulty.url}/v1/chat/completions`, body)).status).toBe(503);
+    expect((await post(`${faulty.url}/v1/chat/completions`, body)).status).toBe(200);
+    await faulty.stop();
+  });
+});
