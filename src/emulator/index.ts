@@ -45,7 +45,7 @@ export interface EmulatorHandle {
   url: string;
   /** Stops serving (open streams are closed) and closes the state file. */
   stop(): Promise<void>;
-  /** Requests received (wire bodies, headers minus secrets, usage returned), newest last; the last 5,000. */
+  /** Requests received (wire bodies, headers minus secrets, usage returned), newest last; the last 1,000. */
   requests(): ReceivedRequest[];
   /** Counters: `requests`, `requests.<provider>`, `status.<code>`, `faults.<name>`, `tokens.input|cache_read|cache_write|output`, `cache.hits`. */
   counters(): Record<string, number>;

@@ -5,7 +5,7 @@
 import type { ReceivedRequest } from "./types.ts";
 
 /** Requests kept in memory; older ones are dropped first. */
-export const REQUEST_LOG_LIMIT = 5_000;
+export const REQUEST_LOG_LIMIT = 1_000;
 
 const SECRET_HEADERS = new Set(["authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "proxy-authorization"]);
 

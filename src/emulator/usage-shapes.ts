@@ -2,7 +2,7 @@
  * Usage objects of the OpenAI Chat Completions protocol, as each provider
  * reports them (inclusive or exclusive of cached tokens). Counts come from a
  * cache outcome (mutually exclusive counts) and the answer.
- * @see /work/shared/providers.md §1 for the table these follow.
+ * Sources per provider below (providers.md §1 collects them).
  */
 import type { Answer, CacheOutcome, EmulatedProvider } from "./types.ts";
 

@@ -117,6 +117,13 @@ describe("anthropic cache rules", () => {
     expect(second.json.usage).toMatchObject({ cache_read_input_tokens: 1101, cache_creation_input_tokens: 2, input_tokens: 0 });
   });
 
+  test("max_tokens 0 pre-warms: writes the cache, returns empty content with stop_reason max_tokens; with stream → 400", async () => {
+    const warm = await send({ max_tokens: 0, system: cachedSystem(2000), messages: hi });
+    expect(warm.json).toMatchObject({ content: [], stop_reason: "max_tokens", usage: { cache_creation_input_tokens: 2000, output_tokens: 0 } });
+    expect((await send({ system: cachedSystem(2000), messages: hi })).json.usage.cache_read_input_tokens).toBe(2000);
+    expect((await send({ max_tokens: 0, stream: true, system: cachedSystem(2000), messages: hi })).status).toBe(400);
+  });
+
   test("count_tokens returns the total prompt without a cache split", async () => {
     const { json } = await post(`${emu.url}/anthropic/v1/messages/count_tokens`, { model: "claude-sonnet-4-5", system: cachedSystem(700), messages: hi });
     expect(json).toEqual({ input_tokens: 701 });

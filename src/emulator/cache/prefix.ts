@@ -8,6 +8,10 @@
  * reaches the minimum, and read at message ends (block granularity; the hit is
  * then rounded down to the provider's granularity). No write fee: writes are
  * not reported.
+ * @see https://developers.openai.com/api/docs/guides/prompt-caching
+ * @see https://ai.google.dev/gemini-api/docs/caching
+ * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
+ * @see https://docs.x.ai/developers/advanced-api-usage/prompt-caching/maximizing-cache-hits
  */
 import type { CacheOutcome, Prompt } from "../types.ts";
 import { type CacheContext, uncached } from "./context.ts";
