@@ -8,52 +8,12 @@ import type { CacheContext } from "./context.ts";
 import { deepseekCache } from "./deepseek.ts";
 import { openaiBreakpointCache } from "./openai-breakpoints.ts";
 import { prefixCache } from "./prefix.ts";
+// The documented per-model facts are shared with the built-in plugins, which declare the same rules to the client side.
+import { anthropicMinTokens, geminiMinTokens, openaiExplicitRegime } from "../../../plugins/shared/cache-facts.ts";
+
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-
-/**
- * Anthropic minimum cacheable prompt length by model family (2026-08 table;
- * "apply on every platform where each model is available"). Unknown models: 1,024.
- * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations
- */
-export function anthropicMinTokens(model: string): number {
-  const id = model.toLowerCase().replace(/\./g, "-");
-  const table: [RegExp, number][] = [
-    [/opus-5|fable-5|mythos-5/, 512],
-    [/mythos-preview|opus-4-7|haiku-3-5|3-5-haiku/, 2_048],
-    [/opus-4-6|opus-4-5|haiku-4-5/, 4_096],
-    [/opus-4-8|sonnet-5|sonnet-4-6|sonnet-4-5|opus-4-1|opus-4|sonnet-4/, 1_024],
-  ];
-  for (const [pattern, min] of table) if (pattern.test(id)) return min;
-  return 1_024;
-}
-
-/**
- * Gemini implicit caching minimum by model (newest doc version where two
- * disagree: 2.5 Flash/Pro 2,048; 3.5 Flash, 3.1 Pro, 3 Pro 4,096; 3 Flash 1,024).
- * Unknown models: 2,048.
- * @see https://ai.google.dev/gemini-api/docs/caching
- */
-export function geminiMinTokens(model: string): number {
-  const id = model.toLowerCase();
-  if (/gemini-3(\.5)?-flash/.test(id)) return id.includes("3.5") ? 4_096 : 1_024;
-  if (/gemini-3(\.\d)?-pro/.test(id)) return 4_096;
-  return 2_048;
-}
-
-/**
- * True for OpenAI models with the GPT-5.6+ caching regime (explicit
- * breakpoints, exact boundaries, reported writes): gpt-5.6 and later, gpt-6+.
- * @see https://developers.openai.com/api/docs/guides/prompt-caching
- */
-export function openaiExplicitRegime(model: string): boolean {
-  const match = /gpt-(\d+)(?:\.(\d+))?/.exec(model.toLowerCase());
-  if (!match) return false;
-  const major = Number(match[1]);
-  const minor = Number(match[2] ?? 0);
-  return major > 5 || (major === 5 && minor >= 6);
-}
 
 /**
  * Entry lifetime of OpenAI's implicit cache before GPT-5.6:
