@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { runnableHere, TARGETS, type BuildTarget } from "./targets.ts";
+import { generateTokenizerData } from "./tokenizer-data.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const DIST = join(ROOT, "dist");
@@ -31,6 +32,7 @@ if (unknown.length > 0) fail(`unknown argument ${unknown[0]}; usage: bun build/b
 const started = performance.now();
 await mkdir(DIST, { recursive: true });
 await generateCatalogIfPresent();
+await generateTokenizerData();
 
 if (hostOnly) {
   const out = join(DIST, "cachet");
@@ -95,6 +97,11 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
     splitting: true,
     // Bytecode for ESM exists only with format "esm"; without it Bun silently emits a broken binary.
     bytecode: true,
+    // Only each module's top level ahead of time; nested functions compile on first call.
+    // Measured here (Bun 1.4.5, 2 cores): full depth 122.7 MB, --version 7.7 ms; depth 1
+    // 119.8 MB, 7.6 ms; depth 0 116.3 MB, 8.2 ms; no bytecode 114.8 MB, 13.6 ms.
+    // Depth 0 keeps start-up and leaves room under the 120 MB ceiling.
+    bytecodeDepth: 0,
     format: "esm",
     throw: false,
   });
