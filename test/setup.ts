@@ -1,8 +1,10 @@
 /**
- * Test preload (bunfig.toml `[test] preload`): makes sure the embedded price
- * catalog exists, so `bun test` works on a fresh checkout without a build.
+ * Test preload (bunfig.toml `[test] preload`): makes sure the generated assets
+ * (price catalog, tokenizer ranks) exist, so `bun test` works on a fresh checkout without a build.
  */
 import { existsSync } from "node:fs";
 import { CATALOG_OUTPUT, generateCatalog } from "../build/catalog.ts";
+import { TOKENIZER_OUTPUT, generateTokenizerData } from "../build/tokenizer-data.ts";
 
 if (!existsSync(CATALOG_OUTPUT)) await generateCatalog();
+if (!existsSync(TOKENIZER_OUTPUT)) await generateTokenizerData();

@@ -9,7 +9,7 @@
  * packages. The cache rules are applied to these counts exactly.
  * @see https://platform.claude.com/docs/en/about-claude/pricing
  */
-type Counter = (text: string) => number;
+import { loadO200k, type TokenCounter as Counter } from "../tokenizer/o200k.ts";
 
 let counter: Counter | undefined;
 const memo = new Map<bigint | number, number>();
@@ -20,8 +20,7 @@ const MEMO_MIN_LENGTH = 256;
 /** Loads the o200k_base ranks (about 300 ms); later calls return at once. */
 export async function loadTokenizer(): Promise<void> {
   if (counter) return;
-  const { countTokens } = await import("gpt-tokenizer/encoding/o200k_base");
-  counter = countTokens;
+  counter = await loadO200k();
 }
 
 /**

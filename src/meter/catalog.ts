@@ -10,7 +10,9 @@ import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { CachetError } from "../errors.ts";
 import { statePaths, type StatePaths } from "../paths.ts";
-import embedded from "./catalog.generated.json" with { type: "json" };
+import { readFileSync } from "node:fs";
+// Embedded as a file and parsed on demand: as a JS object literal it would be compiled into the binary's bytecode, several times larger.
+import embeddedPath from "./catalog.generated.json" with { type: "file" };
 
 const Price = v.pipe(v.number(), v.finite(), v.minValue(0));
 
@@ -60,8 +62,11 @@ export type CatalogSource = "embedded" | "updated" | "file";
 
 /** The embedded snapshot (generated from src/meter/models-dev at build time). */
 export function embeddedCatalog(): Catalog {
-  return embedded as unknown as Catalog;
+  embedded ??= JSON.parse(readFileSync(embeddedPath as unknown as string, "utf8")) as Catalog;
+  return embedded;
 }
+
+let embedded: Catalog | undefined;
 
 /** Path of the catalog `cachet prices update` stores. */
 export function storedCatalogFile(paths: StatePaths = statePaths()): string {

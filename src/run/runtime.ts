@@ -103,7 +103,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
           missing.delete(hash);
         }
         if (missing.size > 0) {
-          const { countTokens } = await import("gpt-tokenizer");
+          const { loadO200k } = await import("../tokenizer/o200k.ts");
+          const countTokens = await loadO200k();
           const counted: [string, number][] = [];
           for (const [hash, text] of missing) {
             const tokens = countTokens(text);

@@ -1,0 +1,75 @@
+/**
+ * Running the compiled binary in end-to-end tests: a fresh CACHET_HOME per
+ * test, no provider keys, optional stdin, and JSON-lines parsing.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** The host binary built by `npm run build:host` (npm test builds it first). */
+export const BINARY = join(import.meta.dir, "..", "..", "dist", "cachet");
+if (!existsSync(BINARY)) throw new Error(`${BINARY} is missing: run \`npm run build:host\` (npm test does it first)`);
+
+const homes: string[] = [];
+
+/** A new empty state directory, removed by {@link cleanHomes}. */
+export function freshHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "cachet-e2e-"));
+  homes.push(home);
+  return home;
+}
+
+/** Removes every state directory made by {@link freshHome}. */
+export function cleanHomes(): void {
+  for (const home of homes.splice(0)) rmSync(home, { recursive: true, force: true });
+}
+
+/** A finished run of the binary. */
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@link cachet}. */
+export interface RunOptions {
+  home?: string;
+  /** Bytes on stdin; undefined means stdin is /dev/null. */
+  stdin?: string | Uint8Array;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Runs the binary to completion. */
+export async function cachet(args: string[], options: RunOptions = {}): Promise<Run> {
+  const home = options.home ?? freshHome();
+  const proc = Bun.spawn([BINARY, ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env },
+    stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: options.timeoutMs ?? 20_000,
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** One parsed `--json` line. */
+export type Event = { type: string } & Record<string, unknown>;
+
+/** Parses `--json` output; every line must be a JSON object with a `type`. */
+export function events(stdout: string): Event[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => {
+      const event = JSON.parse(line) as Event;
+      if (typeof event.type !== "string") throw new Error(`line without a type: ${line}`);
+      return event;
+    });
+}
+
+/** The events of one type. */
+export function ofType(list: Event[], type: string): Event[] {
+  return list.filter((e) => e.type === type);
+}

@@ -1,0 +1,156 @@
+/**
+ * The main job through the compiled binary against the emulator: piped stdin
+ * plus a PROMPT, for every protocol and every OpenAI-compatible usage shape;
+ * streamed text, normalized usage, priced cost, valid --json events; and the
+ * stdin rules (CASES.md case 23, a pipe that never closes, invalid UTF-8).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+type Raw = Record<string, any>;
+
+/** Each provider with a model and the uncached input its raw usage implies (providers.md §1). */
+const PROVIDERS: { model: string; uncached: (raw: Raw) => number; priced: boolean }[] = [
+  { model: "anthropic/claude-sonnet-4-6", uncached: (r) => r.input_tokens, priced: true },
+  { model: "openai/gpt-5", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0) - (r.prompt_tokens_details?.cache_write_tokens ?? 0), priced: true },
+  { model: "openai-responses/gpt-5", uncached: (r) => r.input_tokens - (r.input_tokens_details?.cached_tokens ?? 0) - (r.input_tokens_details?.cache_write_tokens ?? 0), priced: true },
+  { model: "google/gemini-2.5-flash", uncached: (r) => r.promptTokenCount - (r.cachedContentTokenCount ?? 0), priced: true },
+  { model: "deepseek/deepseek-chat", uncached: (r) => r.prompt_cache_miss_tokens, priced: true },
+  { model: "moonshotai/kimi-k2.6", uncached: (r) => r.prompt_tokens - (r.cached_tokens ?? r.prompt_tokens_details?.cached_tokens ?? 0), priced: true },
+  { model: "alibaba/qwen-plus", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0) - (r.prompt_tokens_details?.cache_creation_input_tokens ?? 0), priced: true },
+  { model: "openrouter/anthropic/claude-sonnet-4.5", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0) - (r.prompt_tokens_details?.cache_write_tokens ?? 0), priced: true },
+  // xAI is not in the embedded catalog: the cost is unknown (null), never $0.
+  { model: "xai/grok-4", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0), priced: false },
+];
+
+describe("piped stdin + PROMPT through each provider (--emulate --json)", () => {
+  for (const p of PROVIDERS) {
+    test(p.model, async () => {
+      const r = await cachet(["--emulate", "--json", "-m", p.model, "how do I install it"], { stdin: "RELEASE NOTES v1\n" });
+      expect(r.stderr).not.toContain("internal error");
+      expect(r.code).toBe(0);
+      const list = events(r.stdout);
+      expect(list[0]!.type).toBe("session");
+      expect(list[0]!.model).toBe(p.model);
+      expect(list.at(-1)).toMatchObject({ type: "done", incomplete: false, finish_reason: "stop" });
+      const deltas = ofType(list, "text").map((e) => e.delta as string);
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(deltas.join("").trim().length).toBeGreaterThan(0);
+
+      const [usage] = ofType(list, "usage");
+      const raw = usage!.raw as Raw;
+      expect(usage!.input).toBe(p.uncached(raw));
+      for (const key of ["input", "cacheRead", "cacheWrite5m", "cacheWrite1h", "output"]) {
+        expect(Number.isInteger(usage![key])).toBe(true);
+        expect(usage![key] as number).toBeGreaterThanOrEqual(0);
+      }
+      expect(usage!.output as number).toBeGreaterThan(0);
+
+      const [cost] = ofType(list, "cost");
+      if (p.priced) {
+        expect(typeof cost!.cost_usd).toBe("number");
+        expect(cost!.cost_usd as number).toBeGreaterThan(0);
+      } else {
+        expect(cost!.cost_usd).toBeNull();
+        expect(String(cost!.reason)).toContain("xai/grok-4");
+      }
+    });
+  }
+});
+
+describe("stdin and PROMPT (CASES.md case 23)", () => {
+  test("both are sent, stdin first, then the prompt; the text streams to stdout", async () => {
+    const home = freshHome();
+    const emulator = Bun.spawn([BINARY, "emulate", "--port", "0"], { env: { ...process.env, CACHET_HOME: home }, stdout: "pipe", stderr: "ignore" });
+    try {
+      const reader = emulator.stdout.getReader();
+      let first = "";
+      while (!first.includes("\n")) first += new TextDecoder().decode((await reader.read()).value);
+      const url = first.split("\n")[0]!.trim();
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const r = await cachet(["-m", "anthropic/claude-sonnet-4-6", "--base-url", `${url}/anthropic`, "how do I install it"], {
+        home,
+        stdin: new Uint8Array([0x52, 0x45, 0x4c, 0x45, 0x41, 0x53, 0x45, 0x20, 0x4e, 0x4f, 0x54, 0x45, 0x53, 0x20, 0x76, 0x31, 0x0a]),
+        env: { ANTHROPIC_API_KEY: "test-key" },
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout.length).toBeGreaterThan(1);
+      const received = (await (await fetch(`${url}/_emulator/requests`)).json()) as { requests?: { body: Raw }[] } | { body: Raw }[];
+      const list = Array.isArray(received) ? received : (received.requests ?? []);
+      const body = list.at(-1)!.body;
+      const user = body.messages.at(-1);
+      const text = user.content.map((b: Raw) => b.text).join("");
+      expect(text).toBe("RELEASE NOTES v1\n\nhow do I install it");
+      expect(JSON.stringify(list.at(-1))).not.toContain("test-key");
+    } finally {
+      emulator.kill();
+    }
+  });
+
+  test("a pipe that stays open with no data does not hang: the prompt alone is sent, with a notice", async () => {
+    const home = freshHome();
+    const started = Date.now();
+    const proc = Bun.spawn([BINARY, "--emulate", "--json", "hello"], {
+      env: { PATH: process.env.PATH ?? "", CACHET_HOME: home, NO_COLOR: "1" },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const elapsed = Date.now() - started;
+    proc.stdin.end();
+    expect(code).toBe(0);
+    expect(elapsed).toBeLessThan(5_000);
+    expect(stderr).toContain("stdin stayed open with no data");
+    expect(ofType(events(stdout), "done")).toHaveLength(1);
+  });
+
+  test("`-` reads stdin to the end and sends it alone", async () => {
+    const r = await cachet(["--emulate", "--json", "-"], { stdin: "only stdin" });
+    expect(r.code).toBe(0);
+    expect(ofType(events(r.stdout), "done")).toHaveLength(1);
+  });
+
+  test("invalid UTF-8 on stdin: one line naming the byte offset, exit 3, nothing stored", async () => {
+    const home = freshHome();
+    const r = await cachet(["--emulate", "summarise"], { home, stdin: new Uint8Array([0x63, 0x61, 0x66, 0xc3, 0x28, 0x0a]) });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.split("\n")[0]).toBe("cachet: stdin is not valid UTF-8: invalid byte 0xc3 at offset 3");
+    expect(r.stderr).toContain("--stdin-encoding replace");
+    // `sessions --json` prints one line per session: none here.
+    expect((await cachet(["sessions", "--json"], { home })).stdout).toBe("");
+  });
+
+  test("--stdin-encoding replace substitutes U+FFFD and goes on", async () => {
+    const r = await cachet(["--emulate", "--json", "--stdin-encoding", "replace", "summarise"], { stdin: new Uint8Array([0x63, 0x61, 0x66, 0xc3, 0x28]) });
+    expect(r.code).toBe(0);
+  });
+
+  test("nothing to send: no PROMPT and no stdin is a usage error", async () => {
+    const r = await cachet(["--emulate", "-q"], {});
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("nothing to send");
+  });
+});
+
+describe("keys and text mode", () => {
+  test("a missing API key names the variable and suggests --emulate; exit 2; nothing stored", async () => {
+    const home = freshHome();
+    const r = await cachet(["-m", "openai/gpt-5", "hello"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("OPENAI_API_KEY");
+    expect(r.stderr).toContain("--emulate");
+    expect((await cachet(["sessions", "--json"], { home })).stdout).toBe("");
+  });
+
+  test("without --json only the answer text reaches stdout", async () => {
+    const r = await cachet(["--emulate", "hello"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.endsWith("\n")).toBe(true);
+    expect(r.stdout).not.toContain("{");
+    expect(r.stdout.trim().split(" ").length).toBeGreaterThan(3);
+  });
+});
