@@ -115,5 +115,7 @@ export class ProviderError extends CachetError {
 
 /** True for a {@link CachetError} (including subclasses loaded from another copy of this module). */
 export function isCachetError(error: unknown): error is CachetError {
-  return error instanceof CachetError || (error instanceof Error && typeof (error as { code?: unknown }).code === "string" && (error as { code: string }).code in ERROR_CODES && "exitCode" in error);
+  if (error instanceof CachetError) return true;
+  const e = error as { code?: unknown; exitCode?: unknown } | null;
+  return error instanceof Error && typeof e?.code === "string" && e.code in ERROR_CODES && typeof e.exitCode === "number";
 }

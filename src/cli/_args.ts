@@ -32,7 +32,8 @@ export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, comm
   for (const [name, def] of Object.entries(defs)) {
     if (def.type === "positional") continue;
     const kind = def.type === "boolean" ? "boolean" : "value";
-    const names = [name, ...(def.alias === undefined ? [] : Array.isArray(def.alias) ? def.alias : [def.alias])];
+    const alias = (def as { alias?: string | string[] }).alias;
+    const names = [name, ...(alias === undefined ? [] : Array.isArray(alias) ? alias : [alias])];
     for (const n of names) {
       known.set(n, kind);
       known.set(kebab(n), kind);
