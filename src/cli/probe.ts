@@ -24,7 +24,7 @@ export default defineCommand({
     const { loadScenario } = await import("../probe/scenario.ts");
     const { runProbe } = await import("../probe/run-probe.ts");
     const { probeReport } = await import("../probe/probe-report.ts");
-    const { warn } = await import("../log.ts");
+    const { verbose, warn } = await import("../log.ts");
     const scenario = loadScenario(a.file);
     const cache = a.cache === undefined ? undefined : a.cache === "both" ? (["auto", "off"] as const) : ([a.cache as "auto" | "off"] as const);
     const runs = await runProbe(scenario, {
@@ -32,6 +32,7 @@ export default defineCommand({
       models: repeatedModels(rawArgs),
       ...(cache ? { cache: [...cache] } : {}),
       notice: (m) => void warn(m),
+      turnNotice: (m) => void verbose(m),
     });
     const report = probeReport(scenario.name, a.emulate === true, runs);
     if (a.json) {

@@ -25,7 +25,8 @@ function formatVariant(report: ProbeReport, variant: ProbeVariant): string {
 }
 
 function callCells(c: ProbeCall): string[] {
-  const note = [c.change ? `[${c.change}]` : "", c.note ?? ""].filter(Boolean).join(" ");
+  // The table shows the main cause; --json carries them all.
+  const note = [c.change ? `[${c.change}]` : "", c.note?.split("; ")[0] ?? ""].filter(Boolean).join(" ");
   return [String(c.call), `s${c.session}`, c.role, count(c.input), count(c.cacheRead), count(c.cacheWrite), percent(c.hitRate), count(c.cacheableMax), percent(c.efficiency), c.costUsd === null ? "unpriced" : usd(c.costUsd), note];
 }
 
@@ -43,7 +44,8 @@ function table(rows: string[][], left: Set<number>, ruleBefore?: number): string
       .map((cell, i) => (i === r.length - 1 && left.has(i) ? cell : left.has(i) ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join("  ")
       .trimEnd();
-  const rule = widths.map((w) => "─".repeat(w)).join("  ");
+  // The last column is free text: its rule stops at the header's width.
+  const rule = widths.map((w, i) => "─".repeat(i === widths.length - 1 ? rows[0]![i]!.length : w)).join("  ");
   const out: string[] = [];
   rows.forEach((r, i) => {
     if (i === ruleBefore) out.push(rule);

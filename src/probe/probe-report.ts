@@ -109,7 +109,8 @@ function variantOf(run: ProbeVariantRun): ProbeVariant {
     const parent = run.parents.get(row.sessionId);
     const previous = last.get(row.sessionId)?.row ?? (parent ? last.get(parent)?.row : undefined);
     const rules = run.rulesOf(row.provider, row.model);
-    const max = cacheableMaximum(previous, current, rules);
+    // The pipeline records the figure on the row; computed here only for rows that lack it.
+    const max = row.cacheableMax !== undefined ? (row.cacheableMax ?? 0) : cacheableMaximum(previous, current, rules);
     const u = row.usage;
     const prompt = promptTokens(u);
     const read = u.cacheRead ?? null;

@@ -42,6 +42,8 @@ export interface ProbeOptions {
   fetch?: typeof fetch;
   /** One-line diagnostics for stderr. */
   notice?: (message: string) => void;
+  /** The pipeline's own per-turn notices (prefix changes, retries); the report already shows prefix changes. */
+  turnNotice?: (message: string) => void;
 }
 
 /** A ledger row of a probe run with what the scenario knows about it. */
@@ -234,7 +236,7 @@ async function turn(run: Run, cursor: Cursor, at: string, input: TurnInput): Pro
       idleMs: 120_000,
       retries: 2,
       sink,
-      notice: (m) => run.options.notice?.(`${at}: ${m}`),
+      notice: (m) => run.options.turnNotice?.(`${at}: ${m}`),
     });
     cursor.sessionId = result.sessionId;
     requestId = result.requestId;
