@@ -98,9 +98,9 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
     // Bytecode for ESM exists only with format "esm"; without it Bun silently emits a broken binary.
     bytecode: true,
     // Only each module's top level ahead of time; nested functions compile on first call.
-    // Measured here (Bun 1.4.5, 2 cores): full depth 122.7 MB, --version 7.7 ms; depth 1
-    // 119.8 MB, 7.6 ms; depth 0 116.3 MB, 8.2 ms; no bytecode 114.8 MB, 13.6 ms.
-    // Depth 0 keeps start-up and leaves room under the 120 MB ceiling.
+    // Measured here (Bun 1.4.5, 2 cores, interleaved runs): full depth 118.5 MB, --version
+    // 8.8 ms; depth 1 116.1 MB, 8.9 ms; depth 0 113.2 MB, 9.1 ms; no bytecode 14.6 ms.
+    // Depth 0 costs a fraction of a millisecond and leaves room under the 120 MB ceiling.
     bytecodeDepth: 0,
     format: "esm",
     throw: false,
