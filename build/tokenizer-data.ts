@@ -1,8 +1,10 @@
 /**
  * Build step: packs gpt-tokenizer's o200k_base ranks into
- * `src/tokenizer/o200k_base.tokens.gz`, the file the binary embeds: the base64
- * tokens in rank order, one per line, gzipped (1.1 MB instead of the 3.6 MB
- * `.tiktoken` file, whose ranks are just the line numbers).
+ * `src/tokenizer/o200k_base.tokens.gz`, the file the binary embeds: a JSON
+ * array indexed by rank, each token as a string where its bytes are valid
+ * UTF-8 and as its byte values otherwise, gzipped (1.3 MB instead of the
+ * 3.6 MB `.tiktoken` file). The binary then needs only JSON.parse, which is
+ * several times faster than decoding base64 token by token.
  * Runnable directly: `bun build/tokenizer-data.ts`.
  */
 import { join } from "node:path";
@@ -19,12 +21,18 @@ export const TOKENIZER_OUTPUT = join(ROOT, "src", "tokenizer", "o200k_base.token
  */
 export async function generateTokenizerData(): Promise<string> {
   const lines = (await Bun.file(SOURCE).text()).split("\n").filter((l) => l !== "");
-  const tokens = lines.map((line, i) => {
-    const [token, rank] = line.split(" ");
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  const ranks = lines.map((line, i) => {
+    const [token = "", rank] = line.split(" ");
     if (Number(rank) !== i) throw new Error(`${SOURCE}: rank ${rank} on line ${i + 1}; expected ${i}`);
-    return token;
+    const bytes = Buffer.from(token, "base64");
+    try {
+      return utf8.decode(bytes);
+    } catch {
+      return [...bytes];
+    }
   });
-  await Bun.write(TOKENIZER_OUTPUT, Bun.gzipSync(new TextEncoder().encode(tokens.join("\n")), { level: 9 }));
+  await Bun.write(TOKENIZER_OUTPUT, Bun.gzipSync(new TextEncoder().encode(JSON.stringify(ranks)), { level: 9 }));
   return TOKENIZER_OUTPUT;
 }
 

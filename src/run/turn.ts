@@ -192,6 +192,10 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
 
   const wire = await prepareWire(runtime, p, context, options);
   store.appendMessage(sessionId, p.userMessage);
+  // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
+  // overlaps the provider's time to first token instead of delaying the exit.
+  const chainPromise = runtime.chainOf(wire);
+  chainPromise.catch(() => {});
 
   const assistantId = newId("m");
   const requestId = newId("r");
@@ -267,7 +271,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   const report = rawUsage === undefined ? undefined : p.resolved.adapter.usage(rawUsage);
   const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
   const priced = report ? await runtime.price(catalogRef, report) : { costUsd: null, reason: "the provider reported no usage" };
-  const chain = await runtime.chainOf(wire);
+  const chain = await chainPromise;
   // A fork's first request is compared with the parent's last one: that is the cache it inherits.
   const previousRow = store.lastRequest(sessionId) ?? p.parentLast ?? null;
   const outputTokens = report?.usage.output;

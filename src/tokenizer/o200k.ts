@@ -23,26 +23,9 @@ let loading: Promise<TokenCounter> | undefined;
 export function loadO200k(): Promise<TokenCounter> {
   loading ??= (async () => {
     const [{ GptEncoding }, packed] = await Promise.all([import("gpt-tokenizer/GptEncoding"), Bun.file(ranksPath).bytes()]);
-    const ranks = parseRanks(new TextDecoder().decode(Bun.gunzipSync(packed)));
+    const ranks = JSON.parse(new TextDecoder().decode(Bun.gunzipSync(packed))) as (string | number[])[];
     const encoding = GptEncoding.getEncodingApi("o200k_base", () => ranks);
     return (input: string) => (input === "" ? 0 : encoding.countTokens(input));
   })();
   return loading;
-}
-
-/**
- * Parses the packed ranks (one base64 token per line, line i = rank i) into
- * the rank-indexed array gpt-tokenizer takes: a string where the token's
- * bytes are valid UTF-8, else its byte values.
- */
-export function parseRanks(text: string): (string | number[])[] {
-  const utf8 = new TextDecoder("utf-8", { fatal: true });
-  return text.split("\n").map((token) => {
-    const bytes = Buffer.from(token, "base64");
-    try {
-      return utf8.decode(bytes);
-    } catch {
-      return [...bytes];
-    }
-  });
 }
