@@ -37,23 +37,27 @@ export function writtenLength(previous: readonly ChainLink[], rules: CacheRules)
 export function cacheableMaximum(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules): number {
   if (!previous || previous.provider !== current.provider || previous.model !== current.model) return 0;
   const written = writtenLength(previous.chain, rules);
-  const usable = Math.min(written, sharedPrefixLength(previous.chain, current.chain));
-  if (usable === 0) return 0;
-  let tokens: number;
+  const shared = sharedPrefixLength(previous.chain, current.chain);
   const billedWritten =
     rules.mode === "breakpoints"
       ? (previous.usage.cacheRead ?? 0) + (previous.usage.cacheWrite5m ?? 0) + (previous.usage.cacheWrite1h ?? 0)
-      : (promptTokens(previous.usage) ?? undefined);
+      : promptTokens(previous.usage);
+  // Below the minimum the previous request read and wrote nothing: there is no entry to read.
+  if (rules.mode === "breakpoints" && billedWritten === 0) return 0;
+  const usable = rules.mode === "breakpoints" ? deepestBreakpoint(previous.chain, Math.min(shared, written)) : Math.min(written, shared);
+  if (usable === 0) return 0;
   const estimate = (from: number, to: number) => {
     let sum = 0;
     for (let i = from; i < to; i++) sum += previous.chain[i]!.tokens;
     return sum;
   };
+  let tokens: number;
   if (billedWritten !== undefined && billedWritten > 0) {
-    const writtenEstimate = rules.mode === "breakpoints" ? estimate(0, written) : estimate(0, previous.chain.length);
+    // Exact when this request starts with all the previous one cached (the
+    // volatile tail, an overlay, is then the only estimated part); otherwise
+    // the billed figure is apportioned by the per-node estimates.
     const tail = rules.mode === "breakpoints" ? 0 : estimate(written, previous.chain.length);
-    // Exact when this request starts with all the previous one cached; the
-    // volatile tail (overlay) is the only estimated part then.
+    const writtenEstimate = rules.mode === "breakpoints" ? estimate(0, written) : estimate(0, previous.chain.length);
     tokens =
       usable === written
         ? Math.max(0, billedWritten - tail)
@@ -63,6 +67,12 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
   }
   if (tokens < rules.minimumTokens) return 0;
   return rules.granularity > 1 ? Math.floor(tokens / rules.granularity) * rules.granularity : tokens;
+}
+
+/** End (exclusive) of the deepest breakpoint at or before `limit` links: where an entry was written. */
+function deepestBreakpoint(chain: readonly ChainLink[], limit: number): number {
+  for (let i = limit; i > 0; i--) if (chain[i - 1]!.breakpoint) return i;
+  return 0;
 }
 
 /** The explanation `cachet why` prints. */

@@ -1,0 +1,99 @@
+import { describe, expect, test } from "bun:test";
+import type { CacheRules } from "../plugin/provider.ts";
+import type { Usage } from "../plugin/usage.ts";
+import type { ChainLink } from "../session/types.ts";
+import { cacheableMaximum, explain, type ComparedRow } from "./divergence.ts";
+import { chainHash, hashText } from "./hash.ts";
+
+const anthropic: CacheRules = { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, ttlMs: { "5m": 300_000, "1h": 3_600_000 } };
+const openai: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 128 };
+
+/** A chain of nodes `[id, kind, tokens, breakpoint?]`, hashed from their ids (same id = same bytes). */
+function chain(nodes: [string, string, number, ("5m" | "1h")?][]): ChainLink[] {
+  let prefix: string | undefined;
+  return nodes.map(([nodeId, kind, tokens, breakpoint]) => {
+    const content = hashText(nodeId);
+    prefix = chainHash(prefix, content);
+    return { nodeId, kind, content, prefix, tokens, ...(breakpoint ? { breakpoint } : {}) };
+  });
+}
+
+const usage = (input: number, cacheRead: number, cacheWrite5m: number): Usage => ({ input, cacheRead, cacheWrite5m, cacheWrite1h: 0, output: 10, reasoning: undefined });
+
+function row(links: ChainLink[], u: Usage, extra: Partial<ComparedRow> = {}): ComparedRow {
+  return { chain: links, usage: u, startedAt: 0, affinityKey: "s_1", cacheMode: "auto", cacheTtl: "5m", provider: "anthropic", model: "claude-sonnet-4-6", prefixVersion: 1, ...extra };
+}
+
+describe("cacheable maximum", () => {
+  const turn1 = chain([["sys", "system", 2_000, "5m"], ["u1", "text", 50, "5m"]]);
+  const turn2 = chain([["sys", "system", 2_000, "5m"], ["u1", "text", 50], ["a1", "text", 30], ["u2", "text", 40, "5m"]]);
+
+  test("breakpoints: the previous request's billed reads + writes, exactly, when this one extends it", () => {
+    // The provider counted 2,107 tokens up to the previous tail breakpoint (our estimate said 2,050).
+    expect(cacheableMaximum(row(turn1, usage(3, 0, 2_107)), row(turn2, usage(3, 2_107, 70)), anthropic)).toBe(2_107);
+  });
+
+  test("breakpoints: a divergence before the previous tail leaves only the deepest earlier entry, apportioned", () => {
+    const rewritten = chain([["sys", "system", 2_000, "5m"], ["u1-edited", "text", 50], ["u2", "text", 40, "5m"]]);
+    // Only the system entry (2,000 of 2,050 estimated tokens) is readable: 2,107 · 2000/2050.
+    expect(cacheableMaximum(row(turn1, usage(3, 0, 2_107)), row(rewritten, usage(3, 0, 0)), anthropic)).toBe(Math.floor((2_107 * 2_000) / 2_050));
+  });
+
+  test("breakpoints: a previous request below the minimum wrote nothing, so nothing is cacheable", () => {
+    const small1 = chain([["sys", "system", 200, "5m"], ["u1", "text", 50, "5m"]]);
+    const small2 = chain([["sys", "system", 200, "5m"], ["u1", "text", 50], ["a1", "text", 30], ["u2", "text", 40, "5m"]]);
+    expect(cacheableMaximum(row(small1, usage(260, 0, 0)), row(small2, usage(330, 0, 0)), anthropic)).toBe(0);
+  });
+
+  test("breakpoints: without any breakpoint the previous request left no entry", () => {
+    const bare1 = chain([["sys", "system", 2_000], ["u1", "text", 50]]);
+    const bare2 = chain([["sys", "system", 2_000], ["u1", "text", 50], ["a1", "text", 30], ["u2", "text", 40]]);
+    expect(cacheableMaximum(row(bare1, usage(2_050, 0, 0)), row(bare2, usage(2_120, 0, 0)), anthropic)).toBe(0);
+  });
+
+  test("prefix caching: the previous billed prompt, minus its volatile overlay, rounded down to 128", () => {
+    const p1 = chain([["sys", "system", 1_500], ["u1", "text", 50], ["ov1", "overlay", 8]]);
+    const p2 = chain([["sys", "system", 1_500], ["u1", "text", 50], ["a1", "text", 30], ["u2", "text", 40], ["ov2", "overlay", 8]]);
+    const previous = row(p1, usage(1_571, 0, 0), { provider: "openai", model: "gpt-5" });
+    // 1,571 billed − 8 overlay = 1,563 → 1,536.
+    expect(cacheableMaximum(previous, row(p2, usage(100, 1_536, 0), { provider: "openai", model: "gpt-5" }), openai)).toBe(1_536);
+  });
+
+  test("a first request, or another model, has nothing cacheable", () => {
+    expect(cacheableMaximum(null, row(turn1, usage(3, 0, 2_107)), anthropic)).toBe(0);
+    expect(cacheableMaximum(row(turn1, usage(3, 0, 2_107)), row(turn2, usage(3, 0, 0), { model: "claude-opus-4-8" }), anthropic)).toBe(0);
+  });
+});
+
+describe("explain", () => {
+  const base = chain([["tool:a", "tool", 300, "5m"], ["tool:b", "tool", 300], ["sys", "system", 1_500, "5m"], ["u1", "text", 50, "5m"]]);
+  const previous = row(base, usage(3, 0, 2_150), { startedAt: 1_000 });
+
+  test("the system changed: named, with the divergent node", () => {
+    const next = chain([["tool:a", "tool", 300, "5m"], ["tool:b", "tool", 300], ["sys-new-date", "system", 1_500, "5m"], ["u1", "text", 50], ["a1", "text", 20], ["u2", "text", 30, "5m"]]);
+    const e = explain(previous, row(next, usage(1_900, 0, 0), { startedAt: 2_000 }), anthropic);
+    expect(e.divergence).toEqual({ index: 2, nodeId: "sys-new-date", kind: "system", previousNodeId: "sys" });
+    expect(e.causes[0]).toBe("system changed");
+  });
+
+  test("tools reordered versus tools changed", () => {
+    const reordered = chain([["tool:b", "tool", 300, "5m"], ["tool:a", "tool", 300], ["sys", "system", 1_500, "5m"], ["u1", "text", 50, "5m"]]);
+    expect(explain(previous, row(reordered, usage(2_150, 0, 0)), anthropic).causes[0]).toBe("tools reordered");
+    const changed = chain([["tool:a2", "tool", 300, "5m"], ["tool:b", "tool", 300], ["sys", "system", 1_500, "5m"], ["u1", "text", 50, "5m"]]);
+    expect(explain(previous, row(changed, usage(2_150, 0, 0)), anthropic).causes[0]).toBe("tools changed");
+  });
+
+  test("history rewritten at a node", () => {
+    const next = chain([["tool:a", "tool", 300, "5m"], ["tool:b", "tool", 300], ["sys", "system", 1_500, "5m"], ["u1-edited", "text", 50, "5m"]]);
+    expect(explain(previous, row(next, usage(53, 2_100, 0)), anthropic).causes[0]).toBe("history rewritten at node 3 (u1-edited)");
+  });
+
+  test("TTL expired and a different affinity key are named; a full read is no miss", () => {
+    const next = chain([["tool:a", "tool", 300, "5m"], ["tool:b", "tool", 300], ["sys", "system", 1_500, "5m"], ["u1", "text", 50], ["a1", "text", 20], ["u2", "text", 30, "5m"]]);
+    const late = explain(previous, row(next, usage(3, 0, 2_200), { startedAt: 1_000 + 6 * 60_000, affinityKey: "s_2" }), anthropic);
+    expect(late.causes).toEqual(["different affinity key", "TTL expired (6m since the previous request > 5m)"]);
+    const ok = explain(previous, row(next, usage(3, 2_150, 50), { startedAt: 61_000 }), anthropic);
+    expect(ok.expectedCacheRead).toBe(2_150);
+    expect(ok.causes).toEqual(["no miss: the request read everything the previous one cached"]);
+  });
+});
