@@ -14,8 +14,9 @@
  *   usage/stop events.
  * - `cut`: the stream (or JSON body) stops mid-way, inside an event, and the
  *   connection is dropped.
- * - `stall`: the stream sends its start and first content, then nothing for
- *   10 minutes (a JSON body: nothing at all).
+ * - `stall`: the stream sends its start and the first half of the content
+ *   (text deltas included), then nothing for 10 minutes (a JSON body:
+ *   nothing at all).
  * - `chatter`: the stream sends its start, then only keep-alive pings and
  *   error chatter comments every 250 ms for 10 minutes, no content.
  * - `split-utf8`: every SSE event (or the JSON body) is written in two TCP

@@ -18,6 +18,8 @@ export function streamBody(plan: StreamPlan, protocol: ProtocolHandler, fault: F
   if (fault === undefined) return events.join("");
   if (fault === "error-before") return [...events.slice(0, contentStart), protocol.streamError("Overloaded")].join("");
   if (fault === "error-after") return [...events.slice(0, contentEnd), protocol.streamError("Overloaded")].join("");
+  // Cut and stall stop after the first half of the content, so text (not just a block start) has arrived.
+  const middle = Math.max(contentStart + 1, Math.floor((contentStart + contentEnd) / 2));
   let cancelled = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const wait = (ms: number) =>
@@ -41,7 +43,6 @@ export function streamBody(plan: StreamPlan, protocol: ProtocolHandler, fault: F
           }
           controller.close();
         } else if (fault === "cut") {
-          const middle = Math.max(contentStart + 1, Math.floor((contentStart + contentEnd) / 2));
           send(events.slice(0, middle).join(""));
           const next = events[middle] ?? "";
           send(next.slice(0, Math.floor(next.length / 2)));
@@ -49,7 +50,7 @@ export function streamBody(plan: StreamPlan, protocol: ProtocolHandler, fault: F
           // No reason given: Bun then drops the connection without logging an error.
           controller.error();
         } else if (fault === "stall") {
-          send(events.slice(0, contentStart + 1).join(""));
+          send(events.slice(0, middle).join(""));
           await wait(LONG_WAIT_MS);
           if (!cancelled) controller.close();
         } else if (fault === "chatter") {

@@ -74,10 +74,11 @@ describe("faults", () => {
     expect(chunks.some((c) => !new TextDecoder().decode(c).endsWith("\n\n"))).toBe(true);
   });
 
-  test("stall: the start and first content arrive, then nothing", async () => {
+  test("stall: the start and the first text arrive, then nothing", async () => {
     const response = await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("stall"), body: JSON.stringify(anthropicStream) });
     const text = new TextDecoder().decode(Buffer.concat(await readFor(response, 600)));
     expect(text).toContain("content_block_start");
+    expect(text).toContain("text_delta");
     expect(text).not.toContain("message_stop");
   });
 
