@@ -4,10 +4,12 @@
  * and a request reads the longest one it starts with, from a minimum length,
  * reported in multiples of a block size.
  *
- * Emulation: entries are written at every message end of a request that
- * reaches the minimum, and read at message ends (block granularity; the hit is
- * then rounded down to the provider's granularity). No write fee: writes are
- * not reported.
+ * Emulation: the providers match token prefixes; the emulator approximates
+ * that at content-block granularity: entries are written at every block end of
+ * a request that reaches the minimum and read at any block end (so a volatile
+ * last block, e.g. an overlay inside the last user message, does not hide the
+ * blocks before it); the hit is then rounded down to the provider's
+ * granularity. No write fee: writes are not reported.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  * @see https://ai.google.dev/gemini-api/docs/caching
  * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
@@ -40,7 +42,6 @@ export function prefixCache(prompt: Prompt, context: CacheContext, rules: Prefix
   for (let i = blocks.length - 1; i >= 0; i--) {
     const block = blocks[i]!;
     if (block.end < rules.minTokens) break;
-    if (!block.messageEnd && i !== blocks.length - 1) continue;
     const key = namespace + block.prefix;
     if (store.get(key, now)) {
       hitEnd = block.end;
@@ -53,7 +54,7 @@ export function prefixCache(prompt: Prompt, context: CacheContext, rules: Prefix
     for (let i = blocks.length - 1; i >= 0; i--) {
       const block = blocks[i]!;
       if (block.end <= hitEnd || block.end < rules.minTokens) break;
-      if (block.messageEnd || i === blocks.length - 1) store.put(namespace + block.prefix, block.end, now, rules.ttlMs);
+      store.put(namespace + block.prefix, block.end, now, rules.ttlMs);
     }
   });
   const read = hitEnd < rules.minTokens ? 0 : Math.floor(hitEnd / rules.granularity) * rules.granularity;

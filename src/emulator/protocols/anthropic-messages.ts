@@ -32,8 +32,13 @@ export const anthropicMessages: ProtocolHandler = {
     else if (Array.isArray(system)) {
       system.forEach((block: Record<string, unknown>, i) => items.push({ role: "system", text: plainText([block]), marker: ttlOf(block.cache_control), messageEnd: i === system.length - 1 }));
     }
-    // tool_choice and thinking settings invalidate the messages cache (not tools/system).
-    const settings = body.tool_choice === undefined && body.thinking === undefined ? undefined : canonicalJson({ tool_choice: body.tool_choice, thinking: body.thinking });
+    // tool_choice, thinking and the structured-output format invalidate the messages cache (not tools/system).
+    // @see https://platform.claude.com/docs/en/build-with-claude/structured-outputs (prompt modification)
+    const format = (body.output_config as { format?: unknown } | undefined)?.format;
+    const settings =
+      body.tool_choice === undefined && body.thinking === undefined && format === undefined
+        ? undefined
+        : canonicalJson({ tool_choice: body.tool_choice, thinking: body.thinking, format });
     let assistantTurns = 0;
     let first = true;
     for (const message of body.messages as Record<string, unknown>[]) {
