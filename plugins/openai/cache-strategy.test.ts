@@ -30,11 +30,11 @@ function responses(turn: number): WireRequest {
 }
 
 describe("openai-prompt-cache-key (case 18)", () => {
-  test("applies to the openai provider on chat and responses", () => {
+  test("applies to the openai (chat) and openai-responses providers", () => {
     expect(strategies).toHaveLength(1);
     expect(strategy!.id).toBe("openai-prompt-cache-key");
     expect(strategy!.protocols).toEqual<Protocol[]>(["openai-chat", "openai-responses"]);
-    expect(strategy!.providers).toEqual(["openai"]);
+    expect(strategy!.providers).toEqual(["openai", "openai-responses"]);
   });
 
   for (const [name, build] of [["chat completions", chat], ["responses", responses]] as const) {

@@ -14,11 +14,15 @@
 import type { CacheStrategySpec, RequestContext, WireRequest } from "../../src/plugin/index.ts";
 import { withBodyKey } from "../shared/affinity.ts";
 
-/** `prompt_cache_key` for the `openai` provider, on both OpenAI protocols. */
+/**
+ * `prompt_cache_key` for the `openai` (Chat Completions) and `openai-responses`
+ * (Responses API) providers: the Responses API is a provider of its own id, so
+ * naming only `openai` would leave every Responses request without the key.
+ */
 export const openaiPromptCacheKey: CacheStrategySpec = {
   id: "openai-prompt-cache-key",
   protocols: ["openai-chat", "openai-responses"],
-  providers: ["openai"],
+  providers: ["openai", "openai-responses"],
   apply: applyPromptCacheKey,
 };
 
