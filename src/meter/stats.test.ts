@@ -22,7 +22,7 @@ function row(id: string, partial: Partial<LedgerRow> & { usage: Usage }): Ledger
     id, sessionId: "s1", prefixVersion: 1, role: "main", provider: "anthropic", model: "claude-x", protocol: "anthropic-messages",
     startedAt: 0, firstTokenAt: null, finishedAt: null, latencyMs: null, ttftMs: null, outputTps: null, rawUsage: {},
     costUsd: null, providerCostUsd: null, providerRequestId: null, affinityKey: null, cacheMode: "auto", cacheTtl: "5m",
-    chain: [], expectedCacheRead: null, status: "ok", error: null, messageId: null, ...partial,
+    chain: [], expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId: null, ...partial,
   };
 }
 

@@ -300,6 +300,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     cacheTtl: context.cache.ttl,
     chain,
     expectedCacheRead: null,
+    cacheableMax: null,
     status: failure === undefined ? "ok" : content.length > 0 ? "incomplete" : "error",
     error: failure === undefined ? null : errorText(failure),
     messageId: content.length > 0 || saved ? assistantId : null,

@@ -26,7 +26,7 @@ function ledgerRow(id: string, sessionId: string, startedAt: number): LedgerRow 
     usage: { input: 100, cacheRead: 1024, cacheWrite5m: undefined, cacheWrite1h: undefined, output: 20, reasoning: 0 },
     rawUsage: { input_tokens: 1124 }, costUsd: 0.00042, providerCostUsd: null, providerRequestId: `resp_${id}`,
     affinityKey: sessionId, cacheMode: "auto", cacheTtl: "5m", chain: [{ nodeId: "sys-0", kind: "system", content: "00000000000000aa", prefix: "00000000000000bb", tokens: 1024 }],
-    expectedCacheRead: null, status: "ok", error: null, messageId: "a1",
+    expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId: "a1",
   };
 }
 

@@ -60,7 +60,7 @@ function row(id: string, sessionId: string, startedAt: number, chain: ChainLink[
     usage: { input: 12, cacheRead: 3000, cacheWrite5m: 40, cacheWrite1h: undefined, output: 80, reasoning: undefined },
     rawUsage: { input_tokens: 12, cache_read_input_tokens: 3000, cache_creation_input_tokens: 40, output_tokens: 80 },
     costUsd: 0.0019, providerCostUsd: null, providerRequestId, affinityKey: sessionId, cacheMode: "auto", cacheTtl: "5m",
-    chain, expectedCacheRead: null, status: "ok", error: null, messageId: null,
+    chain, expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId: null,
   };
 }
 

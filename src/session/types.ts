@@ -106,7 +106,7 @@ export interface LedgerRow {
    * for this one; null for a session's first request. Cache efficiency =
    * cacheRead / cacheableMax.
    */
-  cacheableMax?: number | null;
+  cacheableMax: number | null;
   /** For a fork's first request: the tokens expected to be read from the parent's cache. */
   expectedCacheRead: number | null;
   status: RequestStatus;

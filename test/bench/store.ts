@@ -91,7 +91,7 @@ function ledgerRow(s: Session, t: number): LedgerRow {
     usage: { input: 3, cacheRead: 200 * logLength, cacheWrite5m: 380, cacheWrite1h: 0, output: 380, reasoning: undefined },
     rawUsage: { input_tokens: 3, cache_read_input_tokens: 200 * logLength, cache_creation_input_tokens: 380, output_tokens: 380 },
     costUsd: 0.01, providerCostUsd: null, providerRequestId: `msg_${s.id}_${t}`, affinityKey: s.id, cacheMode: "auto", cacheTtl: "5m",
-    chain: s.chain.map((link) => ({ ...link })), expectedCacheRead: null, status: "ok", error: null, messageId: `${s.id}-a${t}`,
+    chain: s.chain.map((link) => ({ ...link })), expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId: `${s.id}-a${t}`,
   };
 }
 
