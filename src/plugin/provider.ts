@@ -110,4 +110,12 @@ export interface CacheRules {
   lookback?: number;
   /** Entry lifetime without use, ms, per TTL; refreshed on read. */
   ttlMs?: { "5m"?: number; "1h"?: number; default?: number };
+  /**
+   * True when the provider also keeps the model's answer in the cache, so the
+   * next request can read the previous prompt plus the previous answer
+   * (DeepSeek persists a unit at the end of the model output). Absent: only
+   * the prompt is cached.
+   * @see https://api-docs.deepseek.com/guides/kv_cache
+   */
+  answerCached?: boolean;
 }

@@ -51,6 +51,27 @@ describe("cacheable maximum", () => {
     expect(cacheableMaximum(row(bare1, usage(2_050, 0, 0)), row(bare2, usage(2_120, 0, 0)), anthropic)).toBe(0);
   });
 
+  test("prefix caching with the answer cached (DeepSeek): the previous prompt plus its answer, when this request re-sends it next", () => {
+    const deepseek: CacheRules = { mode: "prefix", minimumTokens: 64, granularity: 1, answerCached: true };
+    const d1 = chain([["sys", "system", 1_500], ["u1#0", "text", 50]]);
+    const d2 = chain([["sys", "system", 1_500], ["u1#0", "text", 50], ["a1", "message", 30], ["u2#0", "text", 40]]);
+    const previous = row(d1, { ...usage(1_545, 0, 0), output: 20 }, { provider: "deepseek", model: "deepseek-chat", messageId: "a1" });
+    const current = { provider: "deepseek", model: "deepseek-chat" };
+    // 1,545 billed prompt + 20 billed answer tokens.
+    expect(cacheableMaximum(previous, row(d2, usage(40, 1_565, 0), current), deepseek)).toBe(1_565);
+    // The same when the answer is rendered block by block (`id#k` nodes).
+    const blocks = chain([["sys", "system", 1_500], ["u1#0", "text", 50], ["a1#0", "text", 30], ["u2#0", "text", 40]]);
+    expect(cacheableMaximum(previous, row(blocks, usage(40, 1_565, 0), current), deepseek)).toBe(1_565);
+    // An overlay closed the previous prompt: the answer unit starts with bytes this request does not send.
+    const withOverlay = row(chain([["sys", "system", 1_500], ["u1#0", "text", 50], ["ov", "overlay", 8]]), { ...usage(1_553, 0, 0), output: 20 }, { ...current, messageId: "a1" });
+    expect(cacheableMaximum(withOverlay, row(d2, usage(40, 0, 0), current), deepseek)).toBe(1_545);
+    // Reasoning is part of the answer unit but not re-sent: only the prompt counts.
+    const reasoned = row(d1, { ...usage(1_545, 0, 0), output: 20, reasoning: 12 }, { ...current, messageId: "a1" });
+    expect(cacheableMaximum(reasoned, row(d2, usage(40, 0, 0), current), deepseek)).toBe(1_545);
+    // Without the rule (OpenAI-style prefix caching) the answer is not counted.
+    expect(cacheableMaximum(previous, row(d2, usage(40, 0, 0), current), { ...deepseek, answerCached: undefined })).toBe(1_545);
+  });
+
   test("prefix caching: the previous billed prompt, minus its volatile overlay, rounded down to 128", () => {
     const p1 = chain([["sys", "system", 1_500], ["u1", "text", 50], ["ov1", "overlay", 8]]);
     const p2 = chain([["sys", "system", 1_500], ["u1", "text", 50], ["a1", "text", 30], ["u2", "text", 40], ["ov2", "overlay", 8]]);

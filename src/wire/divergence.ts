@@ -13,7 +13,8 @@ import { sharedPrefixLength } from "./prefix-chain.ts";
 export const DEFAULT_CACHE_RULES: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 1 };
 
 /** The parts of a ledger row the comparison reads. */
-export type ComparedRow = Pick<LedgerRow, "chain" | "usage" | "startedAt" | "affinityKey" | "cacheMode" | "cacheTtl" | "provider" | "model" | "prefixVersion">;
+export type ComparedRow = Pick<LedgerRow, "chain" | "usage" | "startedAt" | "affinityKey" | "cacheMode" | "cacheTtl" | "provider" | "model" | "prefixVersion"> &
+  Partial<Pick<LedgerRow, "messageId">>;
 
 /** Where the previous request's cache entries end, in chain links. */
 export function writtenLength(previous: readonly ChainLink[], rules: CacheRules): number {
@@ -60,7 +61,7 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
     const writtenEstimate = rules.mode === "breakpoints" ? estimate(0, written) : estimate(0, previous.chain.length);
     tokens =
       usable === written
-        ? Math.max(0, billedWritten - tail)
+        ? Math.max(0, billedWritten - tail) + cachedAnswer(previous, current, written, rules)
         : Math.floor((billedWritten * estimate(0, usable)) / Math.max(1, writtenEstimate));
   } else {
     tokens = estimate(0, usable);
@@ -73,6 +74,23 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
 function deepestBreakpoint(chain: readonly ChainLink[], limit: number): number {
   for (let i = limit; i > 0; i--) if (chain[i - 1]!.breakpoint) return i;
   return 0;
+}
+
+/**
+ * Tokens of the previous answer the provider kept in the cache and `current`
+ * re-sends right after the previous prompt (rules.answerCached). Only when
+ * the previous prompt ended with no volatile tail (its answer unit then
+ * starts with exactly the bytes `current` starts with) and the answer had no
+ * reasoning, which the next request does not re-send.
+ */
+function cachedAnswer(previous: ComparedRow, current: ComparedRow, written: number, rules: CacheRules): number {
+  if (!rules.answerCached || !previous.messageId || written !== previous.chain.length) return 0;
+  const output = previous.usage.output;
+  if (output === undefined || (previous.usage.reasoning ?? 0) > 0) return 0;
+  const next = current.chain[written];
+  // A node is the whole message (chat protocols) or one of its blocks (`id#k`).
+  const answers = next !== undefined && (next.nodeId === previous.messageId || next.nodeId.startsWith(`${previous.messageId}#`));
+  return answers ? output : 0;
 }
 
 /** The explanation `cachet why` prints. */
