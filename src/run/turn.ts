@@ -216,8 +216,27 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
       store.updatePartial(sessionId, assistantId, message.content, incomplete);
     }
   };
+  // At most one save per 250 ms, and a trailing one: a burst followed by a stall is stored whole, so a crash keeps what stdout showed.
+  let pendingSave: ReturnType<typeof setTimeout> | undefined;
+  const saveSoon = (content: Block[]) => {
+    const due = lastSave + 250 - Date.now();
+    if (due > 0) {
+      pendingSave ??= setTimeout(() => {
+        pendingSave = undefined;
+        lastSave = Date.now();
+        save(content, true);
+      }, due);
+      return;
+    }
+    clearTimeout(pendingSave);
+    pendingSave = undefined;
+    lastSave = Date.now();
+    save(content, true);
+  };
+  let attempts = 0;
 
   for (let attempt = 0; ; attempt++) {
+    attempts = attempt + 1;
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -235,10 +254,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
             emitted = true;
           }
           // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
-          if (event.type !== "chatter" && event.type !== "finish" && Date.now() - lastSave > 250) {
-            lastSave = Date.now();
-            save(content, true);
-          }
+          if (event.type !== "chatter" && event.type !== "finish") saveSoon(content);
         },
       });
       break;
@@ -260,7 +276,9 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     }
   }
 
+  clearTimeout(pendingSave);
   const result = outcome ?? partial!;
+  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
   const incomplete = failure !== undefined;
   const content = result.content;
   if (content.length > 0 || saved) save(content, incomplete);
@@ -399,6 +417,27 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
     });
   }
   return { id: newId("m"), role: "user", content };
+}
+
+/**
+ * The failure with a hint saying what to do, when it carries none: after a
+ * partial answer, how to go on; after a retryable refusal, how many attempts
+ * were made and how to allow more.
+ */
+function withHint(failure: unknown, partial: boolean, attempts: number): unknown {
+  if (!(failure instanceof ProviderError) || failure.hint) return failure;
+  let hint: string | undefined;
+  if (partial) hint = "the partial answer is stored and marked incomplete; `cachet -c` continues the session";
+  else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
+  if (!hint) return failure;
+  return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
+    hint,
+    cause: failure.cause ?? failure,
+    exitCode: failure.exitCode,
+    ...(failure.status !== undefined ? { status: failure.status } : {}),
+    retryable: failure.retryable,
+    ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+  });
 }
 
 function errorText(error: unknown): string {
