@@ -85,7 +85,8 @@ function errorDetail(error: unknown): string {
   const body = (error as { error?: unknown })?.error as { error?: { message?: unknown }; message?: unknown } | undefined;
   const nested = body?.error?.message ?? body?.message;
   if (typeof nested === "string" && nested !== "") return nested.split("\n")[0]!;
-  if (error instanceof Error && error.message) return error.message.split("\n")[0]!;
+  // Bun's fetch appends advice about its own debug option, which a cachet user cannot pass.
+  if (error instanceof Error && error.message) return error.message.split("\n")[0]!.replace(/\s*For more information, pass `?verbose: true`? in the second argument to fetch\(\)\.?$/, "");
   return String(error);
 }
 
