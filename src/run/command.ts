@@ -4,7 +4,7 @@
  * the stream; the partial answer is stored and marked incomplete.
  */
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
-import { EXIT } from "../errors.ts";
+import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
 import { jsonSink, textSink } from "./output.ts";
 import { openRuntime } from "./runtime.ts";
@@ -88,7 +88,11 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    if (interrupt.signal.aborted) return EXIT.interrupted;
+    if (interrupt.signal.aborted) {
+      // One line, so a script's log shows why the answer stops short and that it was kept.
+      if (getLogLevel() !== "quiet") process.stderr.write(`cachet: ${isCachetError(error) && error.code === "INTERRUPTED" ? error.message : "interrupted"}\n`);
+      return EXIT.interrupted;
+    }
     throw error;
   } finally {
     process.off("SIGINT", onSigint);
