@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { canonicalJson } from "../../src/wire/canonical-json.ts";
-import { cleanHomes, freshHome } from "./harness.ts";
+import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
 import { LARGE_SYSTEM, against, cacheParts, exportSession, ok, startEmulatorProcess, withoutMarkers } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -116,4 +116,72 @@ describe(`${TURNS}-turn -c sessions stay on the cache (issue 6)`, () => {
       120_000,
     );
   }
+});
+
+describe("fork of an exact session (same model and prefix)", () => {
+  for (const p of PROVIDERS.filter((x) => x.affinity && x.protocol !== "openai-responses")) {
+    test(
+      `${p.model}: inherits the affinity key, writes a probe row and reads the parent's cache`,
+      async () => {
+        const home = freshHome();
+        const emulator = await startEmulatorProcess(home);
+        try {
+          const target = against(emulator, p.model);
+          for (let i = 0; i < 3; i++) {
+            await ok([...(i === 0 ? ["-m", p.model, "--system", LARGE_SYSTEM] : ["-c"]), ...target.args, "-q", `Parent turn ${i + 1}.`], { home, env: target.env });
+          }
+          const parent = await exportSession(home);
+          const forked = await ok(["--fork", ...target.args, "--json", "Fork turn 1."], { home, env: target.env });
+          const [event] = events(forked.stdout);
+          expect(event).toMatchObject({ type: "session", forked_from: parent.session.id, model: p.model });
+          const child = await exportSession(home, event!.id as string);
+          expect(child.session.id).not.toBe(parent.session.id);
+          expect(child.session.parentId).toBe(parent.session.id);
+          expect(child.session.affinityKey).toBe(parent.session.affinityKey);
+
+          // The probe row: expected = cacheable maximum against the parent's last request, and it was read.
+          expect(child.requests).toHaveLength(1);
+          const [probe] = child.requests;
+          expect(probe!.cacheableMax).toBeGreaterThan(2_000);
+          expect(probe!.expectedCacheRead).toBe(probe!.cacheableMax);
+          expect(probe!.usage.cacheRead).toBe(probe!.cacheableMax);
+          expect(probe!.affinityKey).toBe(parent.session.affinityKey);
+
+          // On the wire: the parent's affinity key, and the parent's last request's bytes first.
+          const bodies = await emulator.bodies();
+          expect(bodies).toHaveLength(4);
+          expect(p.affinity!(bodies[3]!)).toBe(parent.session.affinityKey);
+          const before = cacheParts(p.protocol, bodies[2]!);
+          const after = cacheParts(p.protocol, bodies[3]!);
+          expect(after.head).toBe(before.head);
+          expect(canonicalJson(withoutMarkers(after.list.slice(0, before.list.length)))).toBe(canonicalJson(withoutMarkers(before.list)));
+        } finally {
+          emulator.stop();
+        }
+      },
+      60_000,
+    );
+  }
+});
+
+describe("two processes continuing one session at once", () => {
+  test("both turns are stored, in order, nothing lost or incomplete", async () => {
+    const home = freshHome();
+    await ok(["--emulate", "--system", LARGE_SYSTEM, "-q", "Start."], { home });
+    const [a, b] = await Promise.all([cachet(["--emulate", "-c", "turn A"], { home }), cachet(["--emulate", "-c", "turn B"], { home })]);
+    expect([a.code, b.code, a.stderr, b.stderr]).toEqual([0, 0, "", ""]);
+    expect(a.stdout.trim().length).toBeGreaterThan(0);
+    expect(b.stdout.trim().length).toBeGreaterThan(0);
+
+    const { messages, requests } = await exportSession(home);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(messages.filter((m) => m.incomplete)).toEqual([]);
+    const texts = messages.filter((m) => m.role === "user").map((m) => m.content[0].text);
+    expect(texts[0]).toBe("Start.");
+    expect(texts.slice(1).sort()).toEqual(["turn A", "turn B"]);
+    expect(requests.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+    // The later turn saw the earlier one's answer: its request extends the earlier request.
+    expect(requests[2]!.chain.slice(0, requests[1]!.chain.length).map((l: Raw) => l.content)).toEqual(requests[1]!.chain.map((l: Raw) => l.content));
+    expect(requests[2]!.usage.cacheRead).toBe(requests[2]!.cacheableMax);
+  });
 });
