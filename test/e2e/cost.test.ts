@@ -1,0 +1,75 @@
+/**
+ * Issue 5 acceptance through the compiled binary: `cachet cost --tree --json`
+ * on an emulated 10-turn session attributes every request's billed tokens to
+ * its nodes exactly (per category), and the node prices add up to the
+ * request's cost.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { cleanHomes, freshHome } from "./harness.ts";
+import { LARGE_SYSTEM, exportSession, ok, tempFile } from "./session-kit.ts";
+
+afterAll(cleanHomes);
+
+type Raw = Record<string, any>;
+
+const CATEGORIES = ["input", "cacheRead", "cacheWrite5m", "cacheWrite1h"] as const;
+
+const TOOLS = [
+  { name: "lookup", description: "Look an entry up in the archive", parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] } },
+  { name: "annotate", description: "Attach a note to an entry", parameters: { type: "object", properties: { key: { type: "string" }, note: { type: "string" } }, required: ["key", "note"] } },
+];
+
+/** Sums of each category over `nodes`, checking on the way that every parent equals the sum of its children. */
+function sums(nodes: Raw[]): Record<string, number> & { usd: number } {
+  const total: Record<string, number> = { tokens: 0, usd: 0, ...Object.fromEntries(CATEGORIES.map((c) => [c, 0])) };
+  for (const node of nodes) {
+    if (node.children?.length) {
+      const inner = sums(node.children);
+      for (const c of [...CATEGORIES, "tokens"]) expect(inner[c]).toBe(node[c]);
+      expect(Math.abs(inner.usd - node.usd)).toBeLessThan(1e-9);
+    }
+    for (const c of CATEGORIES) expect(Number.isInteger(node[c])).toBe(true);
+    expect(node.tokens).toBe(CATEGORIES.reduce((n, c) => n + node[c], 0));
+    for (const c of [...CATEGORIES, "tokens", "usd"]) total[c]! += node[c];
+  }
+  return total as Record<string, number> & { usd: number };
+}
+
+describe("cachet cost --tree on an emulated 10-turn session (issue 5)", () => {
+  for (const model of ["anthropic/claude-sonnet-4-6", "openai/gpt-5"]) {
+    test(
+      `${model}: node sums equal each request's billed totals; node USD sums equal the request cost`,
+      async () => {
+        const home = freshHome();
+        const tools = tempFile("tools.json", JSON.stringify(TOOLS));
+        for (let i = 0; i < 10; i++) {
+          const first = i === 0 ? ["-m", model, "--system", LARGE_SYSTEM, "--tools", tools] : ["-c"];
+          await ok([...first, "--emulate", "--overlay", `Budget left: ${100 - i * 7} units`, "-q", `Entry ${i + 1}: summarise rule ${i + 2}.`], { home });
+        }
+        const { requests } = await exportSession(home);
+        const report = JSON.parse((await ok(["cost", "--tree", "--json"], { home })).stdout) as Raw;
+        expect(report.requests).toHaveLength(10);
+        let cacheReads = 0;
+        for (const [n, request] of (report.requests as Raw[]).entries()) {
+          const row = requests[n]!;
+          expect(request.requestId).toBe(row.id);
+          expect(request.usage).toEqual(row.usage);
+          const total = sums(request.tree);
+          for (const c of CATEGORIES) expect(total[c]).toBe(row.usage[c] ?? 0);
+          expect(request.output.tokens).toBe(row.usage.output);
+          expect(Math.abs(total.usd + request.output.usd - row.costUsd)).toBeLessThan(1e-9);
+          expect(request.costUsd).toBe(row.costUsd);
+          cacheReads += row.usage.cacheRead;
+          // The tree names the context: system part, both tools and every message so far.
+          const kinds = (request.tree as Raw[]).map((node) => node.kind);
+          expect(kinds.filter((k) => k === "system")).toHaveLength(1);
+          expect(kinds.filter((k) => k === "tool")).toHaveLength(2);
+          expect(kinds.filter((k) => k === "message")).toHaveLength(2 * n + 1);
+        }
+        expect(cacheReads).toBeGreaterThan(9 * 2_000);
+        expect(Math.abs(report.total.costUsd - requests.reduce((s, r) => s + r.costUsd, 0))).toBeLessThan(1e-9);
+      },
+      60_000,
+    );
+  }
+});
