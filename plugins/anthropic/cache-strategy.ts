@@ -24,7 +24,7 @@
 import { CachetError, type CacheStrategySpec, type RequestContext, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
 import {
   applyMarks,
-  assertBreakpoints,
+  assertMarks,
   describePath,
   findCacheMarks,
   isOverlay,
@@ -62,7 +62,7 @@ export const strategies: CacheStrategySpec[] = [anthropicBreakpoints];
  */
 export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestContext): WireRequest {
   if (context.cache.mode === "off") return wire;
-  const body = structuredClone(wire.body);
+  const body = wire.body;
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
   messages.forEach((message, i) => {
     if (message !== null && typeof message === "object" && "cache_control" in message) {
@@ -72,7 +72,7 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
     }
   });
   const manual = findCacheMarks(body, ANTHROPIC_CACHE_ORDER);
-  const { tail, previousTail } = rollingPositions(markableMessages(wire, messages));
+  const { tail, previousTail } = rollingPositions(markableMessages(wire, messages, rollingStart(messages)));
   const candidates = [tail, previousTail, lastSystemBlock(body.system), lastTool(body.tools)].filter((p): p is WirePath => p !== undefined);
   const marks = planBreakpoints({
     candidates,
@@ -88,14 +88,15 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
       hint: "use --cache-ttl 5m with this model",
     });
   }
-  applyMarks(body, marks, anthropicMarker);
-  assertBreakpoints(body, ANTHROPIC_CACHE_ORDER, ANTHROPIC_MAX_BREAKPOINTS, context.provider);
+  const marked = applyMarks(body, marks, anthropicMarker);
+  // The client-side assert before sending (CASES.md cases 15, 16), on the marks now in the body.
+  assertMarks([...manual, ...marks], ANTHROPIC_CACHE_ORDER, ANTHROPIC_MAX_BREAKPOINTS, context.provider);
   const key = context.cache.affinityKey;
   if (key !== undefined) {
-    const metadata = body.metadata !== null && typeof body.metadata === "object" ? (body.metadata as Record<string, unknown>) : {};
-    if (metadata.user_id === undefined) body.metadata = { ...metadata, user_id: key };
+    const metadata = marked.metadata !== null && typeof marked.metadata === "object" ? (marked.metadata as Record<string, unknown>) : {};
+    if (metadata.user_id === undefined) marked.metadata = { ...metadata, user_id: key };
   }
-  return { ...wire, body };
+  return { ...wire, body: marked };
 }
 
 /**
@@ -112,8 +113,24 @@ export function anthropicMarker(ttl: Ttl): Record<string, unknown> {
   return ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" };
 }
 
-function markableMessages(wire: WireRequest, messages: unknown[]): MarkableMessage[] {
-  return messages.map((message, i) => {
+/**
+ * Where the rolling positions can lie: from the last message with a markable
+ * block before the newest assistant message on. Looking no further back keeps
+ * planning a long session as cheap as a short one.
+ */
+function rollingStart(messages: unknown[]): number {
+  let i = messages.length - 1;
+  while (i >= 0 && (messages[i] as { role?: unknown } | null)?.role !== "assistant") i--;
+  for (i--; i >= 0; i--) {
+    const content = (messages[i] as { content?: unknown } | null)?.content;
+    if (Array.isArray(content) && content.some(isMarkableBlock)) return i;
+  }
+  return 0;
+}
+
+function markableMessages(wire: WireRequest, all: unknown[], start: number): MarkableMessage[] {
+  return all.slice(start).map((message, k) => {
+    const i = start + k;
     const record = (message ?? {}) as Record<string, unknown>;
     const blocks: WirePath[] = [];
     // String content has no block to carry a mark; the adapters render arrays.

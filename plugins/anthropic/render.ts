@@ -42,17 +42,9 @@ export function renderAnthropic(context: RequestContext, services: PluginService
       return { type: "text", text: part.text };
     });
   }
-  const messages: Record<string, unknown>[] = [];
-  for (const message of [...context.summary, ...context.messages]) {
-    const content: Record<string, unknown>[] = [];
-    message.content.forEach((block, j) => {
-      const rendered = renderBlock(block);
-      if (!rendered) return;
-      segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["messages", messages.length, "content", content.length] });
-      content.push(rendered);
-    });
-    if (content.length > 0) messages.push({ role: message.role, content });
-  }
+  const log = renderLog(context.summary, context.messages);
+  const messages = [...log.messages];
+  segments.push(...log.segments);
   if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
   body.messages = messages;
   if (prefix.schema) {
@@ -64,6 +56,81 @@ export function renderAnthropic(context: RequestContext, services: PluginService
   }
   body.stream = generation.stream;
   return { protocol: "anthropic-messages", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
+}
+
+/** The rendered log (summary zone + log), and where each source message ended in it. */
+interface RenderedLog {
+  source: Message[];
+  messages: Record<string, unknown>[];
+  segments: WireSegment[];
+  /** After source message i: how many wire messages and segments there were. */
+  ends: { messages: number; segments: number }[];
+}
+
+let lastLog: RenderedLog | undefined;
+
+/**
+ * Renders the summary zone and the log. The request before this one usually
+ * had the same messages minus the newest: its rendering is reused up to the
+ * first message that differs, found by identity, so only new messages are
+ * visited.
+ */
+function renderLog(summary: Message[], log: Message[]): RenderedLog {
+  const source = summary.length === 0 ? log : [...summary, ...log];
+  let shared = 0;
+  const last = lastLog;
+  if (last) {
+    const limit = Math.min(last.source.length, source.length);
+    while (shared < limit && last.source[shared] === source[shared] && !source[shared]!.incomplete) shared++;
+  }
+  const end = shared > 0 ? last!.ends[shared - 1]! : { messages: 0, segments: 0 };
+  const out: RenderedLog = {
+    source,
+    messages: shared > 0 ? last!.messages.slice(0, end.messages) : [],
+    segments: shared > 0 ? last!.segments.slice(0, end.segments) : [],
+    ends: shared > 0 ? last!.ends.slice(0, shared) : [],
+  };
+  for (let i = shared; i < source.length; i++) {
+    const rendered = renderMessage(source[i]!, out.messages.length);
+    if (rendered) {
+      for (const segment of rendered.segments) out.segments.push(segment);
+      out.messages.push(rendered.wire);
+    }
+    out.ends.push({ messages: out.messages.length, segments: out.segments.length });
+  }
+  lastLog = out;
+  return out;
+}
+
+/** A message rendered at a position of the log, with its segments. */
+interface RenderedMessage {
+  index: number;
+  wire: Record<string, unknown>;
+  segments: WireSegment[];
+}
+
+// A log message never changes once stored and keeps its position, so its
+// rendering is computed once per process: the per-turn cost of a long session
+// grows with the new messages, not with the history. Nothing downstream
+// mutates these objects (cache strategies copy what they mark).
+const rendered = new WeakMap<Message, RenderedMessage>();
+
+function renderMessage(message: Message, index: number): RenderedMessage | undefined {
+  const known = rendered.get(message);
+  if (known && known.index === index) return known;
+  const content: Record<string, unknown>[] = [];
+  const segments: WireSegment[] = [];
+  message.content.forEach((block, j) => {
+    const wire = renderBlock(block);
+    if (!wire) return;
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["messages", index, "content", content.length] });
+    content.push(wire);
+  });
+  if (content.length === 0) return undefined;
+  const out = { index, wire: { role: message.role, content }, segments };
+  // Incomplete answers may still grow; only final messages are kept.
+  if (!message.incomplete) rendered.set(message, out);
+  return out;
 }
 
 /** One content block on the wire; undefined for a block this wire cannot replay. */
@@ -98,7 +165,8 @@ function appendOverlay(messages: Record<string, unknown>[], log: Message[], over
   if (lastIsUser) {
     const content = last.content as Record<string, unknown>[];
     segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length - 1, "content", content.length] });
-    content.push({ type: "text", text: overlay });
+    // A new message object: the rendered one is shared with later requests, which must not see this overlay.
+    messages[messages.length - 1] = { ...last, content: [...content, { type: "text", text: overlay }] };
   } else {
     segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length, "content", 0] });
     messages.push({ role: "user", content: [{ type: "text", text: overlay }] });

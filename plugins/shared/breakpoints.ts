@@ -148,7 +148,16 @@ export function planBreakpoints(input: BreakpointPlanInput): CacheMark[] {
  * @throws CachetError CACHE_CONTRACT when either rule is broken.
  */
 export function assertBreakpoints(body: Record<string, unknown>, sections: readonly string[], max: number, provider: string): void {
-  const marks = findCacheMarks(body, sections);
+  assertMarks(findCacheMarks(body, sections), sections, max, provider);
+}
+
+/**
+ * {@link assertBreakpoints} on a list of marks already known (the manual
+ * marks found plus the automatic ones added), in any order.
+ * @throws CachetError CACHE_CONTRACT when either rule is broken.
+ */
+export function assertMarks(list: readonly CacheMark[], sections: readonly string[], max: number, provider: string): void {
+  const marks = [...list].sort((a, b) => comparePaths(a.path, b.path, sections));
   if (marks.length > max) {
     throw new CachetError("CACHE_CONTRACT", `${marks.length} cache_control marks in the ${provider} request; at most ${max} are allowed`, {
       hint: "remove manual cache_control marks, or put one only on the last block of a message (not on every block)",
@@ -202,16 +211,45 @@ export function samePath(a: WirePath | undefined, b: WirePath | undefined): bool
 
 /** True when `path` is, contains or lies inside one of the request's overlay segments. */
 export function isOverlay(wire: WireRequest, path: WirePath): boolean {
-  return wire.segments.some((s) => s.kind === "overlay" && (startsWith(path, s.path) || startsWith(s.path, path)));
+  let overlays = overlayPaths.get(wire);
+  if (!overlays) {
+    overlays = wire.segments.filter((s) => s.kind === "overlay").map((s) => s.path);
+    overlayPaths.set(wire, overlays);
+  }
+  return overlays.some((o) => startsWith(path, o) || startsWith(o, path));
 }
 
-/** The body with `cache_control` set on each mark's element; `marker` builds the value for a TTL. Mutates `body`. */
-export function applyMarks(body: Record<string, unknown>, marks: readonly CacheMark[], marker: (ttl: Ttl) => Record<string, unknown>): void {
+// The overlay segments of a request, found once rather than once per block.
+const overlayPaths = new WeakMap<WireRequest, WirePath[]>();
+
+/**
+ * A copy of `body` with `cache_control` set on each mark's element; `marker`
+ * builds the value for a TTL. Copy-on-write: only the containers along each
+ * marked path are copied, so marking a long request costs the same as a short
+ * one, and the input (whose parts adapters may share between requests) is
+ * never changed.
+ * @throws CachetError INTERNAL when a mark's path does not exist.
+ */
+export function applyMarks(body: Record<string, unknown>, marks: readonly CacheMark[], marker: (ttl: Ttl) => Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body };
+  const copied = new Set<unknown>([out]);
   for (const mark of marks) {
-    const target = elementAt(body, mark.path);
-    if (!target) throw new CachetError("INTERNAL", `no element at ${describePath(mark.path)} to mark`);
-    target.cache_control = marker(mark.ttl);
+    let node: Record<string | number, unknown> = out;
+    for (const key of mark.path) {
+      const child = node[key];
+      if (child === null || typeof child !== "object") throw new CachetError("INTERNAL", `no element at ${describePath(mark.path)} to mark`);
+      let copy = child as Record<string | number, unknown>;
+      if (!copied.has(child)) {
+        copy = (Array.isArray(child) ? [...child] : { ...child }) as Record<string | number, unknown>;
+        copied.add(copy);
+        node[key] = copy;
+      }
+      node = copy;
+    }
+    if (Array.isArray(node)) throw new CachetError("INTERNAL", `no element at ${describePath(mark.path)} to mark`);
+    node.cache_control = marker(mark.ttl);
   }
+  return out;
 }
 
 /** The object at `path` in `body`, or undefined. */
@@ -238,17 +276,40 @@ function lastBlock(messages: readonly MarkableMessage[], end: number): WirePath 
   return undefined;
 }
 
+/**
+ * Marks on the elements that can carry one: each element of a section (a
+ * tool, a system block, a message), the blocks of its `content` array, and
+ * the parts of a block's own `content` array (tool_result). Nothing deeper is
+ * a breakpoint (a property named `cache_control` inside a tool's JSON Schema
+ * is not one), and not descending keeps the scan proportional to the blocks.
+ * A block's nested marks come before its own (its prefix ends after them).
+ */
 function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
-  if (Array.isArray(node)) {
-    node.forEach((item, i) => walk(item, [...path, i], marks));
-    return;
+  if (!Array.isArray(node)) return;
+  for (let i = 0; i < node.length; i++) {
+    const element = node[i] as Record<string, unknown> | null;
+    if (element === null || typeof element !== "object") continue;
+    const content = element.content;
+    if (Array.isArray(content)) {
+      for (let j = 0; j < content.length; j++) {
+        const block = content[j] as Record<string, unknown> | null;
+        if (block === null || typeof block !== "object") continue;
+        const parts = block.content;
+        if (Array.isArray(parts)) {
+          for (let k = 0; k < parts.length; k++) {
+            const part = parts[k] as Record<string, unknown> | null;
+            if (part !== null && typeof part === "object" && part.cache_control !== undefined) mark(marks, [...path, i, "content", j, "content", k], part.cache_control);
+          }
+        }
+        if (block.cache_control !== undefined) mark(marks, [...path, i, "content", j], block.cache_control);
+      }
+    }
+    if (element.cache_control !== undefined) mark(marks, [...path, i], element.cache_control);
   }
-  if (node === null || typeof node !== "object") return;
-  const record = node as Record<string, unknown>;
-  for (const [key, value] of Object.entries(record)) {
-    if (key !== "cache_control" && value !== null && typeof value === "object") walk(value, [...path, key], marks);
-  }
-  if (record.cache_control !== undefined) marks.push({ path, ttl: ttlOf(record.cache_control, path) });
+}
+
+function mark(marks: CacheMark[], path: WirePath, control: unknown): void {
+  marks.push({ path, ttl: ttlOf(control, path) });
 }
 
 function ttlOf(control: unknown, path: WirePath): Ttl {

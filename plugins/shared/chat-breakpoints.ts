@@ -34,7 +34,7 @@ export interface ChatBreakpointOptions {
  * @throws CachetError CACHE_CONTRACT when manual marks exceed 4 or put a 1h mark after a 5m one.
  */
 export function addChatBreakpoints(wire: WireRequest, options: ChatBreakpointOptions): WireRequest {
-  const body = structuredClone(wire.body);
+  const body = wire.body;
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
   const markable = markableChatMessages(wire, messages);
   const { tail, previousTail } = rollingPositions(markable);
@@ -47,9 +47,9 @@ export function addChatBreakpoints(wire: WireRequest, options: ChatBreakpointOpt
     sections: CHAT_CACHE_ORDER,
     provider: options.provider,
   });
-  applyMarks(body, marks, (ttl) => (ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }));
-  assertBreakpoints(body, CHAT_CACHE_ORDER, CHAT_MAX_BREAKPOINTS, options.provider);
-  return { ...wire, body };
+  const marked = applyMarks(body, marks, (ttl) => (ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }));
+  assertBreakpoints(marked, CHAT_CACHE_ORDER, CHAT_MAX_BREAKPOINTS, options.provider);
+  return { ...wire, body: marked };
 }
 
 function markableChatMessages(wire: WireRequest, messages: unknown[]): MarkableMessage[] {

@@ -14,7 +14,7 @@ import type { Protocol, WireRequest } from "../plugin/wire.ts";
 import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { ChainLink } from "../session/types.ts";
-import { prefixChain } from "../wire/prefix-chain.ts";
+import { chainMemo, prefixChain } from "../wire/prefix-chain.ts";
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -79,6 +79,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     emulator = await startEmulator({ port: 0, env, ...(options.emulatorStatePath !== undefined ? { statePath: options.emulatorStatePath } : {}) });
   }
   const memo = new Map<string, number>();
+  const chains = chainMemo();
   return {
     config,
     host,
@@ -92,11 +93,15 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     },
     async chainOf(wire) {
       const missing = new Map<string, string>();
-      const links = prefixChain(wire, (hash, text) => {
-        const known = memo.get(hash);
-        if (known === undefined) missing.set(hash, text);
-        return known ?? 0;
-      });
+      const links = prefixChain(
+        wire,
+        (hash, text) => {
+          const known = memo.get(hash);
+          if (known === undefined) missing.set(hash, text);
+          return known ?? 0;
+        },
+        chains,
+      );
       if (missing.size > 0) {
         for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
           memo.set(hash, tokens);
@@ -113,7 +118,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
           }
           store.saveNodeTokens(counted);
         }
-        for (const link of links) link.tokens = memo.get(link.content) ?? 0;
+        for (const link of links) if (link.tokens === 0) link.tokens = memo.get(link.content) ?? 0;
       }
       return links;
     },

@@ -15,25 +15,61 @@ import { chainHash, hashText } from "./hash.ts";
 export type TokenCounter = (contentHash: string, text: string) => number;
 
 /**
+ * Memory of earlier chains, so a long session is hashed in time proportional
+ * to its new elements: content hashes of wire elements by object identity
+ * (adapters reuse the objects of unchanged log messages, and nothing mutates
+ * them), and the previous chain, whose links are reused while the new request
+ * starts with the same elements.
+ */
+export interface ChainMemo {
+  contents: WeakMap<object, string>;
+  previous?: ChainLink[];
+}
+
+/** A new, empty {@link ChainMemo}. */
+export function chainMemo(): ChainMemo {
+  return { contents: new WeakMap() };
+}
+
+/**
  * Builds the chain of a wire request. Cache markers are stripped before
  * hashing, so adding or moving a breakpoint does not change content hashes;
  * the marker's TTL is kept on the link instead.
  * @throws Error when a segment path does not exist in the body (an adapter bug).
  */
-export function prefixChain(wire: WireRequest, countTokens: TokenCounter): ChainLink[] {
+export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: ChainMemo = chainMemo()): ChainLink[] {
   const links: ChainLink[] = [];
+  const before = memo.previous ?? [];
   let previous: string | undefined;
-  for (const segment of wire.segments) {
+  let reusing = true;
+  const segments = wire.segments;
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
     const value = valueAt(wire.body, segment.path);
     if (value === undefined) throw new Error(`wire segment ${segment.nodeId} has no value at ${segment.path.join(".")}`);
-    const text = canonicalJson(stripMarkers(value));
-    const content = hashText(text);
-    previous = chainHash(previous, content);
-    const link: ChainLink = { nodeId: segment.nodeId, kind: segment.kind, content, prefix: previous, tokens: countTokens(content, text) };
     const ttl = markerTtl(value);
+    // A marked element is a copy made by a cache strategy; its unmarked original carries the memo.
+    const key = value !== null && typeof value === "object" && !ttl ? (value as object) : undefined;
+    let content = key ? memo.contents.get(key) : undefined;
+    let text: string | undefined;
+    if (content === undefined) {
+      text = canonicalJson(stripMarkers(value));
+      content = hashText(text);
+      if (key) memo.contents.set(key, content);
+    }
+    const old = before[i];
+    reusing &&= old !== undefined && old.nodeId === segment.nodeId && old.content === content;
+    previous = reusing ? old!.prefix : chainHash(previous, content);
+    if (reusing && old!.breakpoint === ttl) {
+      links.push(old!);
+      continue;
+    }
+    const tokens = reusing ? old!.tokens : countTokens(content, text ?? canonicalJson(stripMarkers(value)));
+    const link: ChainLink = { nodeId: segment.nodeId, kind: segment.kind, content, prefix: previous, tokens };
     if (ttl) link.breakpoint = ttl;
     links.push(link);
   }
+  memo.previous = links;
   return links;
 }
 
@@ -56,9 +92,9 @@ export function sharedPrefixLength(previous: readonly ChainLink[], current: read
 /** The value at a JSON path, or undefined. */
 export function valueAt(body: unknown, path: WirePath): unknown {
   let node: unknown = body;
-  for (const key of path) {
+  for (let i = 0; i < path.length; i++) {
     if (node === null || typeof node !== "object") return undefined;
-    node = (node as Record<string | number, unknown>)[key];
+    node = (node as Record<string | number, unknown>)[path[i]!];
   }
   return node;
 }
