@@ -286,9 +286,18 @@ function lastBlock(messages: readonly MarkableMessage[], end: number): WirePath 
  */
 function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
   if (!Array.isArray(node)) return;
+  const section = String(path[0]);
+  const last = lastScan.get(section);
+  const unmarked: unknown[] = [];
   for (let i = 0; i < node.length; i++) {
     const element = node[i] as Record<string, unknown> | null;
     if (element === null || typeof element !== "object") continue;
+    // Elements are never mutated (marks go on copies), so one found unmarked at this place last time still is.
+    if (last !== undefined && last[i] === element) {
+      unmarked[i] = element;
+      continue;
+    }
+    const before = marks.length;
     const content = element.content;
     if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
@@ -305,8 +314,14 @@ function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
       }
     }
     if (element.cache_control !== undefined) mark(marks, [...path, i], element.cache_control);
+    if (marks.length === before) unmarked[i] = element;
   }
+  lastScan.set(section, unmarked);
 }
+
+// The unmarked elements of each section found by the last scan, by position: the
+// scan of a long session then visits only its new elements.
+const lastScan = new Map<string, unknown[]>();
 
 function mark(marks: CacheMark[], path: WirePath, control: unknown): void {
   marks.push({ path, ttl: ttlOf(control, path) });

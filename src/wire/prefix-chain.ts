@@ -5,7 +5,7 @@
  * exactly when their prefix hashes at i are equal; `cachet why` and the
  * cacheable maximum are computed from these chains alone.
  */
-import type { WirePath, WireRequest } from "../plugin/wire.ts";
+import type { WirePath, WireRequest, WireSegment } from "../plugin/wire.ts";
 import { CACHE_MARKER_KEYS } from "../plugin/wire.ts";
 import type { ChainLink } from "../session/types.ts";
 import { canonicalJson } from "./canonical-json.ts";
@@ -24,6 +24,9 @@ export type TokenCounter = (contentHash: string, text: string) => number;
 export interface ChainMemo {
   contents: WeakMap<object, string>;
   previous?: ChainLink[];
+  /** The previous request's segments and their element objects, for the identity fast path. */
+  segments?: WireSegment[];
+  values?: unknown[];
 }
 
 /** A new, empty {@link ChainMemo}. */
@@ -43,10 +46,18 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
   let previous: string | undefined;
   let reusing = true;
   const segments = wire.segments;
+  const values: unknown[] = [];
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
     const value = valueAt(wire.body, segment.path);
     if (value === undefined) throw new Error(`wire segment ${segment.nodeId} has no value at ${segment.path.join(".")}`);
+    values.push(value);
+    // The same element object at the same place as last time: same bytes, same marker (nothing mutates them).
+    if (reusing && memo.segments?.[i] === segment && memo.values?.[i] === value) {
+      previous = before[i]!.prefix;
+      links.push(before[i]!);
+      continue;
+    }
     const ttl = markerTtl(value);
     // A marked element is a copy made by a cache strategy; its unmarked original carries the memo.
     const key = value !== null && typeof value === "object" && !ttl ? (value as object) : undefined;
@@ -70,6 +81,8 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
     links.push(link);
   }
   memo.previous = links;
+  memo.segments = segments;
+  memo.values = values;
   return links;
 }
 
