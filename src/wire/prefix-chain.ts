@@ -11,8 +11,35 @@ import type { ChainLink } from "../session/types.ts";
 import { canonicalJson } from "./canonical-json.ts";
 import { chainHash, hashText } from "./hash.ts";
 
-/** Counts tokens of a canonical JSON text; memoized by the caller per content hash. */
+/**
+ * Counts the tokens of an element's estimate text (see {@link estimateText});
+ * memoized by the caller per content hash.
+ */
 export type TokenCounter = (contentHash: string, text: string) => number;
+
+/** Kinds whose tokens are their text: providers count the words, not the JSON around them. */
+const TEXT_KINDS = new Set(["text", "overlay", "thinking", "tool_result", "system"]);
+
+/**
+ * The text whose tokens estimate an element: for text-like elements their
+ * string values (the JSON wrapping is the provider's own, and counting it
+ * would overstate e.g. a short overlay several times); for structured ones
+ * (tools, schema, tool calls) their canonical JSON.
+ */
+export function estimateText(value: unknown, kind: string): string {
+  if (!TEXT_KINDS.has(kind)) return canonicalJson(stripMarkers(value));
+  const parts: string[] = [];
+  collectStrings(value, parts);
+  return parts.join("\n");
+}
+
+function collectStrings(value: unknown, out: string[]): void {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) for (const item of value) collectStrings(item, out);
+  else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) if (key !== "type" && !CACHE_MARKER_KEYS.includes(key)) collectStrings(item, out);
+  }
+}
 
 /**
  * Memory of earlier chains, so a long session is hashed in time proportional
@@ -75,7 +102,7 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
       links.push(old!);
       continue;
     }
-    const tokens = reusing ? old!.tokens : countTokens(content, text ?? canonicalJson(stripMarkers(value)));
+    const tokens = reusing ? old!.tokens : countTokens(content, estimateText(value, segment.kind));
     const link: ChainLink = { nodeId: segment.nodeId, kind: segment.kind, content, prefix: previous, tokens };
     if (ttl) link.breakpoint = ttl;
     links.push(link);
