@@ -1,0 +1,20 @@
+import { expect, test } from "bun:test";
+import { loadO200k } from "./o200k.ts";
+
+test("a long run of one letter is counted in slices with the exact figure (measured before slicing: 40,000 'a' = 5,000 tokens)", async () => {
+  const count = await loadO200k();
+  expect(count("a".repeat(40_000))).toBe(5_000);
+  expect(count(`start ${"a".repeat(40_000)} end`)).toBe(5_000 + 3);
+});
+
+test("100 MB of one letter is counted (it never finished as one BPE piece)", async () => {
+  const count = await loadO200k();
+  expect(count("a".repeat(100_000_000))).toBe(12_500_000);
+});
+
+test("text without long letter runs is counted whole", async () => {
+  const count = await loadO200k();
+  const line = "Here is the plan: 1) read the failing test, déjà vu.\n";
+  // A newline before a letter is a piece boundary, so the lines add up.
+  expect(count(line.repeat(1_000))).toBe(count(line) * 1_000);
+});
