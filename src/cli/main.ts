@@ -101,7 +101,8 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   const known = isCachetError(error) || (typeof e?.code === "string" && typeof e?.exitCode === "number");
   // citty's own parse errors (missing positional, bad enum) are usage errors.
   const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
-  const message = known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`;
+  // citty colours its parse errors whatever stderr is; a script's log must not get escape codes.
+  const message = (known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`).replace(/\x1b\[[0-9;]*m/g, "");
   process.stderr.write(`cachet: ${message}\n`);
   if (e?.hint) process.stderr.write(`  hint: ${e.hint}\n`);
   else if (!known && !cittyUsage) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
