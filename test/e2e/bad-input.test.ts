@@ -1,0 +1,125 @@
+/**
+ * Bad input across commands, through the compiled binary: each is one clear
+ * line (plus an optional hint) on stderr, the documented exit code, nothing
+ * on stdout, and nothing already stored is lost (a good turn is stored first,
+ * and `cachet export` is byte-identical after the bad command).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cachet, cleanHomes, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+let home: string;
+let stored: string;
+
+beforeAll(async () => {
+  home = freshHome();
+  const first = await cachet(["--emulate", "remember the good turn"], { home });
+  expect(first.code).toBe(0);
+  stored = (await cachet(["export"], { home })).stdout;
+  expect(stored.split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(5);
+  writeFileSync(join(home, "tools-bad.json"), '[{"name":"x",');
+  writeFileSync(join(home, "tools-name.json"), JSON.stringify([{ name: "bad name!", description: "d", parameters: { type: "object" } }]));
+  writeFileSync(join(home, "usage-bad.json"), '{"input_tokens": 10,');
+  writeFileSync(join(home, "probe-bad.json"), '{"steps":');
+});
+
+/** stderr lines that carry text. */
+function textLines(stderr: string): string[] {
+  return stderr.split("\n").filter((l) => l.trim() !== "");
+}
+
+const CASES: { name: string; args: (home: string) => string[]; code: number; line: RegExp }[] = [
+  { name: "unknown flag --modle", args: () => ["--emulate", "--modle", "x", "hi"], code: 2, line: /^cachet: unknown flag --modle for `cachet run`$/ },
+  { name: "bad enum --cache maybe", args: () => ["--emulate", "--cache", "maybe", "hi"], code: 2, line: /^cachet: .*--cache.*maybe.*auto.*off/ },
+  { name: "--max-tokens -5", args: () => ["--emulate", "--max-tokens", "-5", "hi"], code: 2, line: /^cachet: --max-tokens -5: / },
+  { name: "-o novalue", args: () => ["--emulate", "-o", "novalue", "hi"], code: 2, line: /^cachet: -o novalue: expected key=value$/ },
+  { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 2, line: /^cachet: --tools .*nope\.json: no such file$/ },
+  { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
+  { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
+  { name: "--schema malformed", args: () => ["--emulate", "--schema", '{"type":', "hi"], code: 3, line: /^cachet: inline schema:1:9: invalid JSON/ },
+  { name: "--system @missing", args: () => ["--emulate", "--system", "@missing-file", "hi"], code: 2, line: /^cachet: --system @missing-file: no such file$/ },
+  { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
+  { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
+  { name: "--session unknown id", args: () => ["--emulate", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
+  { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
+  { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
+  { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
+  { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: cannot be read/ },
+  { name: "cachet probe on malformed JSON", args: (h) => ["probe", join(h, "probe-bad.json")], code: 3, line: /^cachet: scenario .*probe-bad\.json: not valid JSON/ },
+];
+
+describe("one line, the documented exit code, nothing on stdout, nothing stored lost", () => {
+  for (const c of CASES) {
+    test(c.name, async () => {
+      // NO_COLOR unset: stderr is a pipe, so colour codes must not appear anyway.
+      const r = await cachet(c.args(home), { home, env: { NO_COLOR: "", TERM: "xterm-256color" } });
+      expect(r.stdout).toBe("");
+      expect(r.code).toBe(c.code);
+      const [line, hint, ...rest] = textLines(r.stderr);
+      expect(line).toMatch(c.line);
+      // No ANSI colour codes in a non-terminal stderr.
+      expect(r.stderr).not.toContain("\x1b[");
+      if (hint !== undefined) expect(hint).toStartWith("  hint: ");
+      expect(rest).toEqual([]);
+      expect((await cachet(["export"], { home })).stdout).toBe(stored);
+    });
+  }
+
+  test("a malformed config.toml: exit 3 naming the file; the store is intact once it is fixed", async () => {
+    const config = join(home, "config.toml");
+    writeFileSync(config, "[broken\n");
+    try {
+      const r = await cachet(["--emulate", "hi"], { home });
+      expect(r.code).toBe(3);
+      expect(r.stdout).toBe("");
+      const [line, hint, ...rest] = textLines(r.stderr);
+      expect(line).toStartWith(`cachet: malformed TOML in ${config}: `);
+      expect(hint).toStartWith("  hint: ");
+      expect(rest).toEqual([]);
+    } finally {
+      rmSync(config);
+    }
+    expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  });
+
+  test("a config with an unknown key: exit 3 naming the key and the file", async () => {
+    const config = join(home, "config.toml");
+    writeFileSync(config, "bogus = 1\n");
+    try {
+      const r = await cachet(["--emulate", "hi"], { home });
+      expect(r.code).toBe(3);
+      expect(r.stdout).toBe("");
+      expect(textLines(r.stderr)[0]).toStartWith(`cachet: invalid config key "bogus" in ${config}: `);
+    } finally {
+      rmSync(config);
+    }
+    expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  });
+});
+
+test("CACHET_PLUGINS naming a file with a syntax error: the plugin is named, the run still works", async () => {
+  const own = freshHome();
+  const plugin = join(own, "broken-plugin.js");
+  writeFileSync(plugin, "export default {\n");
+  const r = await cachet(["--emulate", "hello"], { home: own, env: { CACHET_PLUGINS: plugin } });
+  expect(r.code).toBe(0);
+  expect(r.stdout.trim().length).toBeGreaterThan(0);
+  const lines = textLines(r.stderr);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain(plugin);
+});
+
+test("100 MB of stdin: the turn completes and the answer reaches stdout", async () => {
+  const own = freshHome();
+  const input = new Uint8Array(100_000_000).fill(0x61);
+  const started = performance.now();
+  const r = await cachet(["--emulate", "--no-stream", "-q", "count"], { home: own, stdin: input, timeoutMs: 120_000 });
+  const seconds = (performance.now() - started) / 1000;
+  expect(r.code).toBe(0);
+  expect(r.stdout.trim().length).toBeGreaterThan(0);
+  // Figures for the report; peak RSS is measured with /usr/bin/time -v outside this suite.
+  console.log(`100 MB stdin: ${seconds.toFixed(1)} s`);
+}, 130_000);
