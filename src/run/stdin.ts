@@ -32,8 +32,11 @@ export interface StdinResult {
  */
 export async function readStdin(options: StdinOptions, stream: NodeJS.ReadStream = process.stdin): Promise<StdinResult> {
   if (stream.isTTY && !options.force) return { text: undefined, bytes: 0, timedOut: false };
-  const chunks: Uint8Array[] = [];
+  // Decoded chunk by chunk as it arrives: a large input is never held as bytes and text at once.
+  const decoder = new TextDecoder("utf-8", { fatal: options.encoding === "strict", ignoreBOM: true });
+  let text = "";
   let total = 0;
+  let pending: Uint8Array = new Uint8Array(0);
   const reader = (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader();
   try {
     const first = options.force ? await reader.read() : await withDeadline(reader.read(), options.firstByteWaitMs);
@@ -50,16 +53,25 @@ export async function readStdin(options: StdinOptions, stream: NodeJS.ReadStream
           hint: "send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES",
         });
       }
-      chunks.push(next.value);
+      const chunk = next.value;
+      try {
+        text += decoder.decode(chunk, { stream: true });
+      } catch {
+        throw invalidUtf8(concatBytes(pending, chunk), total - chunk.byteLength - pending.byteLength);
+      }
+      pending = chunk.subarray(chunk.byteLength - incompleteTail(chunk));
       next = await reader.read();
+    }
+    try {
+      text += decoder.decode();
+    } catch {
+      throw invalidUtf8(pending, total - pending.byteLength);
     }
   } finally {
     reader.releaseLock();
   }
   if (total === 0) return { text: undefined, bytes: 0, timedOut: false };
-  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-  chunks.length = 0;
-  return { text: decodeUtf8(bytes, options.encoding), bytes: total, timedOut: false };
+  return { text, bytes: total, timedOut: false };
 }
 
 /**
@@ -73,11 +85,35 @@ export function decodeUtf8(bytes: Uint8Array, encoding: "strict" | "replace"): s
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    const offset = firstInvalidUtf8(bytes);
-    throw new CachetError("STDIN_INVALID_UTF8", `stdin is not valid UTF-8: invalid byte 0x${bytes[offset]?.toString(16).padStart(2, "0") ?? "??"} at offset ${offset}`, {
-      hint: "convert the input to UTF-8 (e.g. iconv), or pass --stdin-encoding replace to substitute U+FFFD",
-    });
+    throw invalidUtf8(bytes, 0);
   }
+}
+
+/** The error for invalid UTF-8 in `bytes`, which start at byte `base` of the input. */
+function invalidUtf8(bytes: Uint8Array, base: number): CachetError {
+  const at = Math.max(0, firstInvalidUtf8(bytes));
+  return new CachetError("STDIN_INVALID_UTF8", `stdin is not valid UTF-8: invalid byte 0x${bytes[at]?.toString(16).padStart(2, "0") ?? "??"} at offset ${base + at}`, {
+    hint: "convert the input to UTF-8 (e.g. iconv), or pass --stdin-encoding replace to substitute U+FFFD",
+  });
+}
+
+/** How many bytes at the end of `bytes` begin a UTF-8 sequence that continues in the next chunk (0–3). */
+function incompleteTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.byteLength === 0) return b;
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
 }
 
 /** Offset of the first byte that starts an invalid (or truncated) UTF-8 sequence; -1 when valid. */

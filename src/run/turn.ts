@@ -191,11 +191,18 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   if (overlays.length) context.overlay = overlays.join("\n");
 
   const wire = await prepareWire(runtime, p, context, options);
+  // With a huge input (100 MB on stdin) each step makes a transient copy of it
+  // (stored JSON, canonical JSON for hashing); collecting between the steps
+  // keeps them from piling up in the peak memory.
+  const huge = messageChars(p.userMessage) >= HUGE_INPUT_CHARS;
+  if (huge) Bun.gc(true);
   store.appendMessage(sessionId, p.userMessage);
+  if (huge) Bun.gc(true);
   // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
   // overlaps the provider's time to first token instead of delaying the exit.
   const chainPromise = runtime.chainOf(wire);
   chainPromise.catch(() => {});
+  if (huge) Bun.gc(true);
 
   const assistantId = newId("m");
   const requestId = newId("r");
@@ -438,6 +445,15 @@ function withHint(failure: unknown, partial: boolean, attempts: number): unknown
     retryable: failure.retryable,
     ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
   });
+}
+
+/** Inputs from this many characters on get garbage collected between the steps that copy them. */
+const HUGE_INPUT_CHARS = 8 << 20;
+
+function messageChars(message: Message): number {
+  let n = 0;
+  for (const block of message.content) n += block.type === "text" ? block.text.length : block.type === "tool_result" ? block.content.length : 0;
+  return n;
 }
 
 function errorText(error: unknown): string {

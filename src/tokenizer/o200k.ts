@@ -40,7 +40,33 @@ export function loadO200k(): Promise<TokenCounter> {
 const LONG_RUN = 256;
 const LONG_LETTER_RUN = new RegExp(`[\\p{L}\\p{M}]{${LONG_RUN},}`, "gu");
 
+/**
+ * Texts longer than this are counted in slices cut between two words (a single
+ * space between non-space characters, where the pre-tokenizer splits anyway),
+ * so counting a 100 MB input never holds more than one slice's tokens.
+ */
+const SLICE = 1 << 20;
+const WORD_GAP = / (?=\S)/g;
+
 function countBounded(input: string, count: (text: string) => number): number {
+  if (input.length <= SLICE) return countRuns(input, count);
+  let total = 0;
+  let from = 0;
+  while (from < input.length) {
+    let to = Math.min(input.length, from + SLICE);
+    if (to < input.length) {
+      WORD_GAP.lastIndex = to;
+      const gap = WORD_GAP.exec(input);
+      // Without a word gap within 64 KiB, cut anyway: at most one token is miscounted.
+      if (gap && gap.index - to < 1 << 16 && /\S/.test(input[gap.index - 1] ?? "")) to = gap.index;
+    }
+    total += countRuns(input.slice(from, to), count);
+    from = to;
+  }
+  return total;
+}
+
+function countRuns(input: string, count: (text: string) => number): number {
   if (input === "") return 0;
   if (input.length < LONG_RUN) return count(input);
   let total = 0;
