@@ -51,9 +51,9 @@ function collectStrings(value: unknown, out: string[]): void {
 export interface ChainMemo {
   contents: WeakMap<object, string>;
   previous?: ChainLink[];
-  /** The previous request's segments and their element objects, for the identity fast path. */
+  /** The previous request's segments and body, for the identity fast path. */
   segments?: WireSegment[];
-  values?: unknown[];
+  body?: Record<string, unknown>;
 }
 
 /** A new, empty {@link ChainMemo}. */
@@ -73,18 +73,24 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
   let previous: string | undefined;
   let reusing = true;
   const segments = wire.segments;
-  const values: unknown[] = [];
+  const unchanged = unchangedHeads(wire.body, memo.body);
+  const lastSegments = memo.segments ?? [];
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
+    // A run of the same segments inside top-level elements that are the very objects of
+    // last time (old messages): same bytes, same markers, since nothing mutates them.
+    // Their links are taken over in bulk, so a long history costs a few pointer compares.
+    if (reusing && lastSegments[i] === segment) {
+      const end = unchangedRunEnd(segments, lastSegments, i, unchanged);
+      if (end > i) {
+        for (let k = i; k < end; k++) links.push(before[k]!);
+        previous = before[end - 1]!.prefix;
+        i = end - 1;
+        continue;
+      }
+    }
     const value = valueAt(wire.body, segment.path);
     if (value === undefined) throw new Error(`wire segment ${segment.nodeId} has no value at ${segment.path.join(".")}`);
-    values.push(value);
-    // The same element object at the same place as last time: same bytes, same marker (nothing mutates them).
-    if (reusing && memo.segments?.[i] === segment && memo.values?.[i] === value) {
-      previous = before[i]!.prefix;
-      links.push(before[i]!);
-      continue;
-    }
     const ttl = markerTtl(value);
     // A marked element is a copy made by a cache strategy; its unmarked original carries the memo.
     const key = value !== null && typeof value === "object" && !ttl ? (value as object) : undefined;
@@ -109,8 +115,51 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
   }
   memo.previous = links;
   memo.segments = segments;
-  memo.values = values;
+  memo.body = wire.body;
   return links;
+}
+
+/**
+ * End (exclusive) of the run from `from` of segments that are the previous
+ * request's own segment objects at the same places and lie inside unchanged
+ * leading elements of one top-level section.
+ */
+function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSegment[], from: number, unchanged: Map<string, number>): number {
+  const first = segments[from]!.path;
+  const section = first[0] as string;
+  const limit = unchanged.get(section) ?? 0;
+  if (typeof first[1] !== "number" || first[1] >= limit) return from;
+  // Segments of a section are in element order: binary search the first one past the unchanged elements.
+  let lo = from;
+  let hi = segments.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const path = segments[mid]!.path;
+    if (path[0] === section && typeof path[1] === "number" && path[1] < limit) lo = mid + 1;
+    else hi = mid;
+  }
+  let end = from;
+  while (end < lo && segments[end] === last[end]) end++;
+  return end;
+}
+
+/**
+ * For each top-level array of `body` (messages, tools, system, ...), how many
+ * leading elements are the same objects as in the previous body.
+ */
+function unchangedHeads(body: Record<string, unknown>, before: Record<string, unknown> | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!before) return out;
+  for (const key in body) {
+    const now = body[key];
+    const then = before[key];
+    if (!Array.isArray(now) || !Array.isArray(then)) continue;
+    const limit = Math.min(now.length, then.length);
+    let n = 0;
+    while (n < limit && now[n] === then[n]) n++;
+    out.set(key, n);
+  }
+  return out;
 }
 
 /**

@@ -25,7 +25,9 @@ const USER = "Please look at the following function and tell me what is wrong wi
 const ANSWER = "The loop re-reads the whole history on every iteration, so the cost grows with the session. ".repeat(8);
 
 async function turn(sessionId: string, t: number): Promise<number> {
-  const user: Message = { id: newId("m"), role: "user", content: [{ type: "text", text: `${t}: ${USER}` }] };
+  // Texts unique per session, so every turn counts the tokens of its new nodes (a turn-10 text
+  // repeated across sessions would hit the token memo and make short sessions look cheaper).
+  const user: Message = { id: newId("m"), role: "user", content: [{ type: "text", text: `${sessionId} ${t}: ${USER}` }] };
   const start = performance.now();
   const release = await store.acquireTurn(sessionId);
   const loaded = store.loadSession(sessionId);
@@ -35,7 +37,7 @@ async function turn(sessionId: string, t: number): Promise<number> {
     prefix: loaded.prefix.prefix,
     summary: loaded.summary.messages,
     messages: [...loaded.messages, user],
-    overlay: `turn ${t}`,
+    overlay: `${sessionId} turn ${t}`,
     generation: { stream: true, providerOptions: {} },
     cache: { mode: "auto", ttl: "5m", affinityKey: loaded.session.affinityKey },
   };
@@ -43,7 +45,7 @@ async function turn(sessionId: string, t: number): Promise<number> {
   for (const s of strategies) wire = s.value.apply(wire, context);
   store.appendMessage(sessionId, user);
   const chain = await runtime.chainOf(wire);
-  const answer: Message = { id: newId("m"), role: "assistant", content: [{ type: "text", text: `${t}: ${ANSWER}` }] };
+  const answer: Message = { id: newId("m"), role: "assistant", content: [{ type: "text", text: `${sessionId} ${t}: ${ANSWER}` }] };
   store.appendMessage(sessionId, answer);
   store.recordRequest(row(sessionId, chain, answer.id));
   release();
