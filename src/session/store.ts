@@ -18,7 +18,7 @@ import { storeFile } from "../paths.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
-import { randomId } from "./ids.ts";
+import { newId } from "../context/ids.ts";
 import { MIGRATIONS } from "./schema.ts";
 import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, RequestStatus, SessionRecord } from "./types.ts";
 
@@ -116,7 +116,7 @@ export class Store {
           hint: `continue it with \`--session ${name}\`, or pick another name`,
         });
       }
-      const id = randomId("s");
+      const id = newId("s");
       const now = this.nextUpdateTime();
       let forkPoint: string | null = null;
       let parentLog: LogEntry[] = [];
@@ -467,7 +467,7 @@ export class Store {
   async acquireTurn(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
     const waitMs = options.waitMs ?? 180_000;
     const leaseMs = options.leaseMs ?? 15_000;
-    const token = randomId("t");
+    const token = newId("t");
     const host = hostname();
     const deadline = Date.now() + waitMs;
     let delay = 5;
