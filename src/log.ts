@@ -27,7 +27,8 @@ export function getLogLevel(): LogLevel {
  */
 export async function logger(): Promise<ConsolaInstance> {
   if (instance) return instance;
-  const { createConsola } = await import("consola");
+  // The basic reporter: one plain line per diagnostic, whatever the terminal (scripts read stderr too).
+  const { createConsola } = await import("consola/basic");
   instance = createConsola({
     level: consolaLevel(level),
     stdout: process.stderr,

@@ -54,7 +54,16 @@ export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, comm
           hint: `run \`cachet ${command === "run" ? "" : command + " "}--help\` for the flags it accepts`,
         });
       }
-      if (kind === "value" && !body.includes("=")) i++;
+      if (kind === "value") {
+        const value = body.includes("=") ? body.slice(body.indexOf("=") + 1) : rawArgs[i + 1];
+        const missing = value === undefined || value === "" || (!body.includes("=") && value.startsWith("-") && value !== "-" && !/^-\d/.test(value));
+        if (missing) {
+          throw new CachetError("BAD_FLAG", `flag ${arg.split("=")[0]} needs a value`, {
+            hint: `run \`cachet ${command} --help\` for what it takes`,
+          });
+        }
+        if (!body.includes("=")) i++;
+      }
     }
   }
 }

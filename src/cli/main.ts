@@ -7,10 +7,15 @@ import { EXIT, isCachetError } from "../errors.ts";
 import { commands } from "./index.ts";
 
 const argv = process.argv.slice(2);
+let commandName: string | undefined;
 
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${version}\n`);
 } else {
+  // A reader that closes the pipe early (`| head`) is not a failure: stop writing, quietly.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(EXIT.ok);
+  });
   await main(argv);
 }
 
@@ -23,7 +28,11 @@ async function main(args: string[]): Promise<void> {
     const first = args[0];
     const named = first !== undefined && Object.hasOwn(commands, first);
     if (!named && first !== undefined && !first.startsWith("-")) guardTypo(first, args);
+    if (args[0] === "--version" || args[0] === "-v") {
+      throw Object.assign(new Error(`${args[0]} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
+    }
     const name = named ? first! : "run";
+    commandName = name === "run" && !named ? undefined : name;
     const rest = named ? args.slice(1) : args;
     const { runCommand, showUsage } = await import("citty");
     const cmd = (await commands[name]!.load()).default;
@@ -98,6 +107,8 @@ function distance(a: string, b: string): number {
 
 async function report(error: unknown, debugMode: boolean): Promise<never> {
   const e = error as { message?: string; hint?: string; exitCode?: number; code?: string; stack?: string; cause?: unknown };
+  // The reader closed stdout (`cachet export | head`): what it wanted was written; nothing to report.
+  if (e?.code === "EPIPE") process.exit(EXIT.ok);
   const known = isCachetError(error) || (typeof e?.code === "string" && typeof e?.exitCode === "number");
   // citty's own parse errors (missing positional, bad enum) are usage errors.
   const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
@@ -105,7 +116,8 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   const message = (known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`).replace(/\x1b\[[0-9;]*m/g, "");
   process.stderr.write(`cachet: ${message}\n`);
   if (e?.hint) process.stderr.write(`  hint: ${e.hint}\n`);
-  else if (!known && !cittyUsage) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
+  else if (cittyUsage) process.stderr.write(`  hint: run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values\n`);
+  else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
   if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);
   process.exit(known ? e.exitCode! : cittyUsage ? EXIT.usage : EXIT.failure);

@@ -134,12 +134,12 @@ function parseOptions(rawArgs: string[]): Record<string, unknown> {
 function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected a non-negative number`);
+  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected a non-negative number`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
 }
 
 function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
   const n = numberFlag(value, flag);
-  if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min}`);
+  if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min}`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
 }

@@ -4,6 +4,7 @@
  * words), `CACHET_EMULATOR_ANSWER_TOKENS` tokens long (default 20).
  */
 import { loadScript, SCRIPT_ENV, SCRIPT_HEADER } from "./script.ts";
+import { exampleOf } from "./structured.ts";
 import { countTokens } from "./tokenizer.ts";
 import type { Answer, Prompt } from "./types.ts";
 
@@ -35,6 +36,11 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
       const reasoningTokens = countTokens(thinking);
       return { text, thinking, toolCalls, outputTokens: countTokens(text) + callTokens, reasoningTokens, truncated: false };
     }
+  }
+  if (prompt.outputSchema) {
+    // Structured output: a deterministic instance of the requested schema, as a real model would return.
+    const text = JSON.stringify(exampleOf(prompt.outputSchema));
+    return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: false };
   }
   const wanted = Number(env[ANSWER_TOKENS_ENV] ?? DEFAULT_ANSWER_TOKENS);
   const target = Math.max(1, Math.min(Number.isFinite(wanted) ? wanted : DEFAULT_ANSWER_TOKENS, prompt.maxTokens ?? Infinity));

@@ -116,6 +116,7 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
     retention: parsed.retention,
     assistantTurns: parsed.assistantTurns,
     maxTokens: parsed.maxTokens,
+    outputSchema: parsed.outputSchema,
   };
   if (route.endpoint === "count_tokens") return Response.json({ input_tokens: total });
   const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;

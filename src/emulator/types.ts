@@ -83,6 +83,8 @@ export interface Prompt {
   assistantTurns: number;
   /** Output token cap from the request (`max_tokens`, `max_output_tokens`…), when sent. */
   maxTokens: number | undefined;
+  /** The structured-output JSON Schema asked for, when any: the default answer then follows it. */
+  outputSchema: Record<string, unknown> | undefined;
 }
 
 /** A tool call of an answer. `arguments` is a JSON object as a string. */

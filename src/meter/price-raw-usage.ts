@@ -63,7 +63,7 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
   const report = mapper.map(raw);
   if (typeof raw !== "object" || raw === null || Array.isArray(raw) || (report.usage.input === undefined && report.usage.output === undefined)) {
     throw new CachetError("INPUT_INVALID", `usage ${options.usageOrigin} does not look like a usage object of provider ${provider}: no input or output token counts found (read with ${mapper.name})`, {
-      hint: "pass the provider's final usage object as it returns it (see README.md, Pricing)",
+      hint: "pass the provider's final usage object as it returns it (see README.md, Cost)",
     });
   }
   const catalog = options.pricesText === undefined ? options.catalog : overlayCatalog(options.catalog, parseCatalog(options.pricesText, options.pricesOrigin ?? "--prices"));

@@ -25,8 +25,23 @@ export interface OutputSink {
   end(): Promise<void>;
 }
 
+/** A stdout writer that stops quietly once the reader closed the pipe (`| head`), so the turn still completes and is stored. */
+function pipeWriter(out: { write(chunk: string): unknown }): (chunk: string) => void {
+  let closed = false;
+  return (chunk) => {
+    if (closed) return;
+    try {
+      out.write(chunk);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
+      closed = true;
+    }
+  };
+}
+
 /** Plain answer text on stdout, streamed as it arrives. */
-export function textSink(out: { write(chunk: string): unknown } = process.stdout): OutputSink {
+export function textSink(stdout: { write(chunk: string): unknown } = process.stdout): OutputSink {
+  const out = { write: pipeWriter(stdout) };
   let last = "";
   let wrote = false;
   return {
@@ -44,7 +59,8 @@ export function textSink(out: { write(chunk: string): unknown } = process.stdout
 }
 
 /** JSON lines on stdout, one per event; text deltas become `text` events. */
-export function jsonSink(out: { write(chunk: string): unknown } = process.stdout): OutputSink {
+export function jsonSink(stdout: { write(chunk: string): unknown } = process.stdout): OutputSink {
+  const out = { write: pipeWriter(stdout) };
   return {
     text(delta) {
       if (delta !== "") out.write(`${JSON.stringify({ type: "text", delta })}\n`);

@@ -65,7 +65,8 @@ export function resolveProvider(o: ResolveOptions): ResolvedProvider {
   const providerConfig = o.config.providers?.[spec.id];
   const baseUrl = o.emulatorUrl ? `${o.emulatorUrl}${spec.emulatorPath}` : (o.baseUrl ?? providerConfig?.base_url ?? spec.defaultBaseUrl);
   let apiKey = spec.env.map((name) => env[name]).find((value) => value !== undefined && value !== "") ?? providerConfig?.api_key;
-  if (o.emulatorUrl) apiKey ??= "emulator";
+  // A key that cannot occur in a message: error texts are redacted by the key's value.
+  if (o.emulatorUrl) apiKey ??= "cachet-emulator-no-key";
   if (apiKey === undefined && !o.baseUrl && spec.env.length > 0) {
     throw new CachetError("MISSING_API_KEY", `no API key for ${spec.id}: set ${spec.env.join(" or ")}`, {
       hint: "or add api_key under [providers." + spec.id + "] in config.toml, or try it for free with --emulate",

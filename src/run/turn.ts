@@ -296,6 +296,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   const report = rawUsage === undefined ? undefined : p.resolved.adapter.usage(rawUsage);
   const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
   const priced = report ? await runtime.price(catalogRef, report) : { costUsd: null, reason: "the provider reported no usage" };
+  if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
   const chain = await chainPromise;
   // A fork's first request is compared with the parent's last one: that is the cache it inherits.
   const previousRow = store.lastRequest(sessionId) ?? p.parentLast ?? null;
@@ -348,7 +349,15 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
 
   let answer: unknown;
   if (failure === undefined && context.prefix.schema) {
-    answer = await runtime.checkAnswer(p.ref.provider, wire.protocol, context.prefix.schema, content);
+    try {
+      answer = await runtime.checkAnswer(p.ref.provider, wire.protocol, context.prefix.schema, content);
+    } catch (error) {
+      const e = error as CachetError;
+      options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message, ...(e.hint ? { hint: e.hint } : {}), incomplete: false });
+      options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
+      await options.sink.end();
+      throw error;
+    }
     options.sink.event({ type: "answer", value: answer });
   }
 
@@ -436,6 +445,7 @@ function withHint(failure: unknown, partial: boolean, attempts: number): unknown
   let hint: string | undefined;
   if (partial) hint = "the partial answer is stored and marked incomplete; `cachet -c` continues the session";
   else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
+  else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
   if (!hint) return failure;
   return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
     hint,

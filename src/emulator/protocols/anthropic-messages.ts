@@ -8,6 +8,7 @@
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
  * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
  */
+import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
 import type { Answer, ContentItem } from "../types.ts";
@@ -66,6 +67,7 @@ export const anthropicMessages: ProtocolHandler = {
       retention: undefined,
       assistantTurns,
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      outputSchema: asSchema((body.output_config as { format?: { schema?: unknown } } | undefined)?.format?.schema),
     } satisfies ParsedRequest;
   },
 

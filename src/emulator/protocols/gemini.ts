@@ -7,6 +7,7 @@
  * (400).
  * @see https://ai.google.dev/gemini-api/docs/caching
  */
+import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
 import type { ContentItem } from "../types.ts";
@@ -48,6 +49,7 @@ export const gemini: ProtocolHandler = {
       retention: undefined,
       assistantTurns,
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      outputSchema: asSchema(config.responseJsonSchema ?? config.responseSchema),
     } satisfies ParsedRequest;
   },
 

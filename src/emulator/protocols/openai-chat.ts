@@ -7,6 +7,7 @@
  * the usage inside `choices[0]` of the final chunk; then `data: [DONE]`.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
+import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
 import type { Answer, ContentItem, EmulatedProvider } from "../types.ts";
@@ -69,6 +70,7 @@ export const openaiChat: ProtocolHandler = {
       retention: typeof body.prompt_cache_retention === "string" ? body.prompt_cache_retention : undefined,
       assistantTurns,
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      outputSchema: asSchema((body.response_format as { json_schema?: { schema?: unknown } } | undefined)?.json_schema?.schema),
     } satisfies ParsedRequest;
   },
 

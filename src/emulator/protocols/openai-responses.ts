@@ -5,6 +5,7 @@
  * `previous_response_id` is not emulated: send the whole input.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
+import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
 import type { ContentItem } from "../types.ts";
@@ -70,6 +71,7 @@ export const openaiResponses: ProtocolHandler = {
       retention: typeof body.prompt_cache_retention === "string" ? body.prompt_cache_retention : undefined,
       assistantTurns,
       maxTokens: typeof maxTokens === "number" ? maxTokens : undefined,
+      outputSchema: asSchema((body.text as { format?: { schema?: unknown } } | undefined)?.format?.schema),
     } satisfies ParsedRequest;
   },
 

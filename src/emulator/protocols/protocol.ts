@@ -19,6 +19,8 @@ export interface ParsedRequest {
   retention: string | undefined;
   assistantTurns: number;
   maxTokens: number | undefined;
+  /** The structured-output JSON Schema the request asks the answer to follow, when it does. */
+  outputSchema: Record<string, unknown> | undefined;
 }
 
 /** Everything a renderer needs for one answered request. */
