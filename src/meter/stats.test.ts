@@ -49,7 +49,7 @@ describe("ledger stats", () => {
     expect(t.tokens).toEqual({ input: 7000, cacheRead: 3000, cacheWrite5m: 5000, cacheWrite1h: 0, output: 300, reasoning: 0 });
     expect(t.promptTokens).toBe(15000);
     expect(t.hitRate).toBe(3000 / 15000);
-    expect(t.cacheableMax).toBe(8000 / 15000);
+    expect(t.cacheableShare).toBe(8000 / 15000);
     expect(t.cacheEfficiency).toBe(3000 / 8000);
     expect(t.costExact).toBe("0.02265");
     expect(t.unpricedRequests).toBe(1);

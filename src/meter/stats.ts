@@ -39,7 +39,8 @@ export interface StatsGroup {
   hitRate: number | null;
   /** Tokens the previous request of each session could have left in the cache. */
   cacheableTokens: number;
-  cacheableMax: number | null;
+  /** cacheableTokens / promptTokens: the share of the prompt that could have been read from the cache. */
+  cacheableShare: number | null;
   cacheEfficiency: number | null;
   /** Sum of the recorded costs, USD (requests with unknown cost are left out and counted). */
   costUsd: number;
@@ -128,7 +129,7 @@ function summarize(key: string, rows: readonly LedgerRow[], cacheable: Map<strin
     promptTokens: prompt,
     hitRate,
     cacheableTokens: cacheableSum,
-    cacheableMax: prompt === 0 ? null : cacheableSum / prompt,
+    cacheableShare: prompt === 0 ? null : cacheableSum / prompt,
     cacheEfficiency: cacheableSum === 0 ? null : tokens.cacheRead / cacheableSum,
     costUsd: toUsd(costAtto),
     costExact: formatUsd(costAtto),
@@ -217,7 +218,7 @@ export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): s
       String(g.tokens.cacheWrite1h),
       String(g.tokens.output),
       pct(g.hitRate),
-      pct(g.cacheableMax),
+      pct(g.cacheableShare),
       pct(g.cacheEfficiency),
       `$${g.costExact}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
       usd(g.savingsUsd),

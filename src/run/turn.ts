@@ -136,6 +136,10 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
         store.setPrefix(created.id, prefix, null);
         loaded = store.loadSession(created.id);
         return await finishTurn(runtime, options, loaded, { modelRef, ref, resolved, prefix, userMessage });
+      } catch (error) {
+        // Failed before anything was stored in it (a plugin hook threw while rendering): leave no empty session for -c to pick up.
+        if (store.sessionCounts(created.id).messages === 0) store.removeSession(created.id);
+        throw error;
       } finally {
         releaseNew();
       }
@@ -336,7 +340,12 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   if (p.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
   store.recordRequest(row);
   if (report) {
-    await host.callParallel("usage:record", { sessionId, requestId, role: options.role, model: p.modelRef, report, costUsd: priced.costUsd });
+    // An observer failing after the answer is stored must not turn a good turn into a failed run.
+    try {
+      await host.callParallel("usage:record", { sessionId, requestId, role: options.role, model: p.modelRef, report, costUsd: priced.costUsd });
+    } catch (error) {
+      options.notice?.((error as Error).message);
+    }
     options.sink.event(usageEvent(requestId, report.usage, report.raw));
   }
   options.sink.event({

@@ -825,6 +825,13 @@ function openDatabase(path: string): Database {
     db = new Database(path, { create: true });
     // The busy timeout comes first so that even switching to WAL waits for a concurrent opener.
     db.exec("PRAGMA busy_timeout = 10000");
+    // Another program's database (tables, but no cachet schema version) is refused before anything in it changes.
+    const unversioned = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version === 0;
+    if (unversioned && (db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n > 0) {
+      throw new CachetError("STORE", `${path} is an SQLite database, but not cachet's session store`, {
+        hint: "move that file away, or set CACHET_HOME to another directory",
+      });
+    }
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA foreign_keys = ON");
     // In WAL mode NORMAL survives a crash of the process (not of the OS) and avoids an fsync per turn.

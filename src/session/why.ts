@@ -61,7 +61,7 @@ export function formatWhy(r: WhyReport): string {
     `request   ${r.request.id}  (session ${r.request.session}, ${r.request.model}, request ${r.request.index + 1})`,
     `previous  ${r.previous ? `${r.previous.id}  (${r.previous.model})` : "none"}`,
     `shared    ${r.sharedLinks} of ${r.links} nodes`,
-    `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : "nowhere: this request extends the previous one"}`,
+    `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : r.previous ? "nowhere: this request extends the previous one" : "-"}`,
     `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,
     ...r.causes.map((c, i) => `${i === 0 ? "cause" : "     "}     ${c}`),
   ];
