@@ -31,9 +31,9 @@ describe("CASES.md 26: optional property under OpenAI strict mode", () => {
   });
 
   test("Anthropic keeps the optional properties optional (its contract allows them)", () => {
-    const items = (toWireSchema("anthropic", schema).schema.properties as any).organizations.items;
-    expect(items.required).toEqual(["name"]);
-    expect(items.properties.roles).toEqual({ items: { type: "string" }, type: "array" });
+    const items = dig(toWireSchema("anthropic", schema).schema, "properties", "organizations", "items");
+    expect(dig(items, "required")).toEqual(["name"]);
+    expect(dig(items, "properties", "roles")).toEqual({ items: { type: "string" }, type: "array" });
   });
 });
 
@@ -105,9 +105,9 @@ describe("CASES.md 28: nested and nullable objects", () => {
         result: { anyOf: [{ type: "object", properties: { ok: { type: "boolean" } } }, { type: "null" }] },
       },
       required: ["tags", "result"],
-    }).schema as any;
-    expect(wire.$defs.Tag).toEqual({ additionalProperties: false, properties: { label: { type: ["string", "null"] } }, required: ["label"], type: "object" });
-    expect(wire.properties.result.anyOf[0]).toEqual({ additionalProperties: false, properties: { ok: { type: ["boolean", "null"] } }, required: ["ok"], type: "object" });
+    }).schema;
+    expect(dig(wire, "$defs", "Tag")).toEqual({ additionalProperties: false, properties: { label: { type: ["string", "null"] } }, required: ["label"], type: "object" });
+    expect(dig(wire, "properties", "result", "anyOf", 0)).toEqual({ additionalProperties: false, properties: { ok: { type: ["boolean", "null"] } }, required: ["ok"], type: "object" });
   });
 });
 
@@ -117,10 +117,10 @@ describe("nullable forms", () => {
       type: "object",
       $defs: { Id: { type: "string" } },
       properties: { level: { type: "string", enum: ["low", "high"] }, id: { $ref: "#/$defs/Id" }, kind: { const: "v1" } },
-    }).schema as any;
-    expect(wire.properties.level).toEqual({ enum: ["low", "high", null], type: ["string", "null"] });
-    expect(wire.properties.id).toEqual({ anyOf: [{ $ref: "#/$defs/Id" }, { type: "null" }] });
-    expect(wire.properties.kind).toEqual({ anyOf: [{ const: "v1" }, { type: "null" }] });
+    }).schema;
+    expect(dig(wire, "properties", "level")).toEqual({ enum: ["low", "high", null], type: ["string", "null"] });
+    expect(dig(wire, "properties", "id")).toEqual({ anyOf: [{ $ref: "#/$defs/Id" }, { type: "null" }] });
+    expect(dig(wire, "properties", "kind")).toEqual({ anyOf: [{ const: "v1" }, { type: "null" }] });
   });
 });
 
@@ -159,3 +159,8 @@ describe("options and other targets", () => {
     expect(violations[0]!.path).toBe('$.properties["unit price"]');
   });
 });
+
+/** The value at a path of keys in a parsed JSON value. */
+function dig(value: unknown, ...path: (string | number)[]): unknown {
+  return path.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], value);
+}
