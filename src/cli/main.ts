@@ -34,6 +34,8 @@ async function main(args: string[]): Promise<void> {
     const name = named ? first! : "run";
     commandName = name === "run" && !named ? undefined : name;
     const rest = named ? args.slice(1) : args;
+    // citty decides on colour once, when loaded, from NO_COLOR only: help piped to a file must be plain text.
+    if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
     const { runCommand, showUsage } = await import("citty");
     const cmd = (await commands[name]!.load()).default;
     if (rest.includes("--help") || rest.includes("-h")) {
@@ -51,6 +53,7 @@ async function main(args: string[]): Promise<void> {
 
 async function rootHelp(command?: string): Promise<void> {
   if (command && Object.hasOwn(commands, command)) {
+    if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
     const { showUsage } = await import("citty");
     await showUsage((await commands[command]!.load()).default);
     return;

@@ -50,7 +50,7 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
     schema = await resolveSchemaArg(o.schemaArg);
   }
   const runtime = await openRuntime({ emulate: o.emulate }, (m) => void warn(m));
-  const sink = o.json ? jsonSink() : textSink();
+  const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   const interrupt = new AbortController();
   const onSigint = () => interrupt.abort();
   process.on("SIGINT", onSigint);

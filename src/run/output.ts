@@ -39,8 +39,12 @@ function pipeWriter(out: { write(chunk: string): unknown }): (chunk: string) => 
   };
 }
 
-/** Plain answer text on stdout, streamed as it arrives. */
-export function textSink(stdout: { write(chunk: string): unknown } = process.stdout): OutputSink {
+/**
+ * Plain answer text on stdout, streamed as it arrives. A tool call is not
+ * answer text: it is named on `diagnostics` (stderr unless `--quiet`) with
+ * the id that `--tool-result ID` answers.
+ */
+export function textSink(stdout: { write(chunk: string): unknown } = process.stdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
   const out = { write: pipeWriter(stdout) };
   let last = "";
   let wrote = false;
@@ -51,7 +55,9 @@ export function textSink(stdout: { write(chunk: string): unknown } = process.std
       last = delta;
       wrote = true;
     },
-    event() {},
+    event(event) {
+      if (event.type === "tool_call") diagnostics(`tool call ${event.name} ${event.arguments} (answer it with: --tool-result ${event.id})`);
+    },
     async end() {
       if (wrote && !last.endsWith("\n")) out.write("\n");
     },
