@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { runnableHere, TARGETS, type BuildTarget } from "./targets.ts";
+import { runnableHere, TARGETS } from "./targets.ts";
 import { generateTokenizerData } from "./tokenizer-data.ts";
 
 const ROOT = join(import.meta.dir, "..");

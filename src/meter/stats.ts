@@ -11,7 +11,6 @@
 import type { Config } from "../config.ts";
 import { promptTokens, type Usage } from "../plugin/usage.ts";
 import type { LedgerRow } from "../session/types.ts";
-import { sharedPrefixLength } from "../wire/prefix-chain.ts";
 import type { Catalog } from "./catalog.ts";
 import { formatUsd, priceFromNumber, toUsd, type Atto } from "./money.ts";
 import { priceUsage, resolvePrice } from "./pricing.ts";

@@ -41,7 +41,7 @@ export interface Runtime {
    * Parses and validates a structured answer against the session's schema.
    * @throws CachetError ANSWER_INVALID with the validation errors.
    */
-  checkAnswer(provider: string, protocol: Protocol, schema: OutputSchema, content: Block[]): Promise<unknown>;
+  checkAnswer(protocol: Protocol, schema: OutputSchema, content: Block[]): Promise<unknown>;
   /** Stops the emulator and closes the store. */
   close(): Promise<void>;
 }
@@ -122,7 +122,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
       }
       return links;
     },
-    async checkAnswer(provider, protocol, schema, content) {
+    async checkAnswer(protocol, schema, content) {
       const text = content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
       let value: unknown;
       try {
@@ -141,7 +141,6 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
           hint: "the raw answer is stored in the session (`cachet export`)",
         });
       }
-      void provider;
       return mapped;
     },
     async close() {

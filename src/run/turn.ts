@@ -359,7 +359,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   let answer: unknown;
   if (failure === undefined && context.prefix.schema) {
     try {
-      answer = await runtime.checkAnswer(p.ref.provider, wire.protocol, context.prefix.schema, content);
+      answer = await runtime.checkAnswer(wire.protocol, context.prefix.schema, content);
     } catch (error) {
       const e = error as CachetError;
       options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message, ...(e.hint ? { hint: e.hint } : {}), incomplete: false });

@@ -8,19 +8,16 @@
  * of failing with SQLITE_BUSY. A whole turn (load, call the provider, append)
  * is serialized per session by {@link Store.acquireTurn}.
  */
-import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import type { Database } from "bun:sqlite";
 import { hostname } from "node:os";
-import { dirname } from "node:path";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
-import type { Usage } from "../plugin/usage.ts";
-import type { Protocol } from "../plugin/wire.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
 import { newId } from "../context/ids.ts";
-import { MIGRATIONS } from "./schema.ts";
-import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, RequestStatus, SessionRecord } from "./types.ts";
+import { openDatabase } from "./database.ts";
+import { LEDGER_COLUMNS, ledgerValues, toEntry, toLedgerRow, toPrefixVersion, toSession, type LeaseRow, type MessageRow, type PrefixRow, type RequestRow, type SessionRow } from "./rows.ts";
+import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
 
 /** Options of {@link Store.createSession}. */
 export interface NewSession {
@@ -695,25 +692,6 @@ export class Store {
 
 const TOKEN_CHUNK = 256;
 
-/** Ledger columns written by insert and update, in the order of {@link ledgerValues}. */
-const LEDGER_COLUMNS = [
-  "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
-  "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
-  "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max",
-] as const;
-
-type SqlValue = string | number | null;
-
-function ledgerValues(row: LedgerRow): SqlValue[] {
-  const u = row.usage;
-  return [
-    row.prefixVersion, row.role, row.provider, row.model, row.protocol, row.startedAt, row.firstTokenAt, row.finishedAt, row.latencyMs, row.ttftMs, row.outputTps,
-    u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
-    row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
-    row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null,
-  ];
-}
-
 interface Segment {
   sessionId: string;
   /** Last sequence number of this session visible here. */
@@ -741,194 +719,6 @@ function push(log: CachedLog, entry: LogEntry, ownSessionId: string): void {
   log.messages.push(entry.message);
 }
 
-interface SessionRow {
-  id: string;
-  name: string | null;
-  model: string;
-  parent_id: string | null;
-  fork_point: string | null;
-  affinity_key: string;
-  created_at: number;
-  updated_at: number;
-  rev: number;
-}
-
-interface PrefixRow {
-  session_id: string;
-  version: number;
-  fingerprint: string;
-  prefix: string;
-  reason: string | null;
-  created_at: number;
-}
-
-interface MessageRow {
-  session_id: string;
-  seq: number;
-  id: string;
-  role: string;
-  content: string;
-  incomplete: number;
-  created_at: number;
-}
-
-interface LeaseRow {
-  session_id: string;
-  owner_pid: number;
-  host: string;
-  token: string;
-  expires_at: number;
-}
-
-interface RequestRow {
-  id: string;
-  session_id: string;
-  prefix_version: number;
-  role: string;
-  provider: string;
-  model: string;
-  protocol: string;
-  started_at: number;
-  first_token_at: number | null;
-  finished_at: number | null;
-  latency_ms: number | null;
-  ttft_ms: number | null;
-  output_tps: number | null;
-  input: number | null;
-  cache_read: number | null;
-  cache_write_5m: number | null;
-  cache_write_1h: number | null;
-  output: number | null;
-  reasoning: number | null;
-  raw_usage: string | null;
-  cost_usd: number | null;
-  provider_cost_usd: number | null;
-  provider_request_id: string | null;
-  affinity_key: string | null;
-  cache_mode: string;
-  cache_ttl: string;
-  chain_base: string | null;
-  chain_shared: number;
-  chain_depth: number;
-  chain_tail: string;
-  expected_cache_read: number | null;
-  cacheable_max: number | null;
-  status: string;
-  error: string | null;
-  message_id: string | null;
-}
-
-function openDatabase(path: string): Database {
-  let db: Database | undefined;
-  try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path, { create: true });
-    // The busy timeout comes first so that even switching to WAL waits for a concurrent opener.
-    db.exec("PRAGMA busy_timeout = 10000");
-    // Another program's database (tables, but no cachet schema version) is refused before anything in it changes.
-    const unversioned = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version === 0;
-    if (unversioned && (db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n > 0) {
-      throw new CachetError("STORE", `${path} is an SQLite database, but not cachet's session store`, {
-        hint: "move that file away, or set CACHET_HOME to another directory",
-      });
-    }
-    db.exec("PRAGMA journal_mode = WAL");
-    db.exec("PRAGMA foreign_keys = ON");
-    // In WAL mode NORMAL survives a crash of the process (not of the OS) and avoids an fsync per turn.
-    db.exec("PRAGMA synchronous = NORMAL");
-    migrate(db, path);
-    return db;
-  } catch (error) {
-    db?.close();
-    if (error instanceof CachetError) throw error;
-    throw new CachetError("STORE", `cannot open the session store ${path}: ${(error as Error).message}`, {
-      hint: "if that file is not cachet's store, move it away, or set CACHET_HOME to another directory",
-      cause: error,
-    });
-  }
-}
-
-function migrate(db: Database, path: string): void {
-  const version = (): number => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (version() > MIGRATIONS.length) {
-    throw new CachetError("STORE", `the session store ${path} was written by a newer cachet (schema ${version()}, this one knows ${MIGRATIONS.length})`, {
-      hint: "upgrade cachet, or set CACHET_HOME to another directory",
-    });
-  }
-  while (version() < MIGRATIONS.length) {
-    db.transaction(() => {
-      // Re-read inside the write lock: another process may have migrated meanwhile.
-      const current = version();
-      if (current >= MIGRATIONS.length) return;
-      db.exec(MIGRATIONS[current]!);
-      db.exec(`PRAGMA user_version = ${current + 1}`);
-    }).immediate();
-  }
-}
-
-function toSession(row: SessionRow): SessionRecord {
-  return {
-    id: row.id,
-    name: row.name,
-    model: row.model,
-    parentId: row.parent_id,
-    forkPoint: row.fork_point,
-    affinityKey: row.affinity_key,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toPrefixVersion(row: PrefixRow): PrefixVersion {
-  return { version: row.version, prefix: deepFreeze(JSON.parse(row.prefix) as StablePrefix), createdAt: row.created_at, reason: row.reason };
-}
-
-function toEntry(row: MessageRow): LogEntry {
-  const message: Message = { id: row.id, role: row.role as Message["role"], content: JSON.parse(row.content) as Block[] };
-  if (row.incomplete) message.incomplete = true;
-  return { sessionId: row.session_id, seq: row.seq, createdAt: row.created_at, message: deepFreeze(message) };
-}
-
-function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
-  const usage: Usage = {
-    input: row.input ?? undefined,
-    cacheRead: row.cache_read ?? undefined,
-    cacheWrite5m: row.cache_write_5m ?? undefined,
-    cacheWrite1h: row.cache_write_1h ?? undefined,
-    output: row.output ?? undefined,
-    reasoning: row.reasoning ?? undefined,
-  };
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    prefixVersion: row.prefix_version,
-    role: row.role,
-    provider: row.provider,
-    model: row.model,
-    protocol: row.protocol as Protocol,
-    startedAt: row.started_at,
-    firstTokenAt: row.first_token_at,
-    finishedAt: row.finished_at,
-    latencyMs: row.latency_ms,
-    ttftMs: row.ttft_ms,
-    outputTps: row.output_tps,
-    usage,
-    rawUsage: row.raw_usage === null ? null : JSON.parse(row.raw_usage),
-    costUsd: row.cost_usd,
-    providerCostUsd: row.provider_cost_usd,
-    providerRequestId: row.provider_request_id,
-    affinityKey: row.affinity_key,
-    cacheMode: row.cache_mode as LedgerRow["cacheMode"],
-    cacheTtl: row.cache_ttl as LedgerRow["cacheTtl"],
-    chain,
-    expectedCacheRead: row.expected_cache_read,
-    cacheableMax: row.cacheable_max,
-    status: row.status as RequestStatus,
-    error: row.error,
-    messageId: row.message_id,
-  };
-}
-
 function sameRevs(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && a.every((value, i) => value === b[i]);
 }
@@ -949,10 +739,3 @@ function processAlive(pid: number): boolean {
   }
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const member of Object.values(value)) deepFreeze(member);
-  }
-  return value;
-}
