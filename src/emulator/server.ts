@@ -104,20 +104,8 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   const cacheProvider = route.provider === "unknown" ? "openai" : route.provider;
   const scope = `${cacheProvider}|${parsed.model}`;
   const { blocks, total } = buildBlocks(parsed.items, scope);
-  const prompt: Prompt = {
-    provider: route.provider,
-    protocol: route.protocol,
-    model: parsed.model,
-    blocks,
-    total,
-    affinityKey: parsed.affinityKey,
-    autoCache: parsed.autoCache,
-    cacheMode: parsed.cacheMode,
-    retention: parsed.retention,
-    assistantTurns: parsed.assistantTurns,
-    maxTokens: parsed.maxTokens,
-    outputSchema: parsed.outputSchema,
-  };
+  const { items: _items, stream: _stream, includeUsage: _includeUsage, ...settings } = parsed;
+  const prompt: Prompt = { ...settings, provider: route.provider, protocol: route.protocol, blocks, total };
   if (route.endpoint === "count_tokens") return Response.json({ input_tokens: total });
   const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;
   const reply = makeAnswer(prompt, seed, request.headers, state.env);

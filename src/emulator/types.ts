@@ -62,15 +62,10 @@ export interface PromptBlock {
   role: string;
 }
 
-/** A request reduced to what the cache models and the answer generator need. */
-export interface Prompt {
-  provider: EmulatedProvider | "unknown";
-  protocol: Protocol;
+/** The settings a parser reads from a request that the cache models and the answer generator use. */
+export interface RequestSettings {
   /** Model id as sent on the wire (body or path). */
   model: string;
-  blocks: PromptBlock[];
-  /** Total prompt tokens (o200k_base count of every block). */
-  total: number;
   /** `prompt_cache_key` or `x-grok-conv-id`, when sent. */
   affinityKey: string | undefined;
   /** Anthropic/OpenRouter top-level automatic `cache_control` TTL, when sent. */
@@ -85,6 +80,15 @@ export interface Prompt {
   maxTokens: number | undefined;
   /** The structured-output JSON Schema asked for, when any: the default answer then follows it. */
   outputSchema: Record<string, unknown> | undefined;
+}
+
+/** A request reduced to what the cache models and the answer generator need. */
+export interface Prompt extends RequestSettings {
+  provider: EmulatedProvider | "unknown";
+  protocol: Protocol;
+  blocks: PromptBlock[];
+  /** Total prompt tokens (o200k_base count of every block). */
+  total: number;
 }
 
 /** A tool call of an answer. `arguments` is a JSON object as a string. */

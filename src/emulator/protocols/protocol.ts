@@ -4,23 +4,14 @@
  * SSE events, in the shapes the official SDKs parse.
  */
 import type { Route } from "../router.ts";
-import type { Answer, CacheOutcome, ContentItem, Prompt, Ttl } from "../types.ts";
+import type { Answer, CacheOutcome, ContentItem, Prompt, RequestSettings, Ttl } from "../types.ts";
 
 /** What a parser read from a request body. */
-export interface ParsedRequest {
+export interface ParsedRequest extends RequestSettings {
   items: ContentItem[];
-  model: string;
   stream: boolean;
   /** OpenAI `stream_options.include_usage` (and providers that always send usage). */
   includeUsage: boolean;
-  affinityKey: string | undefined;
-  autoCache: Ttl | undefined;
-  cacheMode: "implicit" | "explicit" | undefined;
-  retention: string | undefined;
-  assistantTurns: number;
-  maxTokens: number | undefined;
-  /** The structured-output JSON Schema the request asks the answer to follow, when it does. */
-  outputSchema: Record<string, unknown> | undefined;
 }
 
 /** Everything a renderer needs for one answered request. */
