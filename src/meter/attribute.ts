@@ -36,11 +36,8 @@ export interface CategoryRates {
 /** How a node was billed. "mixed" when it straddles a boundary (e.g. the end of the cache read). */
 export type NodeCacheStatus = "read" | "write-1h" | "write-5m" | "uncached" | "mixed" | "empty";
 
-/** One node's share of a request. Tokens are billed tokens (scaled estimates). */
-export interface NodeCost {
-  /** Position in the chain. */
-  index: number;
-  nodeId: string;
+/** Billed prompt tokens attributed to one node, by category, and its cache status. */
+export interface AttributedTokens {
   kind: string;
   /** Billed tokens attributed to the node (sum of the four categories). */
   tokens: number;
@@ -49,6 +46,13 @@ export interface NodeCost {
   cacheWrite5m: number;
   input: number;
   status: NodeCacheStatus;
+}
+
+/** One node's share of a request. Tokens are billed tokens (scaled estimates). */
+export interface NodeCost extends AttributedTokens {
+  /** Position in the chain. */
+  index: number;
+  nodeId: string;
   /** Exact USD of the node in atto-USD; null when a needed rate is unknown. */
   usdAtto: Atto | null;
   usd: number | null;

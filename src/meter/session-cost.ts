@@ -7,21 +7,14 @@
 import type { Config } from "../config.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { LedgerRow } from "../session/types.ts";
-import { ChainMeter, ratesOf, type AttributeOptions, type NodeCacheStatus, type NodeCost } from "./attribute.ts";
+import { ChainMeter, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
 import type { Catalog } from "./catalog.ts";
 import { formatUsd, toUsd, type Atto } from "./money.ts";
 import { priceUsage, resolvePrice } from "./pricing.ts";
 
 /** One node (or a message grouping its blocks) of a request's cost tree. USD exact as a decimal string. */
-export interface CostTreeNode {
+export interface CostTreeNode extends AttributedTokens {
   id: string;
-  kind: string;
-  tokens: number;
-  cacheRead: number;
-  cacheWrite1h: number;
-  cacheWrite5m: number;
-  input: number;
-  status: NodeCacheStatus;
   usd: number | null;
   usdExact: string | null;
   /** Blocks of a message. */
