@@ -88,7 +88,13 @@ export interface TurnResult {
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
   const { store } = runtime;
   const target = chooseSession(runtime, options);
-  const release = target ? await store.acquireTurn(target.id) : undefined;
+  const lease = target ? await store.acquireTurn(target.id) : undefined;
+  // Released early when forking (the child gets its own lease), and in any case at the end: once.
+  let held = lease !== undefined;
+  const release = () => {
+    if (held) lease!();
+    held = false;
+  };
   try {
     let loaded = target ? store.loadSession(target.id) : undefined;
     const modelRef = options.model ?? loaded?.session.model ?? runtime.config.model ?? DEFAULT_MODEL;
@@ -125,7 +131,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
       });
       store.setPrefix(child.id, loaded.prefix.prefix, null);
       forkedFrom = loaded.session.id;
-      release?.();
+      release();
       const releaseChild = await store.acquireTurn(child.id);
       return await finishTurn(runtime, options, store.loadSession(child.id), { modelRef, ref, resolved, prefix, userMessage, forkedFrom, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) }).finally(releaseChild);
     }
@@ -146,7 +152,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     }
     return await finishTurn(runtime, options, loaded, { modelRef, ref, resolved, prefix, userMessage });
   } finally {
-    release?.();
+    release();
   }
 }
 
