@@ -3,7 +3,7 @@
  * anything heavy, so citty, consola and every command load on demand.
  */
 import { version } from "../../package.json";
-import { EXIT, isCachetError } from "../errors.ts";
+import { CachetError, EXIT, isCachetError } from "../errors.ts";
 import { commands } from "./index.ts";
 
 const argv = process.argv.slice(2);
@@ -112,6 +112,17 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   const e = error as { message?: string; hint?: string; exitCode?: number; code?: string; stack?: string; cause?: unknown };
   // The reader closed stdout (`cachet export | head`): what it wanted was written; nothing to report.
   if (e?.code === "EPIPE") process.exit(EXIT.ok);
+  // SQLite failing on a read (a damaged page in an otherwise valid file) is the store's error, not a bug.
+  if (typeof e?.code === "string" && e.code.startsWith("SQLITE_")) {
+    const { storeFile } = await import("../paths.ts");
+    return report(
+      new CachetError("STORE", `the session store ${storeFile()} failed (${e.code}): ${e.message}`, {
+        hint: "the file may be damaged: move it away (cachet starts a new one), or set CACHET_HOME to another directory",
+        cause: error,
+      }),
+      debugMode,
+    );
+  }
   const known = isCachetError(error) || (typeof e?.code === "string" && typeof e?.exitCode === "number");
   // citty's own parse errors (missing positional, bad enum) are usage errors.
   const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
