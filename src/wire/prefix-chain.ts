@@ -30,7 +30,8 @@ export function estimateText(value: unknown, kind: string): string {
   if (!TEXT_KINDS.has(kind)) return canonicalJson(stripMarkers(value));
   const parts: string[] = [];
   collectStrings(value, parts);
-  return parts.join("\n");
+  // One string (a text block) is returned as it is: joining would copy it, and a huge input is held until counted.
+  return parts.length === 1 ? parts[0]! : parts.join("\n");
 }
 
 function collectStrings(value: unknown, out: string[]): void {
