@@ -8,6 +8,7 @@ import { CachetError } from "../errors.ts";
 import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
 import { priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
 import { usageMapperFor } from "./usage-mapper.ts";
+import { usageJson, type UsageJson } from "../plugin/usage.ts";
 
 /** Inputs of {@link priceRawUsage}. */
 export interface PriceRawUsageOptions {
@@ -34,7 +35,7 @@ export interface PriceOutput {
   cost_usd_exact: string | null;
   /** Why `cost_usd` is null. */
   unknown_reason?: string;
-  tokens: { input: number | null; cacheRead: number | null; cacheWrite5m: number | null; cacheWrite1h: number | null; output: number | null; reasoning: number | null };
+  tokens: UsageJson;
   lines: Array<{ category: CostCategory; tokens: number; price_per_million: number | null; usd: number | null }>;
   /** The long-context tier applied, or null for base prices. */
   tier: { size: number; prompt_tokens: number } | null;
@@ -81,19 +82,11 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
 
 /** A priced request as the `cachet price --json` object. */
 export function toPriceOutput(cost: RequestCost): PriceOutput {
-  const u = cost.usage;
   const output: PriceOutput = {
     model: cost.model,
     cost_usd: cost.costUsd,
     cost_usd_exact: cost.costExact,
-    tokens: {
-      input: u.input ?? null,
-      cacheRead: u.cacheRead ?? null,
-      cacheWrite5m: u.cacheWrite5m ?? null,
-      cacheWrite1h: u.cacheWrite1h ?? null,
-      output: u.output ?? null,
-      reasoning: u.reasoning ?? null,
-    },
+    tokens: usageJson(cost.usage),
     lines: cost.lines.map((l) => ({ category: l.category, tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
     tier: cost.tier ? { size: cost.tier.size, prompt_tokens: cost.tier.promptTokens } : null,
     estimates: cost.estimates,

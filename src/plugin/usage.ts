@@ -53,3 +53,18 @@ export function promptTokens(usage: Usage): number | undefined {
   if (usage.input === undefined) return undefined;
   return usage.input + (usage.cacheRead ?? 0) + (usage.cacheWrite5m ?? 0) + (usage.cacheWrite1h ?? 0);
 }
+
+/** A usage as JSON output shows it: the same counts, unknown ones as `null` (JSON has no undefined). */
+export type UsageJson = { [K in keyof Usage]: number | null };
+
+/** The JSON form of a usage (`--json` events, `cachet price --json`). */
+export function usageJson(usage: Usage): UsageJson {
+  return {
+    input: usage.input ?? null,
+    cacheRead: usage.cacheRead ?? null,
+    cacheWrite5m: usage.cacheWrite5m ?? null,
+    cacheWrite1h: usage.cacheWrite1h ?? null,
+    output: usage.output ?? null,
+    reasoning: usage.reasoning ?? null,
+  };
+}

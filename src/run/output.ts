@@ -2,14 +2,14 @@
  * What the run command writes on stdout: the answer text as it streams, or
  * JSON lines with `--json`. Nothing else ever goes to stdout.
  */
-import type { Usage } from "../plugin/usage.ts";
+import { usageJson, type Usage, type UsageJson } from "../plugin/usage.ts";
 
 /** One `--json` line. Every line is an object with a `type`. */
 export type JsonEvent =
   | { type: "session"; id: string; name: string | null; model: string; forked_from?: string; prefix_version: number; prefix_change?: string }
   | { type: "text"; delta: string }
   | { type: "tool_call"; id: string; name: string; arguments: string }
-  | { type: "usage"; request_id: string; input: number | null; cacheRead: number | null; cacheWrite5m: number | null; cacheWrite1h: number | null; output: number | null; reasoning: number | null; raw: unknown }
+  | ({ type: "usage"; request_id: string; raw: unknown } & UsageJson)
   | { type: "cost"; request_id: string; cost_usd: number | null; provider_cost_usd?: number; reason?: string }
   | { type: "answer"; value: unknown }
   | { type: "error"; code: string; message: string; hint?: string; incomplete?: boolean }
@@ -83,12 +83,7 @@ export function usageEvent(requestId: string, usage: Usage, raw: unknown): JsonE
   return {
     type: "usage",
     request_id: requestId,
-    input: usage.input ?? null,
-    cacheRead: usage.cacheRead ?? null,
-    cacheWrite5m: usage.cacheWrite5m ?? null,
-    cacheWrite1h: usage.cacheWrite1h ?? null,
-    output: usage.output ?? null,
-    reasoning: usage.reasoning ?? null,
+    ...usageJson(usage),
     raw,
   };
 }
