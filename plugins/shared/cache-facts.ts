@@ -1,7 +1,8 @@
 /**
  * Documented prompt-cache facts per provider and model, as plain functions:
- * the built-in plugins declare their `cacheRules` from them, and the emulator
- * reproduces the same facts. One table, one source (providers.md).
+ * the built-in plugins declare their `cacheRules` from them (providers.md).
+ * The emulator holds its own reading (src/emulator/facts/cache-facts.ts);
+ * test/contract/cache-facts-agreement.test.ts fails when the two disagree.
  */
 import type { CacheRules } from "../../src/plugin/index.ts";
 

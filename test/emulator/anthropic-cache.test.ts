@@ -109,6 +109,21 @@ describe("anthropic cache rules", () => {
     expect(beyond.json.usage.input_tokens).toBe(0);
   });
 
+  test("worked example (providers.md §2a): entry at block 15; a request marked at block 35 reads 0; a later one marked at block 30 reads exactly block 15's entry", async () => {
+    // One user message of numbered 400-token blocks; only the marked block is a breakpoint.
+    const block = (i: number, marked: boolean) => ({ type: "text", text: `block ${i}${tokens(400)}`, ...(marked ? { cache_control: { type: "ephemeral" } } : {}) });
+    const upTo = (count: number, breakpoint: number) => [{ role: "user", content: Array.from({ length: count }, (_, i) => block(i + 1, i + 1 === breakpoint)) }];
+    const first = await send({ messages: upTo(15, 15) });
+    const entry = first.json.usage.cache_creation_input_tokens;
+    expect(entry).toBe(15 * 403);
+    // From block 35 the lookback checks 35…16 (20 positions): block 15 is out of reach.
+    const far = await send({ messages: upTo(35, 35) });
+    expect(far.json.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 35 * 403 });
+    // Block 35's entry cannot serve block 30 (a different prefix); from 30 the lookback reaches 15.
+    const near = await send({ messages: upTo(35, 30) });
+    expect(near.json.usage).toMatchObject({ cache_read_input_tokens: entry, cache_creation_input_tokens: 30 * 403 - entry, input_tokens: 5 * 403 });
+  });
+
   test("automatic caching moves the breakpoint forward each turn and reads the previous turn's entry", async () => {
     const system = tokens(1100);
     const first = await send({ system, messages: [{ role: "user", content: "one" }], cache_control: { type: "ephemeral" } });

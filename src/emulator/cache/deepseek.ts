@@ -14,13 +14,18 @@
 import type { CacheOutcome, Prompt, PromptBlock } from "../types.ts";
 import type { CacheContext } from "./context.ts";
 
-const MIN_UNIT = 64;
-const TTL_MS = 6 * 3_600_000;
+/** Parameters of the prefix-unit model (facts table row). */
+export interface UnitRules {
+  /** Units shorter than this many tokens are not stored. */
+  minUnit: number;
+  /** Lifetime of a unit after its last write or read, ms. */
+  ttlMs: number;
+}
 
 /** Cache outcome under DeepSeek's prefix-unit rules. */
-export function deepseekCache(prompt: Prompt, context: CacheContext): CacheOutcome {
+export function deepseekCache(prompt: Prompt, context: CacheContext, rules: UnitRules): CacheOutcome {
   const { store, now } = context;
-  const ends: PromptBlock[] = prompt.blocks.filter((b, i) => (b.messageEnd || i === prompt.blocks.length - 1) && b.end >= MIN_UNIT);
+  const ends: PromptBlock[] = prompt.blocks.filter((b, i) => (b.messageEnd || i === prompt.blocks.length - 1) && b.end >= rules.minUnit);
   let unit: PromptBlock | undefined;
   let seen: PromptBlock | undefined;
   for (let i = ends.length - 1; i >= 0; i--) {
@@ -33,11 +38,11 @@ export function deepseekCache(prompt: Prompt, context: CacheContext): CacheOutco
   const answerEnd = context.answerBlocks().at(-1);
   store.transaction(() => {
     if (unit) store.refresh(`unit:${unit.prefix}`, now);
-    if (seen && seen.end > hit) store.put(`unit:${seen.prefix}`, seen.end, now, TTL_MS);
+    if (seen && seen.end > hit) store.put(`unit:${seen.prefix}`, seen.end, now, rules.ttlMs);
     const last = ends.at(-1);
-    if (last && last === prompt.blocks.at(-1)) store.put(`unit:${last.prefix}`, last.end, now, TTL_MS);
-    if (answerEnd && answerEnd.end >= MIN_UNIT) store.put(`unit:${answerEnd.prefix}`, answerEnd.end, now, TTL_MS);
-    for (const block of ends) if (block.end > hit) store.put(`seen:${block.prefix}`, block.end, now, TTL_MS);
+    if (last && last === prompt.blocks.at(-1)) store.put(`unit:${last.prefix}`, last.end, now, rules.ttlMs);
+    if (answerEnd && answerEnd.end >= rules.minUnit) store.put(`unit:${answerEnd.prefix}`, answerEnd.end, now, rules.ttlMs);
+    for (const block of ends) if (block.end > hit) store.put(`seen:${block.prefix}`, block.end, now, rules.ttlMs);
   });
   return { input: prompt.total - hit, read: hit, write5m: 0, write1h: 0, explicit: false };
 }

@@ -17,12 +17,10 @@ import type { CacheOutcome, Prompt } from "../types.ts";
 import { type CacheContext, uncached } from "./context.ts";
 import { routeMachine } from "./routing.ts";
 
-const MIN_TOKENS = 1_024;
-const TTL_MS = 30 * 60_000;
 const ELIGIBLE_LOOKBACK = 20;
 
-/** Cache outcome under the GPT-5.6+ rules (see the module comment). */
-export function openaiBreakpointCache(prompt: Prompt, context: CacheContext): CacheOutcome {
+/** Cache outcome under the GPT-5.6+ rules (see the module comment); minimum and TTL from the facts table. */
+export function openaiBreakpointCache(prompt: Prompt, context: CacheContext, rules: { minTokens: number; ttlMs: number }): CacheOutcome {
   const blocks = prompt.blocks;
   const explicitMode = prompt.cacheMode === "explicit";
   const markers: number[] = [];
@@ -35,7 +33,7 @@ export function openaiBreakpointCache(prompt: Prompt, context: CacheContext): Ca
   const writes = explicitMode ? markers.slice(-4) : [...markers.slice(-3), ...(implicit === undefined ? [] : [implicit])];
   const candidates = new Set<number>([...markers.slice(0, 2), ...markers.slice(-50), ...writes]);
   if (!explicitMode) for (const i of eligible.slice(-1 - ELIGIBLE_LOOKBACK)) candidates.add(i);
-  const usable = (i: number) => blocks[i]!.end >= MIN_TOKENS;
+  const usable = (i: number) => blocks[i]!.end >= rules.minTokens;
   if (writes.filter(usable).length === 0 && [...candidates].filter(usable).length === 0) return uncached(prompt.total, true);
   const namespace = `m${routeMachine(prompt, context)}:`;
   const { store, now } = context;
@@ -54,7 +52,7 @@ export function openaiBreakpointCache(prompt: Prompt, context: CacheContext): Ca
     if (hitKey !== undefined) store.refresh(hitKey, now);
     for (const i of writes.filter(usable)) {
       const block = blocks[i]!;
-      store.put(namespace + block.prefix, block.end, now, TTL_MS);
+      store.put(namespace + block.prefix, block.end, now, rules.ttlMs);
       if (block.end > lastWrite) lastWrite = block.end;
     }
   });
