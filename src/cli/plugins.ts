@@ -1,14 +1,25 @@
 /**
- * `cachet plugins [--json]`: the loaded plugins, what each registered, and
- * the plugins that failed to load (with the reason).
+ * `cachet plugins [list] [--json]`: the loaded plugins, what each registered,
+ * and the plugins that failed to load (with the reason).
  */
 import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+
+const ACTIONS = ["list"] as const;
 
 export default defineCommand({
   meta: { name: "plugins", description: "List loaded plugins, their providers and strategies, and load errors" },
-  args: { ...jsonArg, ...globalArgs },
+  args: {
+    action: { type: "positional", required: false, description: "list (default)" },
+    ...jsonArg,
+    ...globalArgs,
+  },
   async run({ args }) {
+    const action = args.action ?? "list";
+    if (!(ACTIONS as readonly string[]).includes(action)) {
+      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet plugins\``, { hint: `use ${ACTIONS.join(", ")}` });
+    }
     const { loadConfig } = await import("../config.ts");
     const { loadPlugins } = await import("../plugin/loader.ts");
     const host = await loadPlugins({ config: await loadConfig() });

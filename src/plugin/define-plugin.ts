@@ -6,8 +6,13 @@ import type { HookName, HookRegistration } from "./hooks.ts";
 import type { ProviderAdapter, ProviderConfig, ProviderSpec } from "./provider.ts";
 import type { PluginServices } from "./services.ts";
 
-/** The hook API version this build of cachet implements. */
-export const API_VERSION = 1;
+/**
+ * The plugin API version this build of cachet serves (semver). It is also
+ * the version of the published API package (`cachet-plugin-api`): minor
+ * versions only add optional fields and hooks, so a plugin built for `^1.0`
+ * keeps loading in every 1.x host.
+ */
+export const API_VERSION = "1.1.0";
 
 /** A logger that prefixes each line with the plugin's name; writes to stderr. */
 export interface PluginLogger {
@@ -21,8 +26,10 @@ export interface PluginLogger {
  * unregisters what it registered.
  */
 export interface PluginApi {
-  /** The API version of the running cachet. */
+  /** The major API version of the running cachet (1). */
   readonly version: number;
+  /** The full API version the running cachet serves, e.g. `1.1.0` (since 1.1). */
+  readonly apiVersion?: string;
   /** Registers a provider adapter. @throws CachetError PLUGIN_LOAD if the id is taken. */
   provider(spec: ProviderSpec): () => void;
   /** Registers a cache strategy. @throws CachetError PLUGIN_LOAD if the id is taken. */
@@ -45,8 +52,12 @@ export interface PluginApi {
 export interface Plugin {
   /** Unique name; npm package name for published plugins. */
   name: string;
-  /** The hook API version it targets; must equal {@link API_VERSION}. */
-  api: number;
+  /**
+   * The API versions it was built for: a semver range (`"^1"`, `"^1.1"`) or
+   * a bare major number (`1`, read as `^1`). The host refuses to load a
+   * plugin whose range does not include {@link API_VERSION}.
+   */
+  api: string | number;
   /** Registers providers, strategies and hooks. May be async. */
   setup(api: PluginApi): void | Promise<void>;
 }
@@ -56,7 +67,7 @@ export interface Plugin {
  * a bundled third-party plugin may inline it.
  *
  * @example
- * export default definePlugin({ name: "acme", api: 1, setup(api) { api.provider({...}) } })
+ * export default definePlugin({ name: "acme", api: "^1", setup(api) { api.provider({...}) } })
  */
 export function definePlugin(plugin: Plugin): Plugin {
   return plugin;

@@ -1,15 +1,21 @@
 /**
  * The plugin host: runs each plugin's setup, keeps what it registered, and
- * calls hooks. Every call into plugin code is wrapped so a failure is
- * re-thrown as a PLUGIN_HOOK error naming the plugin, the hook and the cause.
+ * calls hooks. Everything a plugin registers is validated when it registers
+ * it, and every call into plugin code goes through guard.ts, so the core only
+ * ever calls guarded functions and sees checked results.
  */
+import type * as v from "valibot";
+import type { RequestContext } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import { checkApiRange } from "./api-range.ts";
 import type { CacheStrategySpec } from "./cache-strategy.ts";
 import { API_VERSION, type Plugin, type PluginApi, type PluginLogger } from "./define-plugin.ts";
+import { checked, guard, guardAdapter, guardAsync, resultError, type HostAdapter } from "./guard.ts";
 import { HOOK_KINDS, type HookName, type HookRegistration, type Hooks } from "./hooks.ts";
-import type { ProviderAdapter, ProviderConfig, ProviderSpec } from "./provider.ts";
+import type { ProviderConfig, ProviderSpec } from "./provider.ts";
 import { pluginServices } from "./services.ts";
-import type { Protocol } from "./wire.ts";
+import { CacheStrategyShape, HookNameShape, OverlayShape, PluginShape, ProviderSpecShape, WireRequestShape, check } from "./validate.ts";
+import type { Protocol, WireRequest } from "./wire.ts";
 
 /** A registered item with the plugin that registered it. */
 export interface Owned<T> {
@@ -60,7 +66,7 @@ export class PluginHost {
     const undo: (() => void)[] = [];
     const info: PluginInfo = { name, source, providers: [], strategies: [], hooks: [] };
     try {
-      const valid = validatePlugin(plugin, source);
+      const valid = validatePlugin(plugin, name);
       if (this.plugins.some((p) => p.name === valid.name)) {
         throw new CachetError("PLUGIN_LOAD", `plugin "${valid.name}" is loaded twice`);
       }
@@ -89,13 +95,15 @@ export class PluginHost {
   }
 
   /**
-   * Creates an adapter, wrapping `create` so a throw names the plugin.
-   * @throws CachetError UNKNOWN_PROVIDER, PLUGIN_HOOK.
+   * Creates an adapter: `create` guarded, its result checked, and every
+   * method of the adapter guarded and checked (guard.ts).
+   * @throws CachetError UNKNOWN_PROVIDER; PLUGIN_HOOK naming the plugin and the call.
    */
-  createAdapter(id: string, config: ProviderConfig): ProviderAdapter {
+  createAdapter(id: string, config: ProviderConfig): HostAdapter {
     const spec = this.provider(id);
     const plugin = this.providers.get(id)!.plugin;
-    return guard(plugin, `provider(${id}).create`, () => spec.create(config));
+    const created = guard({ plugin, call: `provider ${id}: create()` }, () => spec.create(config));
+    return guardAdapter(plugin, id, spec.protocol, created);
   }
 
   /** Strategies that apply to a provider of a protocol, in registration order. */
@@ -105,26 +113,48 @@ export class PluginHost {
     );
   }
 
+  /**
+   * Runs the cache strategies of the request's protocol and provider in
+   * registration order, each guarded; each must return a wire request of the
+   * same protocol with the same segments (markers added, nothing moved).
+   * @throws CachetError PLUGIN_HOOK naming the plugin and the strategy; a CACHE_CONTRACT a strategy threw on purpose.
+   */
+  applyStrategies(wire: WireRequest, context: RequestContext, providerId: string): WireRequest {
+    let current = wire;
+    for (const strategy of this.strategiesFor(wire.protocol, providerId)) {
+      const site = { plugin: strategy.plugin, call: `cache strategy ${strategy.value.id}: apply()` };
+      const input = current;
+      const next = checked(site, WireRequestShape, guard(site, () => strategy.value.apply(input, context))) as WireRequest;
+      if (next.protocol !== input.protocol || next.segments.length !== input.segments.length) {
+        throw resultError(site, "changed the request's protocol or segments (a cache strategy may only add markers)");
+      }
+      current = next;
+    }
+    return current;
+  }
+
   /** Calls a sequential hook: each handler may replace the value. */
   async callSequential<K extends SequentialHook>(name: K, value: FirstArg<K>, ...rest: RestArgs<K>): Promise<FirstArg<K>> {
     let current = value;
     for (const h of this.handlers(name)) {
-      const next = await guardAsync(h.plugin, name, () => (h.value as (...a: unknown[]) => unknown)(current, ...rest));
-      if (next !== undefined) current = next as FirstArg<K>;
+      const site = { plugin: h.plugin, call: `hook ${name}` };
+      const next = await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(current, ...rest));
+      if (next !== undefined && next !== null) current = checked(site, HOOK_RESULTS[name], next) as FirstArg<K>;
     }
     return current;
   }
 
   /** Calls a parallel hook for its side effects. */
   async callParallel<K extends ParallelHook>(name: K, ...args: Parameters<Hooks[K]>): Promise<void> {
-    await Promise.all(this.handlers(name).map((h) => guardAsync(h.plugin, name, () => (h.value as (...a: unknown[]) => unknown)(...args))));
+    await Promise.all(this.handlers(name).map((h) => guardAsync({ plugin: h.plugin, call: `hook ${name}` }, () => (h.value as (...a: unknown[]) => unknown)(...args))));
   }
 
   /** Calls a collect hook: the defined results, in plugin order. */
   async callCollect<K extends CollectHook>(name: K, ...args: Parameters<Hooks[K]>): Promise<NonNullable<Result<K>>[]> {
     const out: NonNullable<Result<K>>[] = [];
     for (const h of this.handlers(name)) {
-      const r = await guardAsync(h.plugin, name, () => (h.value as (...a: unknown[]) => unknown)(...args));
+      const site = { plugin: h.plugin, call: `hook ${name}` };
+      const r = checked(site, HOOK_RESULTS[name], await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(...args)));
       if (r !== undefined && r !== null) out.push(r as NonNullable<Result<K>>);
     }
     return out;
@@ -142,8 +172,8 @@ export class PluginHost {
   }
 
   private apiFor(plugin: string, info: PluginInfo, undo: (() => void)[]): PluginApi {
-    const register = <T>(map: Map<string, Owned<T>>, what: string, id: string, value: T, list: string[]) => {
-      if (typeof id !== "string" || id === "") throw new CachetError("PLUGIN_LOAD", `${what} needs a non-empty id`);
+    const register = <T>(map: Map<string, Owned<T>>, what: string, shape: v.GenericSchema, value: T, list: string[]) => {
+      const id = validSpec(what, shape, value);
       const taken = map.get(id);
       if (taken) throw new CachetError("PLUGIN_LOAD", `${what} "${id}" is already registered by plugin "${taken.plugin}"`);
       map.set(id, { plugin, value });
@@ -160,14 +190,12 @@ export class PluginHost {
       debug: (m) => void import("../log.ts").then((l) => l.debug(`[${plugin}] ${m}`)),
     };
     return {
-      version: API_VERSION,
-      provider: (spec) => {
-        validateProvider(spec);
-        return register(this.providers, "provider", spec.id, spec, info.providers);
-      },
-      cacheStrategy: (spec) => register(this.strategies, "cache strategy", spec.id, spec, info.strategies),
+      version: Number(API_VERSION.split(".")[0]),
+      apiVersion: API_VERSION,
+      provider: (spec) => register(this.providers, "provider", ProviderSpecShape, spec, info.providers),
+      cacheStrategy: (spec) => register(this.strategies, "cache strategy", CacheStrategyShape, spec, info.strategies),
       hook: (name, registration) => {
-        if (!(name in HOOK_KINDS)) throw new CachetError("PLUGIN_LOAD", `unknown hook "${String(name)}"`, { hint: `hooks: ${Object.keys(HOOK_KINDS).join(", ")}` });
+        if (!check(HookNameShape, name).ok) throw new CachetError("PLUGIN_LOAD", `unknown hook "${String(name)}"`, { hint: `hooks: ${Object.keys(HOOK_KINDS).join(", ")}` });
         const entry = normalizeRegistration(plugin, registration);
         const list = this.hooks.get(name) ?? [];
         list.push(entry as HandlerOf<HookName>);
@@ -180,41 +208,21 @@ export class PluginHost {
         undo.push(remove);
         return remove;
       },
-      adapter: (providerId, config) => this.createAdapter(providerId, config),
+      adapter: (providerId, config) => {
+        const { usageOrUnknown: _, ...adapter } = this.createAdapter(providerId, config);
+        return adapter;
+      },
       services: pluginServices,
       log,
     };
   }
 }
 
-/**
- * Runs plugin code, re-throwing a failure as PLUGIN_HOOK naming the plugin
- * and the hook. CachetErrors thrown on purpose (e.g. ProviderError) pass through.
- */
-export function guard<T>(plugin: string, hook: string, fn: () => T): T {
-  try {
-    return fn();
-  } catch (cause) {
-    throw wrap(plugin, hook, cause);
-  }
-}
-
-async function guardAsync<T>(plugin: string, hook: string, fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (cause) {
-    throw wrap(plugin, hook, cause);
-  }
-}
-
-function wrap(plugin: string, hook: string, cause: unknown): Error {
-  if (cause instanceof CachetError) return cause;
-  const message = cause instanceof Error ? cause.message : String(cause);
-  return new CachetError("PLUGIN_HOOK", `plugin "${plugin}" failed in ${hook}: ${message}`, {
-    hint: "run with --debug for the stack; `cachet plugins` lists loaded plugins",
-    cause,
-  });
-}
+/** What each hook's handlers may return; a hook run for its side effects returns nothing the host reads. */
+const HOOK_RESULTS = {
+  "request:before": WireRequestShape,
+  "context:overlay": OverlayShape,
+} satisfies Record<SequentialHook | CollectHook, v.GenericSchema>;
 
 function normalizeRegistration<K extends HookName>(plugin: string, registration: HookRegistration<K>): HandlerOf<K> {
   if (typeof registration === "function") return { plugin, value: registration, order: "normal" };
@@ -229,22 +237,20 @@ function pluginName(plugin: unknown, source: string): string {
   return typeof name === "string" && name !== "" ? name : source;
 }
 
-function validatePlugin(plugin: unknown, source: string): Plugin {
-  const p = plugin as Partial<Plugin> | null;
-  if (!p || typeof p !== "object") {
-    throw new CachetError("PLUGIN_LOAD", `${source} has no default export made by definePlugin`);
+function validatePlugin(plugin: unknown, name: string): Plugin {
+  if (plugin === null || typeof plugin !== "object") {
+    throw new CachetError("PLUGIN_LOAD", "its default export is not a plugin", { hint: "export default definePlugin({ name, api: \"^1\", setup(api) {...} })" });
   }
-  if (typeof p.name !== "string" || p.name === "") throw new CachetError("PLUGIN_LOAD", "plugin has no name");
-  if (p.api !== API_VERSION) {
-    throw new CachetError("PLUGIN_API_VERSION", `plugin targets hook API ${String(p.api)}, this cachet implements ${API_VERSION}`);
-  }
-  if (typeof p.setup !== "function") throw new CachetError("PLUGIN_LOAD", "plugin has no setup(api) function");
-  return p as Plugin;
+  const result = check(PluginShape, plugin);
+  if (!result.ok) throw new CachetError("PLUGIN_LOAD", `the plugin object has ${result.problem}`, { hint: 'a plugin is definePlugin({ name, api: "^1", setup(api) {...} })' });
+  checkApiRange(name, result.value.api);
+  return plugin as Plugin;
 }
 
-function validateProvider(spec: ProviderSpec): void {
-  const missing = (["id", "protocol", "defaultBaseUrl", "emulatorPath"] as const).filter((k) => typeof spec?.[k] !== "string");
-  if (missing.length || typeof spec.create !== "function" || !Array.isArray(spec.env)) {
-    throw new CachetError("PLUGIN_LOAD", `provider "${String(spec?.id)}" is missing ${[...missing, "create/env"].join(", ")}`);
-  }
+/** The spec's id once it has the API's shape. @throws CachetError PLUGIN_LOAD naming the spec and what is wrong. */
+function validSpec(what: string, shape: v.GenericSchema, spec: unknown): string {
+  const result = check(shape, spec);
+  if (result.ok) return (spec as { id: string }).id;
+  const id = (spec as { id?: unknown } | null)?.id;
+  throw new CachetError("PLUGIN_LOAD", `${what} ${typeof id === "string" && id ? `"${id}" ` : ""}has ${result.problem}`);
 }

@@ -43,6 +43,10 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
       .map((p) => resolve(p)),
   ];
   for (const source of external) {
+    if (!existsSync(source)) {
+      host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
+      continue;
+    }
     const plugin = await importDefault(() => import(source), source, host);
     if (plugin !== undefined) await host.load(plugin, source);
   }
@@ -58,10 +62,23 @@ async function importDefault(load: () => Promise<unknown>, source: string, host:
     }
     return mod.default;
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    host.failures.push({ plugin: source, message: `cannot import plugin ${source}: ${message}` });
+    host.failures.push({ plugin: source, message: importFailure(source, cause) });
     return undefined;
   }
+}
+
+/**
+ * Why a plugin module did not import, in the user's terms: a bare import the
+ * compiled binary cannot resolve gets the bundling hint, and the binary's
+ * internal paths (`/$bunfs/root/...`) are left out.
+ */
+function importFailure(source: string, cause: unknown): string {
+  const message = (cause instanceof Error ? cause.message : String(cause)).split("\n", 1)[0]!;
+  const bare = /Cannot find (?:package|module) ['"]([^'"./][^'"]*)['"]/.exec(message);
+  if (bare) {
+    return `plugin ${source} imports "${bare[1]}", which cachet cannot resolve at run time; hint: bundle it into one ESM file (\`bun build ${source} --target=bun --format=esm --outfile=plugin.js\`) or install it with \`cachet plugins add\``;
+  }
+  return `cannot import plugin ${source}: ${message.replace(/\s*from ['"]?\/\$bunfs\/[^'"\s]*['"]?/g, "").replace(/\/\$bunfs\/\S*/g, "cachet")}`;
 }
 
 /** A path (absolute, or relative to the config dir) or an npm package name under the plugin dir. */

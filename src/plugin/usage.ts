@@ -3,22 +3,27 @@
  * of tokens. Every provider adapter maps its raw usage object to this shape
  * (providers.md §1); the meter prices only this shape.
  *
- * A field is `undefined` when the provider did not say; never 0 or NaN for
- * "unknown". Billed input = input + cacheRead + cacheWrite5m + cacheWrite1h.
+ * A field is `undefined` (or left out) when the provider did not say; never
+ * 0 or NaN for "unknown". Every field is optional so that a count added in a
+ * later API version never breaks a plugin built before it: the host reads a
+ * missing field as unknown. A present field must be a finite number ≥ 0,
+ * else the host discards the whole usage of that request as unknown, with a
+ * warning naming the plugin.
+ * Billed input = input + cacheRead + cacheWrite5m + cacheWrite1h.
  */
 export interface Usage {
   /** Uncached input tokens, billed at the input price. */
-  input: number | undefined;
+  input?: number | undefined;
   /** Tokens read from the prompt cache. */
-  cacheRead: number | undefined;
+  cacheRead?: number | undefined;
   /** Tokens written to the cache with a 5-minute TTL (or the provider's only TTL). */
-  cacheWrite5m: number | undefined;
+  cacheWrite5m?: number | undefined;
   /** Tokens written to the cache with a 1-hour TTL. */
-  cacheWrite1h: number | undefined;
+  cacheWrite1h?: number | undefined;
   /** Billed output tokens, reasoning included. */
-  output: number | undefined;
+  output?: number | undefined;
   /** Reasoning tokens: a part of `output`, for information only. */
-  reasoning: number | undefined;
+  reasoning?: number | undefined;
 }
 
 /**

@@ -6,7 +6,8 @@
 import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import type { PluginHost } from "../plugin/host.ts";
-import type { ProviderAdapter, ProviderSpec } from "../plugin/provider.ts";
+import type { HostAdapter } from "../plugin/guard.ts";
+import type { ProviderSpec } from "../plugin/provider.ts";
 
 /** A model reference split into its parts. */
 export interface ModelRef {
@@ -47,7 +48,8 @@ export interface ResolveOptions {
 /** A ready adapter with what was resolved for it. */
 export interface ResolvedProvider {
   spec: ProviderSpec;
-  adapter: ProviderAdapter;
+  /** Guarded by the plugin host: its calls name the plugin when they fail. */
+  adapter: HostAdapter;
   baseUrl: string;
   /** Provider options after merging config and flags. */
   options: Record<string, unknown>;

@@ -10,7 +10,8 @@
 import { newId } from "../context/ids.ts";
 import { buildPrefix, prefixChange } from "../context/prefix.ts";
 import type { Block, CacheSettings, GenerationSettings, Message, OutputSchema, RequestContext, ToolDefinition } from "../context/types.ts";
-import { CachetError, ProviderError, isCachetError } from "../errors.ts";
+import { CachetError, ProviderError } from "../errors.ts";
+import type { ForkEvent } from "../plugin/hooks.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { WireRequest } from "../plugin/wire.ts";
 import type { LedgerRow, LoadedSession } from "../session/types.ts";
@@ -131,6 +132,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
       });
       store.setPrefix(child.id, loaded.prefix.prefix, null);
       forkedFrom = loaded.session.id;
+      await announceFork(runtime, options, { parentId: loaded.session.id, childId: child.id, exact });
       release();
       const releaseChild = await store.acquireTurn(child.id);
       return await finishTurn(runtime, options, store.loadSession(child.id), { modelRef, ref, resolved, prefix, userMessage, forkedFrom, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) }).finally(releaseChild);
@@ -303,7 +305,9 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
 
   const finishedAt = Date.now();
   const rawUsage = result.finish?.rawUsage;
-  const report = rawUsage === undefined ? undefined : p.resolved.adapter.usage(rawUsage);
+  const mapped = rawUsage === undefined ? undefined : p.resolved.adapter.usageOrUnknown(rawUsage);
+  if (mapped?.warning) options.notice?.(mapped.warning);
+  const report = mapped?.report;
   const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
   const priced = report ? await runtime.price(catalogRef, report) : { costUsd: null, reason: "the provider reported no usage" };
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
@@ -389,19 +393,18 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
 }
 
 async function prepareWire(runtime: Runtime, p: Prepared, context: RequestContext, options: TurnOptions): Promise<WireRequest> {
-  let wire = p.resolved.adapter.render(context);
-  if (options.cache.mode !== "off") {
-    for (const strategy of runtime.host.strategiesFor(wire.protocol, p.ref.provider)) {
-      const apply = strategy.value.apply;
-      try {
-        wire = apply(wire, context);
-      } catch (cause) {
-        if (isCachetError(cause)) throw cause;
-        throw new CachetError("PLUGIN_HOOK", `plugin "${strategy.plugin}" failed in cache strategy ${strategy.value.id}: ${(cause as Error).message}`, { cause });
-      }
-    }
-  }
+  const rendered = p.resolved.adapter.render(context);
+  const wire = options.cache.mode === "off" ? rendered : runtime.host.applyStrategies(rendered, context, p.ref.provider);
   return runtime.host.callSequential("request:before", wire, context);
+}
+
+/** Fires `session:fork`; an observer failing must not fail the fork, so it is a warning. */
+async function announceFork(runtime: Runtime, options: TurnOptions, event: ForkEvent): Promise<void> {
+  try {
+    await runtime.host.callParallel("session:fork", event);
+  } catch (error) {
+    options.notice?.((error as Error).message);
+  }
 }
 
 function chooseSession(runtime: Runtime, options: TurnOptions) {

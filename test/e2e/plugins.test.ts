@@ -93,3 +93,23 @@ describe("third-party plugins", () => {
     expect(r.code).toBe(0);
   });
 });
+
+describe("session:fork", () => {
+  test("is fired once per fork with the parent, the child and whether the fork is exact", async () => {
+    const home = freshHome();
+    const log = join(home, "forks.log");
+    const plugin = join(home, "fork-observer.mjs");
+    writeFileSync(plugin, `import { appendFileSync } from "node:fs";
+export default { name: "fork-observer", api: "^1", setup(api) {
+  api.hook("session:fork", (event) => appendFileSync(${JSON.stringify(log)}, JSON.stringify(event) + "\\n"));
+} };`);
+    const env = { CACHET_PLUGINS: plugin };
+    const first = await cachet(["--emulate", "--json", "hello"], { home, env });
+    const parent = ofType(events(first.stdout), "session")[0]!.id as string;
+    const forked = await cachet(["--emulate", "--json", "--fork", "another branch"], { home, env });
+    expect(forked.code).toBe(0);
+    const child = ofType(events(forked.stdout), "session")[0]!;
+    expect(child.forked_from).toBe(parent);
+    expect(readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l))).toEqual([{ parentId: parent, childId: child.id, exact: true }]);
+  }, 30_000);
+});

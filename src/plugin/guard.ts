@@ -1,0 +1,179 @@
+/**
+ * Guarded calls into plugin code. Every function a plugin hands the host
+ * (adapter methods, cache strategies, hook handlers) is called through here:
+ * a throw becomes a PLUGIN_HOOK error naming the plugin and the call, and a
+ * result is checked against the API's shapes (validate.ts) before the core
+ * sees it, so a wrong value is reported where it was made instead of
+ * poisoning the ledger (CASES.md case 49).
+ */
+import type * as v from "valibot";
+import type { RequestContext } from "../context/types.ts";
+import { CachetError, ProviderError, isCachetError } from "../errors.ts";
+import type { ProviderAdapter, SendOptions } from "./provider.ts";
+import type { StreamEvent } from "./stream.ts";
+import { UNKNOWN_USAGE, type Usage, type UsageReport } from "./usage.ts";
+import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, WireRequestShape, check } from "./validate.ts";
+import type { Protocol, WireRequest } from "./wire.ts";
+
+/**
+ * Where a call goes: the plugin, and the call as the user reads it, e.g.
+ * `provider acme: usage()`, `cache strategy acme-keys: apply()`, `hook request:before`.
+ */
+export interface CallSite {
+  plugin: string;
+  call: string;
+}
+
+/**
+ * An adapter as the core uses it: every method guarded, and a usage mapping
+ * that never throws. @see {@link guardAdapter}
+ */
+export interface HostAdapter extends ProviderAdapter {
+  /**
+   * The usage report, or — when the plugin's mapping throws or returns a
+   * wrong value — a report with every count unknown (the raw usage kept) and
+   * a one-line warning naming the plugin, for that request only.
+   */
+  usageOrUnknown(raw: unknown): { report: UsageReport; warning?: string };
+}
+
+/**
+ * Runs plugin code; a throw becomes PLUGIN_HOOK naming the call site.
+ * CachetErrors thrown on purpose (a ProviderError, a SCHEMA_CONTRACT) pass
+ * through, re-made from the host's classes when they come from a bundled
+ * copy of the API package.
+ * @throws CachetError
+ */
+export function guard<T>(site: CallSite, fn: () => T): T {
+  try {
+    return fn();
+  } catch (cause) {
+    throw callError(site, cause);
+  }
+}
+
+/** {@link guard} for async plugin code. */
+export async function guardAsync<T>(site: CallSite, fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (cause) {
+    throw callError(site, cause);
+  }
+}
+
+/**
+ * The value when it has `shape`.
+ * @throws CachetError PLUGIN_HOOK `acme: provider acme: usage() returned input NaN (expected number)`.
+ */
+export function checked<S extends v.GenericSchema>(site: CallSite, shape: S, value: unknown): v.InferOutput<S> {
+  const result = check(shape, value);
+  if (result.ok) return result.value;
+  throw resultError(site, `returned ${result.problem}`);
+}
+
+/** The PLUGIN_HOOK error for a call that returned or yielded a wrong value. */
+export function resultError(site: CallSite, what: string): CachetError {
+  return new CachetError("PLUGIN_HOOK", `${site.plugin}: ${site.call} ${what}`, {
+    hint: `the plugin "${site.plugin}" broke the plugin API contract; update or remove it (\`cachet plugins list\`), or report it to its author`,
+  });
+}
+
+/**
+ * Wraps what `create(config)` returned so each method is guarded and checked.
+ * @throws CachetError PLUGIN_HOOK when `created` is not an adapter.
+ */
+export function guardAdapter(plugin: string, providerId: string, protocol: Protocol, created: unknown): HostAdapter {
+  const at = (call: string): CallSite => ({ plugin, call: `provider ${providerId}: ${call}` });
+  const adapter = checked(at("create()"), AdapterShape, created) as unknown as ProviderAdapter;
+  const usage = (raw: unknown): UsageReport => {
+    const site = at("usage()");
+    const report = checked(site, UsageReportShape, guard(site, () => adapter.usage(raw)));
+    return { ...(report as UsageReport), usage: normalizeUsage(checked(site, UsageShape, report.usage)) };
+  };
+  return {
+    render(context: RequestContext): WireRequest {
+      const site = at("render()");
+      const wire = checked(site, WireRequestShape, guard(site, () => adapter.render(context))) as WireRequest;
+      if (wire.protocol !== protocol) throw resultError(site, `returned a ${wire.protocol} request, but the provider is registered as ${protocol}`);
+      return wire;
+    },
+    send(wire: WireRequest, options: SendOptions): AsyncIterable<StreamEvent> {
+      return guardStream(at("send()"), () => adapter.send(wire, options));
+    },
+    usage,
+    usageOrUnknown(raw) {
+      try {
+        return { report: usage(raw) };
+      } catch (error) {
+        const warning = `${(error as Error).message}; usage unknown for this request`;
+        return { report: { usage: { ...UNKNOWN_USAGE }, raw, estimates: [warning] }, warning };
+      }
+    },
+  };
+}
+
+/** Every count present, unknown ones undefined (null and left-out fields read as unknown). */
+function normalizeUsage(usage: { [K in keyof Usage]?: number | null }): Usage {
+  return {
+    input: usage.input ?? undefined,
+    cacheRead: usage.cacheRead ?? undefined,
+    cacheWrite5m: usage.cacheWrite5m ?? undefined,
+    cacheWrite1h: usage.cacheWrite1h ?? undefined,
+    output: usage.output ?? undefined,
+    reasoning: usage.reasoning ?? undefined,
+  };
+}
+
+async function* guardStream(site: CallSite, start: () => AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {
+  const events = guard(site, start);
+  if (events === null || typeof events !== "object" || typeof (events as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") {
+    throw resultError(site, "returned no async iterable (an async generator of stream events is expected)");
+  }
+  const iterator = events[Symbol.asyncIterator]();
+  let index = 0;
+  try {
+    for (;;) {
+      const next = await guardAsync(site, () => iterator.next());
+      if (next.done) return;
+      const result = check(StreamEventShape, next.value);
+      if (!result.ok) throw resultError(site, `yielded a wrong event #${index}: ${result.problem}`);
+      index++;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.()?.catch?.(() => {});
+  }
+}
+
+function callError(site: CallSite, cause: unknown): Error {
+  if (isCachetError(cause)) return adopt(cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return new CachetError("PLUGIN_HOOK", `${site.plugin}: ${site.call} threw: ${firstLine(message)}`, {
+    hint: "run with --debug for the stack; `cachet plugins list` shows the loaded plugins",
+    cause,
+  });
+}
+
+/**
+ * A CachetError from another copy of the module (a bundled plugin's API
+ * package) re-made as the host's own class, so `instanceof ProviderError`
+ * (retries) holds for it too.
+ */
+function adopt(error: CachetError): CachetError {
+  if (error instanceof CachetError) return error;
+  const e = error as CachetError & Partial<Pick<ProviderError, "status" | "retryable" | "retryAfterMs">>;
+  const options = { hint: e.hint, cause: e.cause ?? e, exitCode: e.exitCode };
+  if (e.code === "PROVIDER_HTTP" || e.code === "PROVIDER_STREAM" || e.code === "PROVIDER_STALL") {
+    return new ProviderError(e.code, e.message, {
+      ...options,
+      ...(typeof e.status === "number" ? { status: e.status } : {}),
+      retryable: e.retryable === true,
+      ...(typeof e.retryAfterMs === "number" ? { retryAfterMs: e.retryAfterMs } : {}),
+    });
+  }
+  return new CachetError(e.code, e.message, options);
+}
+
+function firstLine(text: string): string {
+  return text.split("\n", 1)[0]!;
+}

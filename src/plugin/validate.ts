@@ -1,0 +1,138 @@
+/**
+ * The shapes the host checks at its boundary with plugin code (valibot),
+ * both at load time (a plugin, a provider spec, a cache strategy) and on every
+ * call (an adapter, a wire request, a stream event, a usage report, a hook's
+ * result). Plugin code is never trusted: a wrong result is reported as one
+ * line naming the plugin and the call instead of reaching the ledger.
+ *
+ * Objects are loose (extra keys pass) so a plugin built against a later minor
+ * API version, which may set fields this host does not know, still loads.
+ */
+import * as v from "valibot";
+import { HOOK_KINDS } from "./hooks.ts";
+import { PROTOCOLS } from "./wire.ts";
+
+const Fn = v.custom<(...args: unknown[]) => unknown>((value) => typeof value === "function");
+const Text = v.pipe(v.string(), v.minLength(1));
+/** A token count: finite, ≥ 0. NaN, Infinity, negative numbers and strings are refused. */
+const Count = v.pipe(v.number(), v.finite(), v.minValue(0));
+
+/** The default export of a plugin module. */
+export const PluginShape = v.looseObject({
+  name: Text,
+  api: v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), Text]),
+  setup: Fn,
+});
+
+/** `api.provider(spec)`. */
+export const ProviderSpecShape = v.looseObject({
+  id: Text,
+  protocol: v.picklist(PROTOCOLS),
+  name: v.optional(v.string()),
+  catalogId: v.optional(Text),
+  env: v.array(Text),
+  defaultBaseUrl: v.string(),
+  emulatorPath: v.pipe(v.string(), v.startsWith("/")),
+  cacheRules: v.optional(Fn),
+  models: v.optional(v.array(Text)),
+  usageExamples: v.optional(
+    v.array(v.looseObject({ raw: v.unknown(), usage: v.record(v.string(), v.nullish(Count)), source: v.optional(v.string()) })),
+  ),
+  create: Fn,
+});
+
+/** `api.cacheStrategy(spec)`. */
+export const CacheStrategyShape = v.looseObject({
+  id: Text,
+  protocols: v.pipe(v.array(v.picklist(PROTOCOLS)), v.minLength(1)),
+  providers: v.optional(v.array(Text)),
+  apply: Fn,
+});
+
+/** The name passed to `api.hook(name, ...)`. */
+export const HookNameShape = v.picklist(Object.keys(HOOK_KINDS) as (keyof typeof HOOK_KINDS)[]);
+
+/** What `create(config)` returns. */
+export const AdapterShape = v.looseObject({ render: Fn, send: Fn, usage: Fn });
+
+/** A rendered wire request, as `render`, a cache strategy or `request:before` returns it. */
+export const WireRequestShape = v.looseObject({
+  protocol: v.picklist(PROTOCOLS),
+  body: v.record(v.string(), v.unknown()),
+  headers: v.record(v.string(), v.string()),
+  segments: v.array(
+    v.looseObject({
+      nodeId: v.string(),
+      kind: v.string(),
+      path: v.array(v.union([v.string(), v.number()])),
+    }),
+  ),
+});
+
+/** One event of `send`. */
+export const StreamEventShape = v.variant("type", [
+  v.looseObject({ type: v.literal("text"), delta: v.string() }),
+  v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
+  v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string() }),
+  v.looseObject({ type: v.literal("chatter"), detail: v.string() }),
+  v.looseObject({
+    type: v.literal("finish"),
+    reason: v.picklist(["stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"]),
+    rawReason: v.optional(v.string()),
+    rawUsage: v.unknown(),
+    requestId: v.optional(v.string()),
+  }),
+]);
+
+/** Normalized usage: every count optional; a left-out or null count is unknown. */
+export const UsageShape = v.looseObject({
+  input: v.nullish(Count),
+  cacheRead: v.nullish(Count),
+  cacheWrite5m: v.nullish(Count),
+  cacheWrite1h: v.nullish(Count),
+  output: v.nullish(Count),
+  reasoning: v.nullish(Count),
+});
+
+/** What `usage(raw)` returns. */
+export const UsageReportShape = v.looseObject({
+  usage: v.looseObject({}),
+  raw: v.unknown(),
+  providerCostUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
+  estimates: v.optional(v.array(v.string())),
+});
+
+/** What a `context:overlay` handler returns. */
+export const OverlayShape = v.nullish(v.string());
+
+/**
+ * Checks `value` against `shape`; on failure, one phrase saying what was
+ * wrong and where: `input NaN (expected number)`, every missing field at
+ * once (`missing render, send`), or both.
+ */
+export function check<S extends v.GenericSchema>(shape: S, value: unknown): { ok: true; value: v.InferOutput<S> } | { ok: false; problem: string } {
+  const result = v.safeParse(shape, value);
+  if (result.success) return { ok: true, value: result.output };
+  const isMissing = (issue: v.BaseIssue<unknown>) => issue.input === undefined && v.getDotPath(issue) !== null;
+  const missing = result.issues.filter(isMissing).map((issue) => v.getDotPath(issue));
+  const wrong = result.issues.find((issue) => !isMissing(issue));
+  const parts = [...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : []), ...(wrong ? [describeIssue(wrong)] : [])];
+  return { ok: false, problem: parts.join("; ") };
+}
+
+function describeIssue(issue: v.BaseIssue<unknown>): string {
+  const subject = v.getDotPath(issue) ?? "the value";
+  if (issue.kind !== "schema") {
+    // A failed check (finite, min value, starts with, ...): valibot's expectation reads as "≥ 0", "!Infinity", ...
+    return `${subject} ${issue.received} (expected ${EXPECTED[issue.type] ?? issue.expected})`;
+  }
+  return `${subject} ${issue.received} (expected ${issue.expected === "unknown" ? "a function" : issue.expected})`;
+}
+
+const EXPECTED: Record<string, string> = {
+  finite: "a finite number",
+  min_value: "a number ≥ 0",
+  integer: "an integer",
+  min_length: "a non-empty value",
+  starts_with: 'a path starting with "/"',
+};
