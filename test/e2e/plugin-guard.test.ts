@@ -60,12 +60,12 @@ function firstLine(run: Run): string {
   return run.stderr.split("\n").find((line) => line.trim() !== "")!.replace(/^\S*\s*(error|warn(ing)?)?:?\s*/i, "");
 }
 
-describe("a bad usage mapping: the answer stays, the turn is stored with usage unknown, one warning names the plugin", () => {
+describe("case 49, a bad usage mapping: the answer stays, the turn is stored with usage unknown, one warning names the plugin", () => {
   const cases: [string, string, RegExp][] = [
     // Case 49: a mapping written for DeepSeek's field names on a response that lacks them.
     ["returns NaN", "usage: (raw) => ({ raw, usage: { input: raw.prompt_tokens - raw.prompt_cache_hit_tokens, output: raw.completion_tokens } })", /acme: provider acme: usage\(\) returned input NaN/],
     ["returns a string", 'usage: (raw) => ({ raw, usage: { input: String(raw.prompt_tokens), output: raw.completion_tokens } })', /acme: provider acme: usage\(\) returned input "\d+"/],
-    ["throws", "usage: (raw) => ({ raw, usage: { input: raw.prompt_tokens_details.audio.tokens } })", /acme: provider acme: usage\(\) threw: /],
+    ["throws", "usage: (raw) => ({ raw, usage: { input: raw.prompt_tokens - raw.prompt_tokens_details.cache_hits.tokens } })", /acme: provider acme: usage\(\) threw: /],
   ];
   test.each(cases)("usage() %s", async (_, override, warning) => {
     const home = freshHome();
