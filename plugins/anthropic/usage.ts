@@ -5,14 +5,16 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Tracking cache performance, 1-hour cache duration)
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts (Usage)
  */
-import type { Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ServerToolCalls, Usage, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps an Anthropic `usage` object (the final, stream-merged one):
  * `input_tokens` → input, `cache_read_input_tokens` → cacheRead,
  * `cache_creation.{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}` →
  * cacheWrite5m / cacheWrite1h, `output_tokens` → output,
- * `output_tokens_details.thinking_tokens` → reasoning.
+ * `output_tokens_details.thinking_tokens` → reasoning;
+ * `server_tool_use.{web_search_requests, web_fetch_requests,
+ * code_execution_requests}` → per-call tool counts; `service_tier` → the tier served.
  * When only the aggregate `cache_creation_input_tokens` is present, all
  * writes are counted as 5-minute and `estimates` says so. Null or absent
  * fields stay undefined. Pure.
@@ -48,8 +50,28 @@ export function anthropicUsage(raw: unknown): UsageReport {
     output: tokenCount(u?.output_tokens),
     reasoning: tokenCount(objectOf(u?.output_tokens_details)?.thinking_tokens),
   };
-  return estimates.length > 0 ? { usage, raw, estimates } : { usage, raw };
+  const report: UsageReport = { usage, raw };
+  if (estimates.length > 0) report.estimates = estimates;
+  const tools = objectOf(u?.server_tool_use);
+  const calls: ServerToolCalls = {};
+  for (const [field, tool] of SERVER_TOOLS) {
+    const n = tokenCount(tools?.[field]);
+    if (n !== undefined) calls[tool] = n;
+  }
+  if (Object.keys(calls).length > 0) report.serverToolCalls = calls;
+  if (typeof u?.service_tier === "string") report.serviceTier = u.service_tier;
+  return report;
 }
+
+/**
+ * `usage.server_tool_use` fields and the tool each counts.
+ * @see https://docs.claude.com/en/docs/agents-and-tools/tool-use/web-search-tool (usage.server_tool_use.web_search_requests, $10 per 1,000 searches)
+ */
+const SERVER_TOOLS: ReadonlyArray<[string, keyof ServerToolCalls]> = [
+  ["web_search_requests", "web_search"],
+  ["web_fetch_requests", "web_fetch"],
+  ["code_execution_requests", "code_execution"],
+];
 
 function tokenCount(value: unknown): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : undefined;

@@ -7,7 +7,7 @@
  * @see https://github.com/googleapis/js-genai/blob/main/src/types.ts (GenerateContentResponseUsageMetadata)
  * @see https://ai.google.dev/gemini-api/docs/caching
  */
-import type { Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ModalityTokens, Usage, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps a Gemini `usageMetadata` object (or a response carrying one):
@@ -43,7 +43,34 @@ export function geminiUsage(raw: unknown): UsageReport {
     output: candidates === undefined ? undefined : candidates + (thoughts ?? 0),
     reasoning: thoughts,
   };
-  return estimates.length > 0 ? { usage, raw, estimates } : { usage, raw };
+  const report: UsageReport = { usage, raw };
+  if (estimates.length > 0) report.estimates = estimates;
+  const modalities = geminiModalities(u, usage);
+  if (modalities) report.modalities = modalities;
+  if (typeof u?.serviceTier === "string") report.serviceTier = u.serviceTier;
+  return report;
+}
+
+/**
+ * Image and audio parts from the per-modality lists (`[{modality, tokenCount}]`):
+ * uncached input = `promptTokensDetails` − `cacheTokensDetails`, output =
+ * `candidatesTokensDetails` (thinking is text). Undefined when none is positive.
+ * @see https://github.com/googleapis/js-genai/blob/main/src/types.ts (ModalityTokenCount)
+ */
+function geminiModalities(u: Record<string, unknown> | undefined, usage: Usage): ModalityTokens | undefined {
+  const count = (list: unknown, modality: string): number => {
+    if (!Array.isArray(list)) return 0;
+    return list.reduce((sum: number, item) => sum + (objectOf(item)?.modality === modality ? (tokenCount(objectOf(item)?.tokenCount) ?? 0) : 0), 0);
+  };
+  const uncached = (modality: string): number => Math.max(0, count(u?.promptTokensDetails, modality) - count(u?.cacheTokensDetails, modality));
+  const out: ModalityTokens = {};
+  const inImage = Math.min(uncached("IMAGE"), usage.input ?? 0);
+  const inAudio = Math.min(uncached("AUDIO"), usage.input ?? 0);
+  const outImage = Math.min(count(u?.candidatesTokensDetails, "IMAGE"), usage.output ?? 0);
+  const outAudio = Math.min(count(u?.candidatesTokensDetails, "AUDIO"), usage.output ?? 0);
+  if (inImage || inAudio) out.input = { ...(inImage ? { image: inImage } : {}), ...(inAudio ? { audio: inAudio } : {}) };
+  if (outImage || outAudio) out.output = { ...(outImage ? { image: outImage } : {}), ...(outAudio ? { audio: outAudio } : {}) };
+  return out.input || out.output ? out : undefined;
 }
 
 function tokenCount(value: unknown): number | undefined {

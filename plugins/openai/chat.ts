@@ -186,6 +186,8 @@ interface RawChunk {
   id?: string;
   choices?: RawChoice[];
   usage?: unknown;
+  /** The tier the response was served at; it decides the price multiplier. */
+  service_tier?: string | null;
 }
 
 function* completionEvents(completion: RawChunk, headerId: string | undefined): Generator<StreamEvent> {
@@ -197,7 +199,7 @@ function* completionEvents(completion: RawChunk, headerId: string | undefined): 
   for (const call of message.tool_calls ?? []) {
     yield { type: "tool_call", id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" };
   }
-  yield finish(choice?.finish_reason ?? undefined, completion.usage ?? choice?.usage ?? undefined, completion.id ?? headerId);
+  yield finish(choice?.finish_reason ?? undefined, completion.usage ?? choice?.usage ?? undefined, completion.id ?? headerId, completion.service_tier ?? undefined);
 }
 
 async function* chunkEvents(
@@ -210,8 +212,10 @@ async function* chunkEvents(
   let finishReason: string | undefined;
   let usage: unknown;
   let id: string | undefined;
+  let serviceTier: string | undefined;
   for await (const chunk of chunks) {
     id ??= chunk.id;
+    if (chunk.service_tier) serviceTier = chunk.service_tier;
     if (chunk.usage) usage = chunk.usage;
     const choice = chunk.choices?.[0];
     if (!choice) continue;
@@ -237,7 +241,7 @@ async function* chunkEvents(
     const call = calls.get(index)!;
     yield { type: "tool_call", id: call.id, name: call.name, arguments: call.arguments };
   }
-  yield finish(finishReason, usage, id ?? headerId);
+  yield finish(finishReason, usage, id ?? headerId, serviceTier);
 }
 
 const FINISH_REASONS: Record<string, FinishReason> = {
@@ -248,6 +252,7 @@ const FINISH_REASONS: Record<string, FinishReason> = {
   content_filter: "content_filter",
 };
 
-function finish(rawReason: string | undefined, rawUsage: unknown, requestId: string | undefined): StreamEvent {
-  return { type: "finish", reason: (rawReason && FINISH_REASONS[rawReason]) || "other", rawReason, rawUsage, requestId };
+function finish(rawReason: string | undefined, rawUsage: unknown, requestId: string | undefined, serviceTier: string | undefined): StreamEvent {
+  const event: StreamEvent = { type: "finish", reason: (rawReason && FINISH_REASONS[rawReason]) || "other", rawReason, rawUsage, requestId };
+  return serviceTier === undefined ? event : { ...event, serviceTier };
 }

@@ -180,6 +180,8 @@ interface RawResponse {
   error?: { code?: string; message?: string } | null;
   output?: RawItem[];
   usage?: unknown;
+  /** The tier the response was served at; it decides the price multiplier. */
+  service_tier?: string | null;
 }
 
 interface RawEvent {
@@ -213,5 +215,6 @@ function finish(response: RawResponse, calls: boolean): StreamEvent {
   if (response.status === "completed") reason = calls ? "tool_calls" : "stop";
   else if (incomplete === "max_output_tokens") reason = "length";
   else if (incomplete === "content_filter") reason = "content_filter";
-  return { type: "finish", reason, rawReason: incomplete ?? response.status, rawUsage: response.usage ?? undefined, requestId: response.id };
+  const event: StreamEvent = { type: "finish", reason, rawReason: incomplete ?? response.status, rawUsage: response.usage ?? undefined, requestId: response.id };
+  return response.service_tier ? { ...event, serviceTier: response.service_tier } : event;
 }

@@ -6,7 +6,7 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching (ordinary input = input − cached − cache_write)
  * @see https://github.com/openai/openai-node/blob/master/src/resources/completions.ts (CompletionUsage)
  */
-import type { Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ModalityTokens, Usage, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps a Chat Completions `usage` object (`prompt_tokens`,
@@ -19,13 +19,28 @@ import type { Usage, UsageReport } from "../../src/plugin/index.ts";
 export function chatUsage(raw: unknown): UsageReport {
   const u = objectOf(raw);
   const details = objectOf(u?.prompt_tokens_details);
+  const completionDetails = objectOf(u?.completion_tokens_details);
   return inclusiveUsage(raw, {
     prompt: tokenCount(u?.prompt_tokens),
     cached: tokenCount(details?.cached_tokens),
     written: tokenCount(details?.cache_write_tokens),
     output: tokenCount(u?.completion_tokens),
-    reasoning: tokenCount(objectOf(u?.completion_tokens_details)?.reasoning_tokens),
+    reasoning: tokenCount(completionDetails?.reasoning_tokens),
+    total: tokenCount(u?.total_tokens),
+    modalities: chatModalities(details, completionDetails),
   });
+}
+
+/**
+ * Audio (and xAI's image) parts of a Chat Completions usage:
+ * `prompt_tokens_details.{audio_tokens, image_tokens}`, `completion_tokens_details.audio_tokens`.
+ * @see https://github.com/openai/openai-node/blob/master/src/resources/completions.ts (CompletionUsage)
+ */
+export function chatModalities(prompt: Record<string, unknown> | undefined, completion: Record<string, unknown> | undefined): ModalityTokens {
+  return {
+    input: { audio: tokenCount(prompt?.audio_tokens), image: tokenCount(prompt?.image_tokens) },
+    output: { audio: tokenCount(completion?.audio_tokens) },
+  };
 }
 
 /**
@@ -45,6 +60,7 @@ export function responsesUsage(raw: unknown): UsageReport {
     written: tokenCount(details?.cache_write_tokens),
     output: tokenCount(u?.output_tokens),
     reasoning: tokenCount(objectOf(u?.output_tokens_details)?.reasoning_tokens) ?? tokenCount(u?.reasoning_output_tokens),
+    total: tokenCount(u?.total_tokens),
   });
 }
 
@@ -56,14 +72,41 @@ export interface InclusiveCounts {
   written: number | undefined;
   /** Of `written`, the tokens written with a 1-hour TTL (OpenRouter's Anthropic upstreams). */
   written1h?: number | undefined;
-  /** Billed output, reasoning included. */
+  /** Output as reported (`completion_tokens`): reasoning inside or outside it, see {@link reasoningOutside}. */
   output: number | undefined;
   reasoning: number | undefined;
+  /** `total_tokens` as reported: when present it decides whether reasoning is inside the output. */
+  total?: number | undefined;
+  /** Where reasoning is when `total_tokens` cannot tell (the provider's documented rule); default inside. */
+  reasoningOutsideByDefault?: boolean;
+  /** Modality parts of the reported counts (clamped to the uncached input and the output). */
+  modalities?: ModalityTokens;
+}
+
+/**
+ * Whether reasoning tokens are OUTSIDE the reported output count, decided by
+ * the numbers: `total = prompt + output + reasoning` says outside, `total =
+ * prompt + output` says inside (CASES.md case 37). Without a total, or when
+ * it matches neither, the provider's documented rule (`fallback`) holds and
+ * `note` says why in the second case.
+ * @see https://docs.x.ai/developers/advanced-api-usage/prompt-caching/usage-and-pricing (xAI: total = prompt + completion + reasoning)
+ * @see https://platform.openai.com/docs/guides/reasoning (OpenAI: reasoning inside completion_tokens)
+ */
+export function reasoningOutside(counts: { prompt: number | undefined; output: number | undefined; reasoning: number | undefined; total: number | undefined }, fallback: boolean): { outside: boolean; note?: string } {
+  const { prompt, output, reasoning, total } = counts;
+  if (!reasoning || prompt === undefined || output === undefined || total === undefined) return { outside: fallback };
+  if (total === prompt + output + reasoning) return { outside: true };
+  if (total === prompt + output) return { outside: false };
+  return {
+    outside: fallback,
+    note: `total_tokens ${total} is neither prompt + output (${prompt + output}) nor prompt + output + reasoning (${prompt + output + reasoning}): reasoning taken as ${fallback ? "outside" : "inside"} the output`,
+  };
 }
 
 /**
  * Builds a report from a cache-inclusive prompt total. A prompt smaller than
- * its cached part makes input unknown (with an estimates note) instead of negative.
+ * its cached part makes input unknown (with an estimates note) instead of
+ * negative. Reasoning outside the reported output is added to it.
  */
 export function inclusiveUsage(raw: unknown, counts: InclusiveCounts, extra: Omit<UsageReport, "usage" | "raw"> = {}): UsageReport {
   const estimates = [...(extra.estimates ?? [])];
@@ -73,19 +116,44 @@ export function inclusiveUsage(raw: unknown, counts: InclusiveCounts, extra: Omi
     estimates.push(`prompt total ${prompt} is smaller than its cached ${cached ?? 0} + written ${written ?? 0} tokens: uncached input unknown`);
     input = undefined;
   }
+  const placement = reasoningOutside({ prompt, output: counts.output, reasoning: counts.reasoning, total: counts.total }, counts.reasoningOutsideByDefault ?? false);
+  if (placement.note) estimates.push(placement.note);
+  const output = counts.output === undefined ? undefined : counts.output + (placement.outside ? (counts.reasoning ?? 0) : 0);
   const written1h = written === undefined ? undefined : Math.min(counts.written1h ?? 0, written);
   const usage: Usage = {
     input,
     cacheRead: cached ?? (prompt === undefined ? undefined : 0),
     cacheWrite5m: written === undefined ? (prompt === undefined ? undefined : 0) : written - (written1h ?? 0),
     cacheWrite1h: written1h ?? (prompt === undefined ? undefined : 0),
-    output: counts.output,
+    output,
     reasoning: counts.reasoning,
   };
-  const report: UsageReport = { usage, raw };
-  if (extra.providerCostUsd !== undefined) report.providerCostUsd = extra.providerCostUsd;
+  const report: UsageReport = { ...extra, usage, raw };
+  const modalities = clampModalities(counts.modalities, usage);
+  if (modalities) report.modalities = modalities;
   if (estimates.length > 0) report.estimates = estimates;
+  else delete report.estimates;
   return report;
+}
+
+/** Modality parts no larger than the counts they are part of; undefined when none is positive. */
+export function clampModalities(m: ModalityTokens | undefined, usage: Usage): ModalityTokens | undefined {
+  if (!m) return undefined;
+  const part = (value: number | undefined, of: number | undefined): number | undefined => (value && of !== undefined ? Math.min(value, of) : undefined);
+  const out: ModalityTokens = {};
+  const input = { image: part(m.input?.image, usage.input), audio: part(m.input?.audio, usage.input) };
+  const output = { image: part(m.output?.image, usage.output), audio: part(m.output?.audio, usage.output) };
+  const pick = (o: { image?: number | undefined; audio?: number | undefined }): { image?: number; audio?: number } | undefined => {
+    const r: { image?: number; audio?: number } = {};
+    if (o.image) r.image = o.image;
+    if (o.audio) r.audio = o.audio;
+    return r.image || r.audio ? r : undefined;
+  };
+  const i = pick(input);
+  const o = pick(output);
+  if (i) out.input = i;
+  if (o) out.output = o;
+  return i || o ? out : undefined;
 }
 
 /** A token count: a finite, non-negative integer, else undefined (never NaN). */

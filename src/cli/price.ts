@@ -11,6 +11,7 @@ const args = {
   model: { type: "string", alias: "m", required: true, description: "provider/model (models.dev id), e.g. openai/gpt-4o" },
   usage: { type: "string", required: true, description: "File with the provider's raw usage JSON, or - for stdin" },
   prices: { type: "string", description: "models.dev api.json-shaped FILE whose prices override the catalog" },
+  partial: { type: "boolean", description: "The usage came from a stream cut before its end: price it as a flagged lower bound" },
   ...jsonArg,
   ...globalArgs,
 } as const;
@@ -31,6 +32,7 @@ export default defineCommand({
       usageOrigin: a.usage === "-" ? "stdin" : a.usage,
       catalog,
       overrides: config.prices,
+      partial: a.partial === true,
       ...(pricesText === undefined ? {} : { pricesText, pricesOrigin: a.prices }),
     });
     process.stdout.write(a.json ? `${JSON.stringify(output)}\n` : formatPriceTable(cost));

@@ -16,22 +16,36 @@ import embeddedPath from "./catalog.generated.json" with { type: "file" };
 
 const Price = v.pipe(v.number(), v.finite(), v.minValue(0));
 
+/** Token prices (USD per million) a cost table, a long-context tier or a service tier may carry. */
+const TOKEN_PRICES = {
+  input: v.optional(Price),
+  output: v.optional(Price),
+  cache_read: v.optional(Price),
+  cache_write: v.optional(Price),
+  /** cachet extension (models.dev has none): 1-hour cache write. */
+  cache_write_1h: v.optional(Price),
+  reasoning: v.optional(Price),
+  input_audio: v.optional(Price),
+  output_audio: v.optional(Price),
+  /** cachet extension: image tokens in and out. */
+  input_image: v.optional(Price),
+  output_image: v.optional(Price),
+};
+
 const TierSchema = v.looseObject({
   tier: v.looseObject({ type: v.optional(v.string()), size: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
-  input: v.optional(Price),
-  output: v.optional(Price),
-  cache_read: v.optional(Price),
-  cache_write: v.optional(Price),
-  reasoning: v.optional(Price),
+  ...TOKEN_PRICES,
 });
 
+const ServiceTierSchema = v.looseObject({ ...TOKEN_PRICES, tiers: v.optional(v.array(TierSchema)) });
+
 const CostSchema = v.looseObject({
-  input: v.optional(Price),
-  output: v.optional(Price),
-  cache_read: v.optional(Price),
-  cache_write: v.optional(Price),
-  reasoning: v.optional(Price),
+  ...TOKEN_PRICES,
   tiers: v.optional(v.array(TierSchema)),
+  /** cachet extension: fees of server-side tools, USD per 1,000 calls (web_search, web_fetch, code_execution, grounding). */
+  server_tools: v.optional(v.record(v.string(), Price)),
+  /** cachet extension: prices of a served service tier (flex, priority, batch), over the standard ones. */
+  service_tiers: v.optional(v.record(v.string(), ServiceTierSchema)),
 });
 
 const ModelSchema = v.looseObject({

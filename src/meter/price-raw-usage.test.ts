@@ -6,15 +6,19 @@ import { formatPriceTable, priceRawUsage } from "./price-raw-usage.ts";
 
 const pricesText = readFileSync(CASE_PRICES_FILE, "utf8");
 
-function price(model: string, usage: unknown, extra: { overrides?: Record<string, Record<string, number>> } = {}) {
+function price(model: string, usage: unknown, extra: { overrides?: Record<string, Record<string, number>>; partial?: boolean } = {}) {
   return priceRawUsage({ model, usageText: JSON.stringify(usage), usageOrigin: "test", catalog: embeddedCatalog(), pricesText, pricesOrigin: CASE_PRICES_FILE, ...extra });
 }
 
 describe("cost cases through the price command's library function", () => {
   for (const c of COST_CASES) {
     test(c.name, () => {
-      const { output } = price(c.model, c.usage);
+      const { output } = price(c.model, c.usage, c.partial ? { partial: true } : {});
       expect(output.cost_usd_exact).toBe(c.expected);
+      expect(output.lower_bound).toBe(c.partial === true);
+      if (c.partial) expect(output.estimates.join("\n")).toContain("lower bound");
+      if (c.providerCost !== undefined) expect(output.provider_cost_usd).toBe(c.providerCost);
+      if (c.serviceTier !== undefined) expect(output.service_tier).toBe(c.serviceTier);
       expect(Math.abs(output.cost_usd! - Number(c.expected))).toBeLessThan(1e-9);
       if (c.buggy) expect(output.cost_usd_exact).not.toBe(c.buggy);
       if (c.tier !== undefined) expect(output.tier?.size ?? null).toBe(c.tier);

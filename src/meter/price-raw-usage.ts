@@ -6,7 +6,7 @@
 import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
-import { priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
+import { extrasOf, priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
 import { usageMapperFor } from "./usage-mapper.ts";
 import { usageJson, type UsageJson } from "../plugin/usage.ts";
 
@@ -25,6 +25,8 @@ export interface PriceRawUsageOptions {
   pricesOrigin?: string;
   /** Config price overrides. */
   overrides?: Config["prices"];
+  /** The usage was reported by a stream cut before its end: price it as a flagged lower bound. */
+  partial?: boolean;
 }
 
 /** The JSON `cachet price --json` prints. Token counts null when the provider did not report them. */
@@ -36,10 +38,17 @@ export interface PriceOutput {
   /** Why `cost_usd` is null. */
   unknown_reason?: string;
   tokens: UsageJson;
-  lines: Array<{ category: CostCategory; tokens: number; price_per_million: number | null; usd: number | null }>;
+  /** One per category; a server-tool line counts calls (`unit: "calls"`, price per million calls). */
+  lines: Array<{ category: CostCategory; tool?: string; unit?: "calls"; tokens: number; price_per_million: number | null; usd: number | null }>;
   /** The long-context tier applied, or null for base prices. */
   tier: { size: number; prompt_tokens: number } | null;
+  /** The service tier priced, when the provider said one. */
+  service_tier?: string;
   provider_cost_usd?: number;
+  /** True when `estimates` is not empty: the figure is not exact. */
+  estimate: boolean;
+  /** True when the true cost is at least `cost_usd`. */
+  lower_bound: boolean;
   estimates: string[];
 }
 
@@ -60,8 +69,10 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
       cause,
     });
   }
-  const mapper = usageMapperFor(provider, raw);
-  const report = mapper.map(raw);
+  const { usage: rawUsage, serviceTier } = unwrapResponse(raw);
+  const mapper = usageMapperFor(provider, rawUsage);
+  const report = mapper.map(rawUsage);
+  if (serviceTier !== undefined) report.serviceTier ??= serviceTier;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw) || (report.usage.input === undefined && report.usage.output === undefined)) {
     throw new CachetError("INPUT_INVALID", `usage ${options.usageOrigin} does not look like a usage object of provider ${provider}: no input or output token counts found (read with ${mapper.name})`, {
       hint: "pass the provider's final usage object as it returns it (see README.md, Cost)",
@@ -75,9 +86,25 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
     });
   }
   const estimates = [...(mapper.note ? [mapper.note] : []), ...(report.estimates ?? [])];
-  const cost = priceUsage(report.usage, resolved, options.model, estimates);
+  const cost = priceUsage(report.usage, resolved, options.model, { ...extrasOf(report), estimates, partial: options.partial === true });
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
   return { output: toPriceOutput(cost), cost, mapping: mapper.name };
+}
+
+/**
+ * The usage object and the served tier of what `cachet price` was given:
+ * a usage object as is, or a whole response carrying it (`usage` with a
+ * top-level `service_tier`, as OpenAI returns it; Gemini's `usageMetadata`
+ * is read by its mapping).
+ */
+function unwrapResponse(raw: unknown): { usage: unknown; serviceTier?: string } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { usage: raw };
+  const o = raw as Record<string, unknown>;
+  const inner = o.usage;
+  const isWrapper = typeof inner === "object" && inner !== null && !Array.isArray(inner) && !("prompt_tokens" in o) && !("input_tokens" in o);
+  const tier = typeof o.service_tier === "string" ? o.service_tier : undefined;
+  if (!isWrapper) return tier === undefined ? { usage: raw } : { usage: raw, serviceTier: tier };
+  return tier === undefined ? { usage: inner } : { usage: inner, serviceTier: tier };
 }
 
 /** A priced request as the `cachet price --json` object. */
@@ -87,10 +114,13 @@ export function toPriceOutput(cost: RequestCost): PriceOutput {
     cost_usd: cost.costUsd,
     cost_usd_exact: cost.costExact,
     tokens: usageJson(cost.usage),
-    lines: cost.lines.map((l) => ({ category: l.category, tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
+    lines: cost.lines.map((l) => ({ category: l.category, ...(l.tool ? { tool: l.tool, unit: "calls" as const } : {}), tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
     tier: cost.tier ? { size: cost.tier.size, prompt_tokens: cost.tier.promptTokens } : null,
+    estimate: cost.estimates.length > 0,
+    lower_bound: cost.lowerBound,
     estimates: cost.estimates,
   };
+  if (cost.serviceTier !== undefined) output.service_tier = cost.serviceTier;
   if (cost.unknownReason !== null) output.unknown_reason = cost.unknownReason;
   if (cost.providerCostUsd !== undefined) output.provider_cost_usd = cost.providerCostUsd;
   return output;
@@ -99,11 +129,15 @@ export function toPriceOutput(cost: RequestCost): PriceOutput {
 /** A priced request as a small human table (one line per category, then the total). */
 export function formatPriceTable(cost: RequestCost): string {
   const rows: string[][] = [["category", "tokens", "$/M", "USD"]];
-  for (const l of cost.lines) rows.push([l.category, String(l.tokens), l.pricePerMillion === null ? "?" : String(l.pricePerMillion), l.usdExact ?? "?"]);
-  rows.push(["total", "", "", cost.costExact ?? "unknown"]);
+  for (const l of cost.lines) {
+    const name = l.tool ? `${l.tool} (calls)` : l.category;
+    const price = l.pricePerMillion === null ? "?" : l.tool ? `${l.pricePerMillion / 1000}/1k` : String(l.pricePerMillion);
+    rows.push([name, String(l.tokens), price, l.usdExact ?? "?"]);
+  }
+  rows.push(["total", "", "", cost.costExact === null ? "unknown" : `${cost.costExact}${cost.lowerBound ? " (at least)" : cost.estimates.length > 0 ? " (estimate)" : ""}`]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const body = rows.map((r) => r.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd());
-  const head = `${cost.model}  ${cost.tier ? `tier >${cost.tier.size} tokens (prompt ${cost.tier.promptTokens})` : "base prices"}`;
+  const head = `${cost.model}  ${cost.tier ? `tier >${cost.tier.size} tokens (prompt ${cost.tier.promptTokens})` : "base prices"}${cost.serviceTier ? `  service tier ${cost.serviceTier}` : ""}`;
   const notes = [
     ...(cost.unknownReason ? [`cost unknown: ${cost.unknownReason}`] : []),
     ...(cost.providerCostUsd !== undefined ? [`provider-reported cost: ${cost.providerCostUsd}`] : []),

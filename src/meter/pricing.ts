@@ -10,18 +10,35 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (1h write = 2x base input)
  */
 import type { Config } from "../config.ts";
-import type { Usage, UsageReport } from "../plugin/usage.ts";
+import type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageReport } from "../plugin/usage.ts";
 import { findModel, splitModelId, type Catalog, type CatalogCost } from "./catalog.ts";
 import { costOf, formatUsd, priceFromNumber, priceToNumber, toUsd, type Atto, type PicoPerMillion } from "./money.ts";
+import { implicitReadShare, scale, serviceTierRule, type Ratio } from "./price-rules.ts";
 
 /** A billing category of a request (the `lines` of a price). */
-export type CostCategory = "input" | "cache_read" | "cache_write_5m" | "cache_write_1h" | "output" | "reasoning";
+export type CostCategory =
+  | "input"
+  | "input_image"
+  | "input_audio"
+  | "cache_read"
+  | "cache_write_5m"
+  | "cache_write_1h"
+  | "output"
+  | "output_image"
+  | "output_audio"
+  | "reasoning"
+  | "server_tool";
 
 /** One category of a priced request. */
 export interface CostLine {
   category: CostCategory;
+  /** Tokens; for a `server_tool` line, calls. */
   tokens: number;
-  /** USD per million tokens applied (tier included); null when the catalog lacks it. */
+  /** The server tool of a `server_tool` line. */
+  tool?: ServerTool;
+  /** Set to "calls" on a `server_tool` line (its price is USD per million calls). */
+  unit?: "calls";
+  /** USD per million tokens applied (tiers included); null when the catalog lacks it. */
   pricePerMillion: number | null;
   /** tokens × price, USD; null when the price is missing and tokens > 0. */
   usd: number | null;
@@ -60,12 +77,16 @@ export interface RequestCost {
   tier: AppliedTier | null;
   /** Cost the provider reported itself, kept beside the computed one. */
   providerCostUsd?: number;
-  /** Notes on counts or prices that are estimates (from the usage mapping and the 1h-write rule). */
+  /** Why the figure is an estimate (usage mapping notes, prices the catalog lacks, a cut stream); empty when exact. */
   estimates: string[];
+  /** True when the true cost is at least this (a cut stream, a server-tool call without a fee price). */
+  lowerBound: boolean;
+  /** The service tier priced (lower case), when the provider said one. */
+  serviceTier?: string;
 }
 
-/** A model's price table: models.dev `cost` plus cachet's `cache_write_1h` (USD per million). */
-export type ModelPrice = CatalogCost & { cache_write_1h?: number };
+/** A model's price table: models.dev `cost` plus cachet's extensions (see catalog.ts). USD per million tokens. */
+export type ModelPrice = CatalogCost;
 
 /** A resolved price: the table and whether the Anthropic 1h-write rule applies. */
 export interface ResolvedPrice {
@@ -94,45 +115,112 @@ export function resolvePrice(catalog: Catalog, modelId: string, overrides: Confi
 }
 
 /**
+ * What a usage report says beside the counts, and what the caller knows
+ * (a cut stream): everything that changes the price or flags it.
+ */
+export interface PriceExtras {
+  /** Notes from the usage mapping on counts that are estimates. */
+  estimates?: readonly string[];
+  /** The tier the provider says it served (see {@link UsageReport.serviceTier}). */
+  serviceTier?: string | undefined;
+  serverToolCalls?: ServerToolCalls | undefined;
+  modalities?: ModalityTokens | undefined;
+  cacheMode?: "explicit" | "implicit" | undefined;
+  /** True when the counts are what a cut stream reported before it ended: the cost is a lower bound. */
+  partial?: boolean;
+}
+
+/** The extras of a usage report. */
+export function extrasOf(report: UsageReport): PriceExtras {
+  return {
+    estimates: report.estimates ?? [],
+    serviceTier: report.serviceTier,
+    serverToolCalls: report.serverToolCalls,
+    modalities: report.modalities,
+    cacheMode: report.cacheMode,
+  };
+}
+
+/**
  * Prices a normalized usage with a price table. Pure.
  * - input or output unknown → cost unknown;
  * - cache counts unknown → 0 (the provider reported no cache activity);
  * - a category with tokens > 0 and no price → cost unknown, naming the price;
  * - reasoning is part of output; it gets its own line only when the table
- *   has a distinct `reasoning` price.
+ *   has a distinct `reasoning` price;
+ * - image and audio parts get their own line at their own price
+ *   (`input_image`, `input_audio`, `output_image`, `output_audio`); without
+ *   one they are priced at the text rate, flagged (input images excepted:
+ *   they are billed as input tokens);
+ * - the served service tier scales every token price (price-rules.ts), or
+ *   uses the model's own `service_tiers` prices; an unknown tier is priced
+ *   at standard rates and flagged;
+ * - server-tool calls cost `server_tools[tool]` USD per 1,000 calls; a call
+ *   without a fee price is left out and flagged (a lower bound);
+ * - the cache-read price follows the cache mode where it depends on it.
+ * Anything not priced exactly lands in `estimates`, never silently.
  */
-export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: string, estimates: readonly string[] = []): RequestCost {
-  const notes = [...estimates];
+export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: string, extras: PriceExtras = {}): RequestCost {
+  const notes = [...(extras.estimates ?? [])];
+  const provider = splitModelId(modelId).provider;
   const cacheRead = usage.cacheRead ?? 0;
   const write5m = usage.cacheWrite5m ?? 0;
   const write1h = usage.cacheWrite1h ?? 0;
   const prompt = usage.input === undefined ? undefined : usage.input + cacheRead + write5m + write1h;
-  const tierEntry = prompt === undefined ? undefined : chooseTier(resolved.price, prompt);
-  const table: ModelPrice = tierEntry ? { ...tierEntry.table } : resolved.price;
+  const served = servedTable(resolved.price, extras.serviceTier, provider, modelId, notes);
+  const tierEntry = prompt === undefined ? undefined : chooseTier(served.table, prompt);
+  const table: ModelPrice = tierEntry ? { ...tierEntry.table } : served.table;
   const tier = tierEntry && prompt !== undefined ? { size: tierEntry.size, promptTokens: prompt } : null;
+  const tokenPrice = (value: number | undefined): PicoPerMillion | undefined => {
+    const price = optionalPrice(value);
+    return price === undefined || served.ratio === undefined ? price : scale(price, served.ratio);
+  };
 
-  let oneHour = optionalPrice(table.cache_write_1h);
+  let oneHour = tokenPrice(table.cache_write_1h);
   if (oneHour === undefined && resolved.anthropicWriteRule && table.input !== undefined && write1h > 0) {
-    oneHour = priceFromNumber(table.input) * 2n;
-    notes.push("1h cache write priced at 2x input (models.dev has no 1h write price)");
+    oneHour = tokenPrice(table.input)! * 2n;
+    notes.push("1h cache write priced at 2x input (the catalog has no 1h write price)");
   }
-  const reasoningPrice = optionalPrice(table.reasoning);
-  const outputPrice = optionalPrice(table.output);
+  let readPrice = tokenPrice(table.cache_read);
+  const readShare = implicitReadShare(provider, extras.cacheMode);
+  if (readShare && table.input !== undefined) readPrice = scale(tokenPrice(table.input)!, readShare);
+
+  const reasoningPrice = tokenPrice(table.reasoning);
+  const outputPrice = tokenPrice(table.output);
+  const inputPrice = tokenPrice(table.input);
   const splitReasoning = reasoningPrice !== undefined && reasoningPrice !== outputPrice && (usage.reasoning ?? 0) > 0 && usage.output !== undefined;
   const reasoning = splitReasoning ? Math.min(usage.reasoning!, usage.output!) : 0;
+  const m = extras.modalities ?? {};
+  const part = (value: number | undefined, of: number | undefined): number => (value && of !== undefined ? Math.min(value, of) : 0);
+  const inImage = part(m.input?.image, usage.input);
+  const inAudio = part(m.input?.audio, (usage.input ?? 0) - inImage);
+  const outImage = part(m.output?.image, (usage.output ?? 0) - reasoning);
+  const outAudio = part(m.output?.audio, (usage.output ?? 0) - reasoning - outImage);
+  const modalityPrice = (own: number | undefined, fallback: PicoPerMillion | undefined, tokens: number, what: string, flag: boolean): PicoPerMillion | undefined => {
+    if (own !== undefined) return tokenPrice(own);
+    if (tokens > 0 && flag && fallback !== undefined) notes.push(`${tokens} ${what} tokens priced at the text rate (no ${what.replace(" ", "_")} price for ${modelId})`);
+    return fallback;
+  };
 
   const wanted: Array<[CostCategory, number | undefined, PicoPerMillion | undefined, string]> = [
-    ["input", usage.input, optionalPrice(table.input), "input"],
-    ["cache_read", cacheRead, optionalPrice(table.cache_read), "cache_read"],
-    ["cache_write_5m", write5m, optionalPrice(table.cache_write), "cache_write"],
-    ["cache_write_1h", write1h, oneHour, "cache_write_1h"],
-    ["output", usage.output === undefined ? undefined : usage.output - reasoning, outputPrice, "output"],
+    ["input", usage.input === undefined ? undefined : usage.input - inImage - inAudio, inputPrice, "input"],
   ];
+  if (inImage > 0) wanted.push(["input_image", inImage, modalityPrice(table.input_image, inputPrice, inImage, "input image", false), "input_image"]);
+  if (inAudio > 0) wanted.push(["input_audio", inAudio, modalityPrice(table.input_audio, inputPrice, inAudio, "input audio", true), "input_audio"]);
+  wanted.push(
+    ["cache_read", cacheRead, readPrice, "cache_read"],
+    ["cache_write_5m", write5m, tokenPrice(table.cache_write), "cache_write"],
+    ["cache_write_1h", write1h, oneHour, "cache_write_1h"],
+    ["output", usage.output === undefined ? undefined : usage.output - reasoning - outImage - outAudio, outputPrice, "output"],
+  );
+  if (outImage > 0) wanted.push(["output_image", outImage, modalityPrice(table.output_image, outputPrice, outImage, "output image", true), "output_image"]);
+  if (outAudio > 0) wanted.push(["output_audio", outAudio, modalityPrice(table.output_audio, outputPrice, outAudio, "output audio", true), "output_audio"]);
   if (splitReasoning) wanted.push(["reasoning", reasoning, reasoningPrice, "reasoning"]);
 
   const lines: CostLine[] = [];
   let total: Atto = 0n;
   let unknownReason: string | null = null;
+  let lowerBound = extras.partial === true;
   for (const [category, tokens, price, priceName] of wanted) {
     if (tokens === undefined) {
       unknownReason ??= `usage did not report ${category} tokens`;
@@ -141,18 +229,25 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     const amount = price === undefined ? (tokens === 0 ? 0n : undefined) : costOf(tokens, price);
     if (amount === undefined) unknownReason ??= `no ${priceName} price for ${modelId}${tier ? ` above ${tier.size} tokens` : ""} and ${tokens} ${category} tokens`;
     else total += amount;
-    lines.push({
-      category,
-      tokens,
-      pricePerMillion: price === undefined ? null : priceToNumber(price),
-      usd: amount === undefined ? null : toUsd(amount),
-      usdExact: amount === undefined ? null : formatUsd(amount),
-      pricePico: price ?? null,
-      usdAtto: amount ?? null,
-    });
+    lines.push(lineOf(category, tokens, price ?? null, amount ?? null));
   }
+  for (const [tool, calls] of Object.entries(extras.serverToolCalls ?? {}) as Array<[ServerTool, number]>) {
+    if (!calls) continue;
+    const per1k = resolved.price.server_tools?.[tool];
+    if (per1k === undefined) {
+      notes.push(`${calls} ${tool} calls have no fee price for ${modelId}: left out, the cost is a lower bound`);
+      lowerBound = true;
+      continue;
+    }
+    // USD per 1,000 calls is USD per million calls × 1,000: one line unit for tokens and calls.
+    const price = priceFromNumber(per1k) * 1000n;
+    const amount = costOf(calls, price);
+    total += amount;
+    lines.push({ ...lineOf("server_tool", calls, price, amount), tool, unit: "calls" });
+  }
+  if (extras.partial) notes.push("the stream was cut: the counts are what the provider reported before the cut, so the cost is a lower bound");
   const known = unknownReason === null;
-  return {
+  const cost: RequestCost = {
     model: modelId,
     costUsd: known ? toUsd(total) : null,
     costExact: known ? formatUsd(total) : null,
@@ -162,7 +257,38 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     lines,
     tier,
     estimates: notes,
+    lowerBound,
   };
+  if (served.name) cost.serviceTier = served.name;
+  return cost;
+}
+
+function lineOf(category: CostCategory, tokens: number, price: PicoPerMillion | null, amount: Atto | null): CostLine {
+  return {
+    category,
+    tokens,
+    pricePerMillion: price === null ? null : priceToNumber(price),
+    usd: amount === null ? null : toUsd(amount),
+    usdExact: amount === null ? null : formatUsd(amount),
+    pricePico: price,
+    usdAtto: amount,
+  };
+}
+
+/**
+ * The price table of the tier served: the model's own `service_tiers[tier]`
+ * prices over its standard ones, else the provider's multiplier, else the
+ * standard table with a note.
+ */
+function servedTable(price: ModelPrice, served: string | undefined, provider: string, modelId: string, notes: string[]): { table: ModelPrice; ratio?: Ratio; name?: string } {
+  if (served === undefined) return { table: price };
+  const name = served.toLowerCase();
+  const own = price.service_tiers?.[name];
+  if (own) return { table: { ...price, ...own, tiers: own.tiers ?? [] }, name };
+  const rule = serviceTierRule(provider, name);
+  if (rule.kind === "multiplier") return { table: price, ratio: rule.ratio, name };
+  if (rule.kind === "unknown") notes.push(`service tier "${served}" has no price for ${modelId}: priced at standard rates`);
+  return { table: price, name };
 }
 
 /**
@@ -174,7 +300,7 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
 export function priceUsageReport(report: UsageReport, modelId: string, catalog: Catalog, overrides: Config["prices"] = {}): RequestCost {
   const resolved = resolvePrice(catalog, modelId, overrides);
   const cost: RequestCost = resolved
-    ? priceUsage(report.usage, resolved, modelId, report.estimates)
+    ? priceUsage(report.usage, resolved, modelId, extrasOf(report))
     : {
         model: modelId,
         costUsd: null,
@@ -185,6 +311,7 @@ export function priceUsageReport(report: UsageReport, modelId: string, catalog: 
         lines: [],
         tier: null,
         estimates: [...(report.estimates ?? [])],
+        lowerBound: false,
       };
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
   return cost;

@@ -48,6 +48,13 @@ export interface FinishEvent {
   rawUsage: unknown;
   /** The provider's request or response id, when it sent one. */
   requestId?: string;
+  /**
+   * The service tier the response says it was served at, when the provider
+   * reports it outside the usage object (OpenAI `service_tier`). The core
+   * puts it on the usage report; it decides the price multiplier.
+   * @see https://platform.openai.com/docs/api-reference/chat/object
+   */
+  serviceTier?: string;
 }
 
 /** One streamed event. */

@@ -41,6 +41,42 @@ export interface UsageReport {
    * priced as 5m". Empty or absent when everything was reported.
    */
   estimates?: string[];
+  /**
+   * The service tier the provider says it served (`flex`, `priority`,
+   * `batch`, `standard`, `default`, ...), as it wrote it. It decides the
+   * price multiplier, not the tier that was asked for. Absent when the
+   * provider did not say. Adapters that read it from the response rather
+   * than the usage object put it on the `finish` event instead.
+   * @see https://platform.openai.com/docs/api-reference/chat/object (service_tier)
+   * @see https://docs.claude.com/en/api/messages (usage.service_tier)
+   */
+  serviceTier?: string;
+  /** Calls of server-side tools billed per call (not tokens), as the usage reports them. */
+  serverToolCalls?: ServerToolCalls;
+  /** Parts of the normalized counts by modality, where the provider reports them (priced at their own rate when the catalog has one). */
+  modalities?: ModalityTokens;
+  /**
+   * The cache mode the provider says it used, for providers whose cache-read
+   * price depends on it (Alibaba: explicit reads 10% of input, implicit 20%).
+   * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
+   */
+  cacheMode?: "explicit" | "implicit";
+}
+
+/** Server-side tools billed per call (USD per 1,000 calls in the catalog's `server_tools`). */
+export type ServerTool = "web_search" | "web_fetch" | "code_execution" | "grounding";
+
+/** Number of calls per server-side tool, as the usage reports them (absent tool: not reported). */
+export type ServerToolCalls = Partial<Record<ServerTool, number>>;
+
+/**
+ * Token counts by modality, each a PART of the normalized count it sits
+ * under: `input.image` ⊆ `input` (uncached), `output.audio` ⊆ `output`.
+ * Text is the remainder.
+ */
+export interface ModalityTokens {
+  input?: { image?: number; audio?: number };
+  output?: { image?: number; audio?: number };
 }
 
 /** A usage with every count unknown. */

@@ -20,16 +20,26 @@ function run(args: string[], stdin?: string) {
 }
 
 describe.skipIf(!built)("cachet price (compiled binary)", () => {
-  for (const c of COST_CASES.filter((k) => /^(01|02|06|08|09A) /.test(k.name))) {
+  for (const c of COST_CASES.filter((k) => /^(01|02|06|08|09A|33|34|35|36|37|44)/.test(k.name))) {
     test(c.name, () => {
-      const file = join(home, `${c.name.slice(0, 3).trim()}.json`);
+      const file = join(home, `${c.name.replace(/\W+/g, "-")}.json`);
       writeFileSync(file, JSON.stringify(c.usage));
-      const r = run(["price", "--model", c.model, "--usage", file, "--prices", CASE_PRICES_FILE, "--json"]);
+      const args = ["price", "--model", c.model, "--usage", file, "--prices", CASE_PRICES_FILE, ...(c.partial ? ["--partial"] : [])];
+      const r = run([...args, "--json"]);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const out = JSON.parse(r.stdout);
       expect(out.cost_usd_exact).toBe(c.expected);
       expect(Math.abs(out.cost_usd - Number(c.expected))).toBeLessThan(1e-9);
+      expect(out.lower_bound).toBe(c.partial === true);
+      if (c.providerCost !== undefined) expect(out.provider_cost_usd).toBe(c.providerCost);
+      const text = run(args);
+      expect(text.code).toBe(0);
+      const total = text.stdout.split("\n").find((l) => l.startsWith("total"))!;
+      expect(total.split(/\s+/)[1]).toBe(c.expected);
+      if (c.partial) expect(total).toEndWith("(at least)");
+      if (c.providerCost !== undefined) expect(text.stdout).toContain(`provider-reported cost: ${c.providerCost}`);
+      if (c.serviceTier !== undefined) expect(text.stdout.split("\n")[0]).toContain(`service tier ${c.serviceTier}`);
     });
   }
 
