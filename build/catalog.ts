@@ -1,6 +1,7 @@
 /**
  * Generates the embedded price catalog: reads the models.dev TOML data copied
- * into src/meter/models-dev and writes `src/meter/catalog.generated.json` in
+ * into src/meter/models-dev, fills what it lacks from `@pydantic/genai-prices`
+ * (build/genai-prices.ts: xAI, 1h writes, modality prices, server-tool fees) and writes `src/meter/catalog.generated.json` in
  * the shape of models.dev's `api.json` (provider → models → cost, limit, …).
  *
  * The build calls {@link generateCatalog} before compiling; `bun build/catalog.ts`
@@ -9,6 +10,7 @@
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { supplementCatalog } from "./genai-prices.ts";
 
 const ROOT = join(import.meta.dir, "..");
 /** The copied models.dev data (MIT, see its LICENSE and README). */
@@ -26,7 +28,7 @@ const DROPPED_FIELDS = new Set(["benchmarks", "base_model", "base_model_omit"]);
  * @throws Error when a TOML file does not parse (names the file)
  */
 export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT): Promise<string> {
-  const catalog = buildCatalog(source);
+  const catalog = supplementCatalog(buildCatalog(source));
   const temp = `${output}.${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify(catalog));
   renameSync(temp, output);
