@@ -27,17 +27,18 @@ const catalogs = new Map<string, Promise<Catalog>>();
  * Prices an adapter's usage report for `provider/model` with the catalog in
  * force (stored update, else embedded; loaded once per data directory) and
  * `config.prices` overrides. Unknown model or price → `costUsd: null` and a
- * `reason` (print it as a warning), never $0.
+ * `reason` (print it as a warning), never $0. `partial`: the usage is what a
+ * cut stream reported, priced as a flagged lower bound (CASES.md case 44).
  * @throws CachetError CATALOG_INVALID when a stored catalog update is corrupt; UNKNOWN_MODEL when modelRef is not provider/model.
  */
-export async function priceReport(modelRef: string, report: UsageReport, options: { config: Config; env?: Record<string, string | undefined> }): Promise<PricedRequest> {
+export async function priceReport(modelRef: string, report: UsageReport, options: { config: Config; env?: Record<string, string | undefined>; partial?: boolean }): Promise<PricedRequest> {
   const paths = statePaths(options.env ?? process.env);
   let catalog = catalogs.get(paths.data);
   if (!catalog) {
     catalog = loadCatalog(paths).then((c) => c.catalog);
     catalogs.set(paths.data, catalog);
   }
-  const cost: PricedRequest = priceUsageReport(report, modelRef, await catalog, options.config.prices);
+  const cost: PricedRequest = priceUsageReport(report, modelRef, await catalog, options.config.prices, options.partial === true);
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);
   if (reason !== undefined) cost.reason = reason;
   return cost;

@@ -297,10 +297,10 @@ function servedTable(price: ModelPrice, served: string | undefined, provider: st
  * `unknownReason` (the caller prints it as a warning), never $0.
  * @throws CachetError UNKNOWN_MODEL when the id is not `provider/model`.
  */
-export function priceUsageReport(report: UsageReport, modelId: string, catalog: Catalog, overrides: Config["prices"] = {}): RequestCost {
+export function priceUsageReport(report: UsageReport, modelId: string, catalog: Catalog, overrides: Config["prices"] = {}, partial = false): RequestCost {
   const resolved = resolvePrice(catalog, modelId, overrides);
   const cost: RequestCost = resolved
-    ? priceUsage(report.usage, resolved, modelId, extrasOf(report))
+    ? priceUsage(report.usage, resolved, modelId, { ...extrasOf(report), partial })
     : {
         model: modelId,
         costUsd: null,

@@ -33,8 +33,8 @@ export interface Runtime {
   fetch: typeof fetch;
   /** Root URL of the in-process emulator when emulating. */
   emulatorUrl: string | undefined;
-  /** Prices a usage report for `provider/model` with the catalog and config overrides. */
-  price(modelRef: string, report: UsageReport): Promise<Priced>;
+  /** Prices a usage report for `provider/model` with the catalog and config overrides; `partial` for a cut stream's usage (a flagged lower bound). */
+  price(modelRef: string, report: UsageReport, flags?: { partial?: boolean }): Promise<Priced>;
   /** The wire hash chain of a request, with token estimates memoized per content hash. */
   chainOf(wire: WireRequest): Promise<ChainLink[]>;
   /**
@@ -87,9 +87,9 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     env,
     fetch: options.fetch ?? fetch,
     emulatorUrl: emulator?.url,
-    async price(modelRef, report) {
+    async price(modelRef, report, flags) {
       const { priceReport } = await import("../meter/index.ts");
-      return priceReport(modelRef, report, { config, env });
+      return priceReport(modelRef, report, { config, env, partial: flags?.partial === true });
     },
     async chainOf(wire) {
       const missing = new Map<string, string>();

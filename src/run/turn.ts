@@ -307,9 +307,9 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   const rawUsage = result.finish?.rawUsage;
   const mapped = rawUsage === undefined ? undefined : p.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
-  const report = mapped?.report;
+  const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
   const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
-  const priced = report ? await runtime.price(catalogRef, report) : { costUsd: null, reason: "the provider reported no usage" };
+  const priced = report ? await runtime.price(catalogRef, report, { partial: incomplete }) : unreportedCost(failure, content.length > 0);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
   const chain = await chainPromise;
   // A fork's first request is compared with the parent's last one: that is the cache it inherits.
@@ -488,3 +488,16 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The report with the tier the finish event says was served, when the usage object did not say. */
+function servedReport(report: UsageReport, serviceTier: string | undefined): UsageReport {
+  return serviceTier === undefined || report.serviceTier !== undefined ? report : { ...report, serviceTier };
+}
+
+/**
+ * The cost of a request that reported no usage: a refusal with an HTTP
+ * status and no output is not billed (exactly $0); anything else is unknown.
+ */
+function unreportedCost(failure: unknown, produced: boolean): { costUsd: number | null; reason: string } {
+  if (failure instanceof ProviderError && failure.status !== undefined && !produced) return { costUsd: 0, reason: `refused with HTTP ${failure.status} before any output: not billed` };
+  return { costUsd: null, reason: "the provider reported no usage" };
+}

@@ -21,8 +21,8 @@ const PROVIDERS: { model: string; uncached: (raw: Raw) => number; priced: boolea
   { model: "moonshotai/kimi-k2.6", uncached: (r) => r.prompt_tokens - (r.cached_tokens ?? r.prompt_tokens_details?.cached_tokens ?? 0), priced: true },
   { model: "alibaba/qwen-plus", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0) - (r.prompt_tokens_details?.cache_creation_input_tokens ?? 0), priced: true },
   { model: "openrouter/anthropic/claude-sonnet-4.5", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0) - (r.prompt_tokens_details?.cache_write_tokens ?? 0), priced: true },
-  // xAI is not in the embedded catalog: the cost is unknown (null), never $0.
-  { model: "xai/grok-4", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0), priced: false },
+  // xAI's prices come from @pydantic/genai-prices (models.dev's snapshot has no xAI).
+  { model: "xai/grok-4", uncached: (r) => r.prompt_tokens - (r.prompt_tokens_details?.cached_tokens ?? 0), priced: true },
 ];
 
 describe("piped stdin + PROMPT through each provider (--emulate --json)", () => {
