@@ -81,6 +81,7 @@ export const StreamEventShape = v.variant("type", [
     rawReason: v.optional(v.string()),
     rawUsage: v.unknown(),
     requestId: v.optional(v.string()),
+    serviceTier: v.optional(v.string()),
   }),
 ]);
 
@@ -100,6 +101,15 @@ export const UsageReportShape = v.looseObject({
   raw: v.unknown(),
   providerCostUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
   estimates: v.optional(v.array(v.string())),
+  serviceTier: v.optional(v.string()),
+  serverToolCalls: v.optional(v.record(v.picklist(["web_search", "web_fetch", "code_execution", "grounding"]), Count)),
+  modalities: v.optional(
+    v.looseObject({
+      input: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
+      output: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
+    }),
+  ),
+  cacheMode: v.optional(v.picklist(["explicit", "implicit"])),
 });
 
 /** What a `context:overlay` handler returns. */
