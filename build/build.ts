@@ -4,6 +4,9 @@
  *   bun build/build.ts          the full matrix (build/targets.ts) into dist/, plus dist/SHA256SUMS
  *   bun build/build.ts --host   only this machine's binary, as dist/cachet (tests and benchmarks use it)
  *
+ * Both also build and `npm pack` the plugin API package (build/plugin-api.ts)
+ * into dist/cachet-plugin-api-X.Y.Z.tgz, which the plugin e2e tests install.
+ *
  * Every binary this machine can execute is smoke-tested (`--version`, and
  * `help run`, which loads a lazy command chunk) before it takes its final
  * name: a wrong flag combination (e.g. `--bytecode` without `--format=esm`)
@@ -13,6 +16,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { buildPluginApi } from "./plugin-api.ts";
 import { runnableHere, TARGETS } from "./targets.ts";
 import { generateTokenizerData } from "./tokenizer-data.ts";
 
@@ -33,6 +37,11 @@ const started = performance.now();
 await mkdir(DIST, { recursive: true });
 await generateCatalogIfPresent();
 await generateTokenizerData();
+try {
+  log(`${(await buildPluginApi(DIST)).slice(ROOT.length + 1)}  (plugin API package)`);
+} catch (error) {
+  fail((error as Error).message);
+}
 
 if (hostOnly) {
   const out = join(DIST, "cachet");

@@ -4,7 +4,12 @@
  * determinism, append-only prefixes, overlay placement, exact tool-call
  * arguments, streaming assembly, usage hand-over, and error mapping.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmulator } from "../src/emulator/index.ts";
+import { runContract, type ContractCheck } from "../src/plugin/contract-kit.ts";
 import { PluginHost } from "../src/plugin/host.ts";
 import type { Message, ProviderSpec, RequestContext, StreamEvent } from "../src/plugin/index.ts";
 import { byteReads, collect, fixture, jsonResponse, replayFetch, streamResponse } from "../test/fixtures/wire/replay.ts";
@@ -139,6 +144,47 @@ describe.each(PROVIDER_IDS)("provider %s", (id) => {
     expect(unauthorized.message).toContain("[redacted]");
     const bad = await sendError(a.send(wire, { signal: new AbortController().signal }));
     expect(bad).toMatchObject({ code: "PROVIDER_HTTP", status: 400, retryable: false });
+  });
+});
+
+/** A model each built-in provider's emulator route serves. */
+const KIT_MODELS: Record<string, string> = {
+  anthropic: "claude-sonnet-4-5",
+  openai: "gpt-4o",
+  "openai-responses": "gpt-5",
+  google: "gemini-2.5-flash",
+  deepseek: "deepseek-chat",
+  moonshotai: "kimi-k2",
+  alibaba: "qwen-plus",
+  openrouter: "anthropic/claude-sonnet-4.5",
+  xai: "grok-4",
+  "openai-compatible": "acme-1",
+};
+
+/** The kit `cachet plugins test` runs on third-party plugins: every built-in provider passes every check. */
+describe("contract kit (src/plugin/contract-kit.ts)", () => {
+  let emulator: { url: string; stop: () => unknown };
+  const results = new Map<string, ContractCheck[]>();
+  beforeAll(async () => {
+    process.env.CACHET_HOME ??= mkdtempSync(join(tmpdir(), "cachet-contract-kit-"));
+    emulator = await startEmulator({ statePath: null });
+  });
+  afterAll(async () => {
+    await emulator?.stop();
+  });
+
+  test.each(PROVIDER_IDS)("%s passes every check", async (id) => {
+    const checks = await runContract(host, id, { emulatorUrl: emulator.url, models: KIT_MODELS });
+    results.set(id, checks);
+    expect(checks.filter((c) => !c.ok)).toEqual([]);
+    expect(checks.length).toBe(6);
+  });
+
+  test("the breakpoint providers' strategies place markers, and stay within 4 over 10 turns", () => {
+    for (const id of ["anthropic", "alibaba"]) {
+      const strategy = results.get(id)?.find((c) => c.check.startsWith("cache strategies"));
+      expect(strategy?.detail).toStartWith("strategies: ");
+    }
   });
 });
 

@@ -10,7 +10,7 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
  */
 import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
-import { toWireSchema } from "../../src/schema/index.ts";
+import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
 import { parseArguments } from "../parse-arguments.ts";
 

@@ -16,7 +16,7 @@
  * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
 import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
-import { toWireSchema } from "../../src/schema/index.ts";
+import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
 import { parseArguments } from "../parse-arguments.ts";
 

@@ -20,7 +20,7 @@ import type {
   WireRequest,
   WireSegment,
 } from "../../src/plugin/index.ts";
-import { toWireSchema } from "../../src/schema/index.ts";
+import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
 import { toProviderError } from "../provider-error.ts";
 import type { OpenAIClient } from "./client.ts";

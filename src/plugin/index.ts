@@ -1,10 +1,13 @@
 /**
- * cachet's plugin API, version 1: everything a plugin author imports.
- * `import { definePlugin, type ProviderSpec } from "cachet/plugin"`.
+ * cachet's plugin API: everything a plugin author imports, published as the
+ * npm package `cachet-plugin-api` (build/plugin-api.ts builds it from this
+ * file: an ESM runtime and its .d.ts, no Bun types needed). The built-in
+ * plugins import nothing else from src/ (plugins/imports.test.ts).
+ * `import { definePlugin, type ProviderSpec } from "cachet-plugin-api"`.
  */
 export { API_VERSION, definePlugin } from "./define-plugin.ts";
 export type { Plugin, PluginApi, PluginLogger } from "./define-plugin.ts";
-export type { CacheRules, ProviderAdapter, ProviderConfig, ProviderSpec, SendOptions } from "./provider.ts";
+export type { CacheRules, ProviderAdapter, ProviderConfig, ProviderSpec, SendOptions, UsageExample } from "./provider.ts";
 export type { CacheStrategySpec } from "./cache-strategy.ts";
 export { HOOK_KINDS } from "./hooks.ts";
 export type { ForkEvent, HookKind, HookName, HookRegistration, Hooks, UsageRecordEvent } from "./hooks.ts";
@@ -14,8 +17,17 @@ export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, Usa
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";
-/** cachet's error type, for built-in plugins compiled into the binary (bundled third-party plugins use `api.services.CachetError`). */
-export { CachetError } from "../errors.ts";
+/**
+ * cachet's error types. A bundled plugin's copy of them is recognised by the
+ * host by its `code` (a ProviderError keeps status and retryability); plugins
+ * may equally use `api.services.CachetError` / `ProviderError`.
+ */
+export { CachetError, ProviderError } from "../errors.ts";
+export type { CachetErrorOptions, ErrorCode } from "../errors.ts";
+/** Structured output: a session's JSON schema checked against the provider's contract and made ready for the wire. */
+export { SchemaContractError, checkSchema, toWireSchema } from "../schema/wire-schema.ts";
+export type { SchemaCheck, WireSchema, WireSchemaOptions } from "../schema/wire-schema.ts";
+export type { SchemaTarget, SchemaViolation } from "../schema/contract.ts";
 export type {
   Block,
   CacheSettings,

@@ -5,7 +5,7 @@
  */
 import type { RequestContext } from "../context/types.ts";
 import type { StreamEvent } from "./stream.ts";
-import type { UsageReport } from "./usage.ts";
+import type { Usage, UsageReport } from "./usage.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
 /** Settings a provider adapter is created with. */
@@ -85,10 +85,26 @@ export interface ProviderSpec {
    * automatic prefix caching from 1,024 tokens, exact counts.
    */
   cacheRules?: (model: string) => CacheRules;
-  /** Model ids this provider is known to serve; absent means any. */
+  /** Model ids this provider is known to serve; absent means any. The first one is what `cachet plugins test` sends to the emulator. */
   models?: string[];
+  /**
+   * The provider's documented usage objects and what they must map to
+   * (since API 1.1). `cachet plugins test` and the built-ins' contract suite
+   * check that `usage(raw)` gives exactly these counts.
+   */
+  usageExamples?: UsageExample[];
   /** Creates an adapter. */
   create(config: ProviderConfig): ProviderAdapter;
+}
+
+/** One documented usage object of a provider and its normalized counts. */
+export interface UsageExample {
+  /** Where the example comes from: the provider doc's URL (and section). */
+  source?: string;
+  /** The raw usage object, as the provider documents it. */
+  raw: unknown;
+  /** The counts `usage(raw)` must return; a count left out must be unknown. */
+  usage: Partial<Record<keyof Usage, number>>;
 }
 
 /**
