@@ -32,6 +32,16 @@ const ProviderConfigSchema = v.strictObject({
   options: v.optional(v.record(v.string(), v.unknown())),
 });
 
+/** `[export]`: OpenTelemetry export of the ledger (src/telemetry). */
+const ExportConfigSchema = v.strictObject({
+  /** OTLP/HTTP collector: each recorded turn is exported in the background. */
+  otlp_url: v.optional(v.pipe(v.string(), v.url())),
+  /** Body encoding (default protobuf). */
+  otlp_format: v.optional(v.picklist(["protobuf", "json"])),
+  /** Include prompt and answer text in the spans (default false). */
+  with_content: v.optional(v.boolean()),
+});
+
 /** The config file's shape. Every section is optional. */
 export const ConfigSchema = v.strictObject({
   /** Default model, `provider/model`. */
@@ -47,6 +57,7 @@ export const ConfigSchema = v.strictObject({
       ttl: v.optional(Ttl),
     }),
   ),
+  export: v.optional(ExportConfigSchema),
 });
 
 /** A validated config. */

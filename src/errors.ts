@@ -52,6 +52,7 @@ export const ERROR_CODES = {
   SESSION_CONFLICT: EXIT.failure,
   STORE: EXIT.failure,
   EMULATOR: EXIT.failure,
+  EXPORT_FAILED: EXIT.failure,
   INTERRUPTED: EXIT.interrupted,
   INTERNAL: EXIT.failure,
 } as const;

@@ -2,19 +2,44 @@
  * `cachet export [SESSION]`: the session (default: the latest) as JSON lines
  * on stdout: one `session` line, its `prefix` versions, a `summary` line when
  * it has one, its `message` lines and its `request` (ledger) lines, in order.
+ *
+ * `cachet export --otlp URL`: the ledger rows the collector at URL has not
+ * received yet, as OpenTelemetry spans over OTLP/HTTP (src/telemetry).
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
-import { globalArgs } from "./_args.ts";
+import { globalArgs, jsonArg } from "./_args.ts";
 
 export default defineCommand({
-  meta: { name: "export", description: "Write a session as JSON lines" },
+  meta: { name: "export", description: "Write a session as JSON lines, or send the ledger to an OpenTelemetry collector" },
   args: {
     session: { type: "positional", required: false, description: "Session ID or NAME (default: the latest)" },
+    otlp: { type: "string", description: "Send the ledger rows not sent yet to this OTLP/HTTP collector URL (e.g. http://localhost:4318)" },
+    "otlp-format": { type: "enum", options: ["protobuf", "json"] as string[], description: "OTLP/HTTP body encoding (default protobuf)" },
+    "with-content": { type: "boolean", description: "Include prompt and answer text in the spans (off by default)" },
+    ...jsonArg,
     ...globalArgs,
   },
   async run({ args: a }) {
     const { openStore } = await import("../session/store.ts");
+    if (a.otlp === undefined && (a["otlp-format"] !== undefined || a["with-content"] === true)) {
+      throw new CachetError("BAD_FLAG", `${a["otlp-format"] !== undefined ? "--otlp-format" : "--with-content"} needs --otlp URL`, { hint: "e.g. cachet export --otlp http://localhost:4318" });
+    }
+    if (a.otlp !== undefined) {
+      if (a.session !== undefined) throw new CachetError("BAD_FLAG", "--otlp exports the whole ledger, not one session", { hint: "run `cachet export --otlp URL` without SESSION" });
+      const { exportOtlp } = await import("../telemetry/export-otlp.ts");
+      const { info } = await import("../log.ts");
+      const store = openStore();
+      try {
+        const result = await exportOtlp(store, { url: a.otlp, format: (a["otlp-format"] as "protobuf" | "json" | undefined) ?? "protobuf", withContent: a["with-content"] === true });
+        if (a.json) process.stdout.write(`${JSON.stringify({ endpoint: result.endpoint, exported: result.exported, busy: result.busy })}\n`);
+        else if (result.busy) await info(`another export to ${result.endpoint} is running; nothing sent (its rows go with it or the next export)`);
+        else await info(`exported ${result.exported} ledger row${result.exported === 1 ? "" : "s"} to ${result.endpoint}`);
+      } finally {
+        store.close();
+      }
+      return;
+    }
     const { exportLines, sessionDetails } = await import("../session/session-report.ts");
     const store = openStore();
     try {

@@ -98,5 +98,10 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
     process.off("SIGINT", onSigint);
     process.off("SIGTERM", onSigint);
     await runtime.close();
+    if (runtime.config.export?.otlp_url !== undefined) {
+      // Off the answer's path: a detached exporter, never awaited (src/telemetry/export-in-background.ts).
+      const { exportInBackground } = await import("../telemetry/export-in-background.ts");
+      exportInBackground(runtime.config, runtime.env, (m) => void warn(m));
+    }
   }
 }

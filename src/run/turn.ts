@@ -344,6 +344,7 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     status: failure === undefined ? "ok" : content.length > 0 ? "incomplete" : "error",
     error: failure === undefined ? null : errorText(failure),
     messageId: content.length > 0 || saved ? assistantId : null,
+    finishReason: result.finish?.reason ?? null,
   };
   row.cacheableMax = previousRow ? cacheableMaximum(previousRow, row, p.resolved.spec.cacheRules?.(p.ref.model) ?? DEFAULT_CACHE_RULES) : null;
   // An exact fork's first request is the probe row: inheritance of the parent's cache is measured, not assumed.

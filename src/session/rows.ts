@@ -13,7 +13,7 @@ import type { ChainLink, LedgerRow, PrefixVersion, RequestStatus, SessionRecord 
 export const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
-  "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max",
+  "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max", "finish_reason",
 ] as const;
 
 export type SqlValue = string | number | null;
@@ -24,7 +24,7 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
     row.prefixVersion, row.role, row.provider, row.model, row.protocol, row.startedAt, row.firstTokenAt, row.finishedAt, row.latencyMs, row.ttftMs, row.outputTps,
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
-    row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null,
+    row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
   ];
 }
 
@@ -103,6 +103,7 @@ export interface RequestRow {
   status: string;
   error: string | null;
   message_id: string | null;
+  finish_reason: string | null;
 }
 
 export function toSession(row: SessionRow): SessionRecord {
@@ -165,6 +166,7 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     status: row.status as RequestStatus,
     error: row.error,
     messageId: row.message_id,
+    finishReason: row.finish_reason,
   };
 }
 

@@ -107,4 +107,32 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // The cacheable maximum of each request, computed with the provider's cache rules when recorded.
   `ALTER TABLE requests ADD COLUMN cacheable_max INTEGER;`,
+  // Budgets (src/budget): one row per provider call, a reservation of its worst-case forecast that is
+  // settled to its actual cost after the call. Rows carry no content: runs with --no-store count here too.
+  // OTLP export (src/telemetry): the last ledger rowid each destination received.
+  `
+  ALTER TABLE requests ADD COLUMN finish_reason TEXT;
+
+  CREATE TABLE spend (
+    id         TEXT PRIMARY KEY,
+    session_id TEXT,
+    day        TEXT NOT NULL,
+    month      TEXT NOT NULL,
+    emulated   INTEGER NOT NULL,
+    amount_usd REAL NOT NULL,
+    forecast_usd REAL NOT NULL,
+    state      TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX spend_day ON spend(emulated, day);
+  CREATE INDEX spend_month ON spend(emulated, month);
+  CREATE INDEX spend_session ON spend(session_id);
+
+  CREATE TABLE export_watermarks (
+    destination   TEXT PRIMARY KEY,
+    last_rowid    INTEGER NOT NULL,
+    lease_token   TEXT,
+    lease_expires INTEGER
+  ) WITHOUT ROWID;
+  `,
 ];

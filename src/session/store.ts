@@ -90,6 +90,22 @@ export class Store {
     this.db = openDatabase(path);
   }
 
+  /**
+   * Runs `fn` on the store's connection in a BEGIN IMMEDIATE transaction
+   * (joining an outer one), for modules that keep their own tables in the
+   * store (budget counters, export watermark): concurrent processes queue on
+   * the write lock, so a read-check-write inside `fn` cannot race.
+   * @throws CachetError STORE when the file cannot be written (nothing is changed)
+   */
+  transaction<T>(fn: (db: Database) => T): T {
+    return this.write(() => fn(this.db));
+  }
+
+  /** The store's connection, for reads by modules that keep their own tables in the store. */
+  get database(): Database {
+    return this.db;
+  }
+
   /** Closes the database. The instance must not be used afterwards. */
   close(): void {
     this.db.close();

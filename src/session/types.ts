@@ -114,4 +114,6 @@ export interface LedgerRow {
   error: string | null;
   /** Id of the assistant message this call produced, if any. */
   messageId: string | null;
+  /** Why the answer ended, in the provider adapter's words (`stop`, `length`, `tool_use`, ...); null when unknown or failed. */
+  finishReason?: string | null;
 }
