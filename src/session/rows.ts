@@ -166,7 +166,7 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     status: row.status as RequestStatus,
     error: row.error,
     messageId: row.message_id,
-    finishReason: row.finish_reason,
+    ...(row.finish_reason !== null ? { finishReason: row.finish_reason } : {}),
   };
 }
 
