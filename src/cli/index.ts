@@ -15,6 +15,7 @@ export interface CommandEntry {
 export const commands: Record<string, CommandEntry> = {
   run: { description: "Send a prompt (and stdin) to a model and stream the answer (default)", load: () => import("./run.ts") },
   emulate: { description: "Serve the provider emulator on loopback", load: () => import("./emulate.ts") },
+  proxy: { description: "Record any client's LLM traffic: forward it unchanged and meter each request", load: () => import("./proxy.ts") },
   sessions: { description: "List, show or remove sessions", load: () => import("./sessions.ts") },
   export: { description: "Write a session as JSON lines", load: () => import("./export.ts") },
   why: { description: "Explain a request's cache hits and misses against the previous one", load: () => import("./why.ts") },

@@ -1,6 +1,7 @@
 /**
- * `cachet sessions [list|show|rm] [SESSION] [--json] [--force]`: list
- * sessions (default), show one (prefix versions, messages, requests; the
+ * `cachet sessions [list|show|rm] [SESSION] [--json] [--force] [--recorded]`: list
+ * sessions (default; a SOURCE column tells cachet's own from those `cachet
+ * proxy` recorded, `--recorded` lists only the latter), show one (prefix versions, messages, requests; the
  * latest without SESSION), or remove one with its rows (a parent's shared
  * messages stay; a session with forks needs --force, which removes the forks too).
  */
@@ -12,6 +13,7 @@ const args = {
   action: { type: "positional", required: false, description: "list (default), show or rm" },
   session: { type: "positional", required: false, description: "Session ID or NAME (show: default the latest; rm: required)" },
   force: { type: "boolean", description: "rm: also remove the session's forks" },
+  recorded: { type: "boolean", description: "list: only the sessions recorded by `cachet proxy`" },
   ...jsonArg,
   ...globalArgs,
 } as const;
@@ -29,7 +31,12 @@ export default defineCommand({
     const store = openStore();
     try {
       if (action === "list") {
-        const listings = report.listSessions(store);
+        const { RecordedStore } = await import("../session/recorded.ts");
+        const recorded = new RecordedStore(store.path);
+        const clients = new Map(recorded.sessions().map((s) => [s.id, s.client]));
+        recorded.close();
+        const all = report.listSessions(store, (id) => (clients.has(id) ? { source: "recorded", client: clients.get(id) ?? null } : undefined));
+        const listings = a.recorded ? all.filter((l) => l.source === "recorded") : all;
         process.stdout.write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));
       } else if (action === "show") {
         const ref = a.session ?? store.latestSession()?.id;

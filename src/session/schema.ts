@@ -135,4 +135,22 @@ export const MIGRATIONS: readonly string[] = [
     lease_expires INTEGER
   ) WITHOUT ROWID;
   `,
+  // Sessions recorded by `cachet proxy` (src/session/recorded.ts): where a session came from, the client, and per exchange what the ledger row does not hold.
+  `
+  ALTER TABLE sessions ADD COLUMN source TEXT NOT NULL DEFAULT 'own';
+  ALTER TABLE sessions ADD COLUMN client TEXT;
+  CREATE INDEX sessions_source ON sessions(source, updated_at);
+  CREATE TABLE recorded_exchanges (
+    request_id          TEXT PRIMARY KEY REFERENCES requests(id) ON DELETE CASCADE,
+    http_status         INTEGER,
+    path                TEXT NOT NULL,
+    client              TEXT,
+    session_via         TEXT NOT NULL,
+    provider_request_id TEXT,
+    request_hash        TEXT NOT NULL,
+    response_hash       TEXT,
+    request_body        BLOB,
+    response_body       BLOB
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -74,7 +74,7 @@ describe("library", () => {
     const listings = listSessions(store);
     expect(listings.map((l) => [l.id, l.messages, l.requests])).toEqual([[fork, 4, 1], [parent, 2, 1]]);
     const text = formatSessionList(listings);
-    expect(text.split("\n")[0]).toMatch(/^ID\s+NAME\s+MODEL\s+MSGS\s+REQS\s+UPDATED\s+FORK OF$/);
+    expect(text.split("\n")[0]).toMatch(/^ID\s+NAME\s+MODEL\s+MSGS\s+REQS\s+UPDATED\s+FORK OF\s+SOURCE$/);
     expect(text).toContain(`${parent}  main`);
   });
 

@@ -3,6 +3,7 @@
  * store's records, so tests call them without a terminal.
  */
 import type { Block, SummaryState } from "../context/types.ts";
+import type { SessionSource } from "./recorded.ts";
 import type { LogEntry, Store } from "./store.ts";
 import type { LedgerRow, PrefixVersion, SessionRecord } from "./types.ts";
 
@@ -12,7 +13,14 @@ export interface SessionListing extends SessionRecord {
   messages: number;
   /** Ledger rows. */
   requests: number;
+  /** `own` (cachet's), or `recorded` by `cachet proxy`. */
+  source: SessionSource;
+  /** The client (user-agent) of a recorded session; null for cachet's own. */
+  client: string | null;
 }
+
+/** Where a session came from (src/session/recorded.ts); cachet's own when unknown. */
+export type SessionOrigin = (sessionId: string) => { source: SessionSource; client: string | null } | undefined;
 
 /** Everything `cachet sessions show` prints about one session. */
 export interface SessionDetails {
@@ -23,9 +31,9 @@ export interface SessionDetails {
   requests: LedgerRow[];
 }
 
-/** Every session with its counts, most recently updated first. */
-export function listSessions(store: Store): SessionListing[] {
-  return store.listSessions().map((session) => ({ ...session, ...store.sessionCounts(session.id) }));
+/** Every session with its counts and origin, most recently updated first. */
+export function listSessions(store: Store, origin: SessionOrigin = () => undefined): SessionListing[] {
+  return store.listSessions().map((session) => ({ ...session, ...store.sessionCounts(session.id), source: "own", client: null, ...origin(session.id) }));
 }
 
 /**
@@ -63,8 +71,10 @@ export function exportLines(details: SessionDetails): string[] {
 /** The human-readable session list, one line per session, with a header. */
 export function formatSessionList(listings: SessionListing[]): string {
   if (listings.length === 0) return "no sessions yet\n";
-  const rows = [["ID", "NAME", "MODEL", "MSGS", "REQS", "UPDATED", "FORK OF"]];
-  for (const s of listings) rows.push([s.id, s.name ?? "-", s.model, String(s.messages), String(s.requests), isoMinute(s.updatedAt), s.parentId ?? "-"]);
+  const rows = [["ID", "NAME", "MODEL", "MSGS", "REQS", "UPDATED", "FORK OF", "SOURCE"]];
+  for (const s of listings) {
+    rows.push([s.id, s.name ?? "-", s.model, String(s.messages), String(s.requests), isoMinute(s.updatedAt), s.parentId ?? "-", s.source === "recorded" ? `recorded (${s.client ?? "unknown client"})` : "own"]);
+  }
   return table(rows);
 }
 

@@ -168,9 +168,9 @@ export class Store {
     return toSession(row);
   }
 
-  /** The most recently updated session, or null when there is none. */
+  /** The most recently updated of cachet's own sessions (not those recorded by `cachet proxy`), or null when there is none. */
   latestSession(): SessionRecord | null {
-    const row = this.db.query("SELECT * FROM sessions ORDER BY updated_at DESC, rowid DESC LIMIT 1").get() as SessionRow | null;
+    const row = this.db.query("SELECT * FROM sessions WHERE source = 'own' ORDER BY updated_at DESC, rowid DESC LIMIT 1").get() as SessionRow | null;
     return row ? toSession(row) : null;
   }
 

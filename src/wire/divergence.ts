@@ -126,6 +126,8 @@ export function explain(previous: ComparedRow | null | undefined, current: Compa
     const before = previous.chain[shared] ?? null;
     divergence = { index: shared, nodeId: link.nodeId, kind: link.kind, previousNodeId: before?.nodeId ?? null };
     causes.push(divergenceCause(previous.chain, current.chain, shared));
+    // The first divergence hides later ones: a client that changed its system prompt and reordered its tools in one turn is told both.
+    for (const change of headChanges(previous.chain, current.chain)) if (!causes.includes(change)) causes.push(change);
   }
   if (previous.provider !== current.provider || previous.model !== current.model) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model})`);
   if (current.cacheMode === "off") causes.push("cache strategies off (--cache off)");
@@ -157,6 +159,18 @@ function divergenceCause(previous: readonly ChainLink[], current: readonly Chain
     return `${previous[index]!.kind === "tool" ? "tools" : previous[index]!.kind} changed`;
   }
   return `history rewritten at node ${index} (${current[index]!.nodeId})`;
+}
+
+/** Every change of the request head (system, tools, schema) between two chains, in that order. */
+function headChanges(previous: readonly ChainLink[], current: readonly ChainLink[]): string[] {
+  const contents = (chain: readonly ChainLink[], kind: string) => chain.filter((l) => l.kind === kind).map((l) => l.content);
+  const out: string[] = [];
+  if (contents(previous, "system").join() !== contents(current, "system").join()) out.push("system changed");
+  const before = contents(previous, "tool");
+  const after = contents(current, "tool");
+  if (before.join() !== after.join()) out.push([...before].sort().join() === [...after].sort().join() ? "tools reordered" : "tools changed");
+  if (contents(previous, "schema").join() !== contents(current, "schema").join()) out.push("schema changed");
+  return out;
 }
 
 function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {

@@ -14,6 +14,11 @@ export function hashText(text: string, seed: bigint = 0n): Hash64 {
   return toHex(Bun.hash.wyhash(text, seed));
 }
 
+/** Hash of raw bytes (a request or response body as it crossed the wire). */
+export function hashBytes(bytes: Uint8Array): Hash64 {
+  return toHex(Bun.hash.wyhash(bytes, 0n));
+}
+
 /** Content hash of a JSON value: the hash of its canonical JSON. */
 export function hashJson(value: unknown): Hash64 {
   return hashText(canonicalJson(value));

@@ -1,0 +1,62 @@
+/**
+ * `cachet proxy [--port N] [--host 127.0.0.1] [--upstream URL | --emulate] [--provider P] [--keep-bodies]`:
+ * a local recording proxy for any client. The first stdout line is the root
+ * URL; it serves until SIGINT/SIGTERM, then finishes recording and exits 0.
+ */
+import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
+import { globalArgs } from "./_args.ts";
+
+export default defineCommand({
+  meta: { name: "proxy", description: "Record any client's LLM traffic: forward it unchanged and meter each request" },
+  args: {
+    port: { type: "string", description: "TCP port (0 picks a free one)", default: "0" },
+    host: { type: "string", description: "Interface to listen on; anything but loopback is reachable from the network (a warning is printed)", default: "127.0.0.1" },
+    upstream: { type: "string", description: "Base URL to forward to instead of the provider's (of --provider when given, else of every provider)" },
+    emulate: { type: "boolean", description: "Forward to the built-in emulator (no key, no network)" },
+    provider: { type: "string", description: "Provider serving the unprefixed paths of its protocol, e.g. deepseek for /v1/chat/completions" },
+    "keep-bodies": { type: "boolean", description: "Also store request and response bodies (hashes are always stored)" },
+    ...globalArgs,
+  },
+  async run({ args }) {
+    const port = Number(args.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+      throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${args.port}"`, { hint: "use --port 0 for a free port" });
+    }
+    if (args.emulate && args.upstream !== undefined) {
+      throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
+    }
+    const log = await import("../log.ts");
+    if (!isLoopback(args.host)) {
+      await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
+    }
+    const { startProxy } = await import("../proxy/index.ts");
+    const proxy = await startProxy({
+      port,
+      host: args.host,
+      ...(args.upstream !== undefined ? { upstream: args.upstream } : {}),
+      ...(args.provider !== undefined ? { provider: args.provider } : {}),
+      emulate: args.emulate === true,
+      keepBodies: args["keep-bodies"] === true,
+      notice: (message) => void log.warn(message),
+      onRecorded: (row, exchange) =>
+        void log.verbose(
+          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `$${row.costUsd}`}`,
+        ),
+    });
+    process.stdout.write(`${proxy.url}\n`);
+    await log.info(
+      `proxy on ${proxy.url}${proxy.emulatorUrl ? " (forwarding to the built-in emulator)" : ""}: set ANTHROPIC_BASE_URL=${proxy.url}, OPENAI_BASE_URL=${proxy.url}/v1, the Gemini base URL to ${proxy.url}, or ${proxy.url}/PROVIDER for another provider; Ctrl-C stops it`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    await proxy.stop();
+    await log.info(`proxy stopped: ${proxy.recorded()} exchange(s) recorded; see \`cachet sessions --recorded\`, \`cachet stats --recorded --by client\``);
+  },
+});
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}

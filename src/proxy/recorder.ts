@@ -1,0 +1,268 @@
+/**
+ * Turns a proxied exchange into a ledger row of a recorded session: the
+ * request's wire hash chain (src/wire), its session (session-finder.ts), the
+ * usage read from the response by the provider's plugin (usage-reader.ts),
+ * priced with the catalog (src/meter), its cacheable maximum against the
+ * session's previous request (src/wire/divergence.ts), stored with
+ * Store.recordRequest plus the exchange's own row (src/session/recorded.ts).
+ *
+ * Exchanges are read in parallel (hashing, usage) and assigned to sessions
+ * and stored one at a time, in the order they finished, so the requests of a
+ * session are compared in order. Recording never delays the client: it
+ * starts once the response has been handed over.
+ */
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import type { Config } from "../config.ts";
+import { newId } from "../context/ids.ts";
+import type { PluginHost } from "../plugin/host.ts";
+import type { WireRequest } from "../plugin/wire.ts";
+import { UNKNOWN_USAGE } from "../plugin/usage.ts";
+import type { RecordedExchange, RecordedStore } from "../session/recorded.ts";
+import type { Store } from "../session/store.ts";
+import type { ChainLink, LedgerRow, RequestStatus } from "../session/types.ts";
+import { DEFAULT_CACHE_RULES, cacheableMaximum } from "../wire/divergence.ts";
+import { hashBytes } from "../wire/hash.ts";
+import { chainMemo, prefixChain } from "../wire/prefix-chain.ts";
+import { HEAD_KINDS, requestSegments } from "../wire/request-segments.ts";
+import type { ProxyRoute } from "./routes.ts";
+import { redact } from "./secrets.ts";
+import { affinityKeyOf, SessionFinder, type SessionVia } from "./session-finder.ts";
+import type { ReadResponse, UsageReader } from "./usage-reader.ts";
+
+/** One exchange as the server saw it. */
+export interface CapturedExchange {
+  route: ProxyRoute;
+  /** Path without credentials. */
+  path: string;
+  /** The client's request headers (credentials are read only to cut them out of what is kept). */
+  headers: Headers;
+  /** Credential values of the request (secrets.ts). */
+  secrets: string[];
+  requestBytes: Uint8Array;
+  /** Unix epoch ms: request received, first response byte, last response byte. */
+  startedAt: number;
+  firstByteAt: number | null;
+  finishedAt: number;
+  /** Upstream status; null when the upstream could not be reached. */
+  httpStatus: number | null;
+  responseHeaders: Headers | null;
+  /** The response body bytes as forwarded to the client (possibly content-encoded). */
+  responseBytes: Uint8Array | null;
+  /** The client went away before the response was complete. */
+  clientAborted: boolean;
+  /** A transport failure (upstream unreachable, reset), already without credentials. */
+  transportError: string | null;
+}
+
+/** What {@link Recorder} needs. */
+export interface RecorderOptions {
+  store: Store;
+  recorded: RecordedStore;
+  host: PluginHost;
+  config: Config;
+  env: Record<string, string | undefined>;
+  reader: UsageReader;
+  /** Keep request and response bodies (--keep-bodies). */
+  keepBodies: boolean;
+  /** Counts tokens of an element's estimate text (o200k), memoized here per content hash. */
+  countTokens: (text: string) => number;
+  /** Prices a report for `catalogProvider/model` (src/meter priceReport). */
+  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => Promise<{ costUsd: number | null }>;
+  /** Called with a one-line notice (recording failures); never with credentials. */
+  notice?: (message: string) => void;
+  /** Called after each exchange is stored. */
+  onRecorded?: (row: LedgerRow, exchange: RecordedExchange) => void;
+}
+
+/** Token counts remembered per content hash before the memo is cleared. */
+const TOKEN_MEMO_LIMIT = 200_000;
+
+/** Records exchanges; `idle()` resolves when every captured exchange is stored. */
+export class Recorder {
+  private readonly finder = new SessionFinder();
+  private readonly last = new Map<string, LedgerRow>();
+  private readonly tokens = new Map<string, number>();
+  private queue: Promise<void> = Promise.resolve();
+  /** Ledger rows stored so far (for the proxy's own report). */
+  recordedCount = 0;
+
+  constructor(private readonly o: RecorderOptions) {}
+
+  /** Starts reading an exchange; storing follows in finishing order. */
+  capture(exchange: CapturedExchange): void {
+    const prepared = this.prepare(exchange);
+    this.queue = this.queue.then(async () => {
+      try {
+        this.store(exchange, await prepared);
+      } catch (error) {
+        this.o.notice?.(`cachet proxy: could not record ${exchange.path}: ${redact(error instanceof Error ? error.message : String(error), exchange.secrets)}`);
+      }
+    });
+  }
+
+  /** Resolves once every exchange captured so far is stored. */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  private async prepare(e: CapturedExchange): Promise<Prepared> {
+    let body: Record<string, unknown> | undefined;
+    try {
+      const parsed = JSON.parse(new TextDecoder().decode(e.requestBytes)) as unknown;
+      if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
+    } catch {
+      // Not JSON: the upstream judged it (and its answer is recorded); there is no chain to keep.
+    }
+    const chain = body ? this.chainOf({ protocol: e.route.protocol, body, headers: {}, segments: requestSegments(e.route.protocol, body) }) : [];
+    const model = e.route.model ?? (typeof body?.model === "string" ? body.model : "unknown");
+    const streaming = e.route.streamingEndpoint || body?.stream === true;
+    let read: ReadResponse | undefined;
+    const decoded = e.responseBytes ? decode(e.responseBytes, e.responseHeaders) : null;
+    if (e.httpStatus !== null && e.httpStatus >= 200 && e.httpStatus < 300 && decoded) {
+      const headers = new Headers(e.responseHeaders ?? undefined);
+      headers.delete("content-encoding");
+      headers.delete("content-length");
+      read = await this.o.reader.read(e.route.provider, e.route.protocol, model, streaming, new Response(decoded, { status: e.httpStatus, headers }));
+    }
+    const spec = this.o.host.providers.get(e.route.provider)?.value;
+    const priced = read?.report ? await this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : { costUsd: null };
+    return { body, chain, model, read, decoded, costUsd: priced.costUsd };
+  }
+
+  /** Synchronous: session choice and writes happen one exchange at a time. */
+  private store(e: CapturedExchange, p: Prepared): void {
+    const key = p.body ? affinityKeyOf(e.route.protocol, p.body, e.headers) : undefined;
+    const found = this.finder.find(key, p.chain);
+    const client = e.headers.get("user-agent");
+    const sessionId = found.sessionId ?? this.o.recorded.createSession({ model: `${e.route.provider}/${p.model}`, affinityKey: key?.value, client, now: e.startedAt });
+    this.finder.remember(sessionId, key?.value, p.chain);
+    const previous = this.last.get(sessionId);
+    const { status, error } = outcome(e, p.read);
+    const usage = p.read?.report?.usage ?? { ...UNKNOWN_USAGE };
+    const wireKey = key?.via === "affinity-key" ? key.value : null;
+    const row: LedgerRow = {
+      id: newId("r"),
+      sessionId,
+      prefixVersion: previous ? previous.prefixVersion + (headOf(previous.chain) === headOf(p.chain) ? 0 : 1) : 1,
+      role: "main",
+      provider: e.route.provider,
+      model: p.model,
+      protocol: e.route.protocol,
+      startedAt: e.startedAt,
+      firstTokenAt: e.firstByteAt,
+      finishedAt: e.finishedAt,
+      latencyMs: e.finishedAt - e.startedAt,
+      ttftMs: e.firstByteAt === null ? null : e.firstByteAt - e.startedAt,
+      outputTps: usage.output !== undefined && e.firstByteAt !== null && e.finishedAt > e.firstByteAt ? (usage.output * 1000) / (e.finishedAt - e.firstByteAt) : null,
+      usage,
+      rawUsage: p.read?.report?.raw ?? null,
+      costUsd: p.costUsd,
+      providerCostUsd: p.read?.report?.providerCostUsd ?? null,
+      // Kept in recorded_exchanges: a replayed or emulated id may repeat, and the ledger refuses a repeated id.
+      providerRequestId: null,
+      affinityKey: wireKey,
+      cacheMode: "auto",
+      cacheTtl: "5m",
+      chain: p.chain,
+      cacheableMax: null,
+      expectedCacheRead: null,
+      status,
+      error: error === null ? null : redact(error, e.secrets).slice(0, 500),
+      messageId: null,
+    };
+    const rules = this.o.host.providers.get(e.route.provider)?.value.cacheRules?.(p.model) ?? DEFAULT_CACHE_RULES;
+    row.cacheableMax = previous ? cacheableMaximum(previous, row, rules) : null;
+    this.o.store.recordRequest(row);
+    this.last.set(sessionId, row);
+    const exchange: RecordedExchange = {
+      requestId: row.id,
+      httpStatus: e.httpStatus,
+      path: e.path,
+      client,
+      sessionVia: found.sessionId ? found.via : ("new" satisfies SessionVia),
+      providerRequestId: p.read?.requestId ?? null,
+      requestHash: hashBytes(e.requestBytes),
+      responseHash: e.responseBytes ? hashBytes(e.responseBytes) : null,
+      requestBody: this.o.keepBodies ? redact(new TextDecoder().decode(e.requestBytes), e.secrets) : null,
+      responseBody: this.o.keepBodies && p.decoded ? new TextEncoder().encode(redact(new TextDecoder().decode(p.decoded), e.secrets)) : null,
+    };
+    this.o.recorded.saveExchanges([{ exchange, sessionId, model: `${e.route.provider}/${p.model}`, at: e.finishedAt }]);
+    this.recordedCount++;
+    this.o.onRecorded?.(row, exchange);
+  }
+
+  private chainOf(wire: WireRequest): ChainLink[] {
+    if (this.tokens.size > TOKEN_MEMO_LIMIT) this.tokens.clear();
+    return prefixChain(
+      wire,
+      (hash, text) => {
+        let n = this.tokens.get(hash);
+        if (n === undefined) {
+          n = this.o.countTokens(text);
+          this.tokens.set(hash, n);
+        }
+        return n;
+      },
+      chainMemo(),
+    );
+  }
+}
+
+interface Prepared {
+  body: Record<string, unknown> | undefined;
+  chain: ChainLink[];
+  model: string;
+  read: ReadResponse | undefined;
+  decoded: Uint8Array | null;
+  costUsd: number | null;
+}
+
+/** The ledger status and error text of an exchange. */
+function outcome(e: CapturedExchange, read: ReadResponse | undefined): { status: RequestStatus; error: string | null } {
+  if (e.httpStatus === null) return { status: "error", error: e.transportError ?? (e.clientAborted ? "client disconnected before the upstream answered" : "no answer from the upstream") };
+  if (e.httpStatus >= 300) return { status: "error", error: `HTTP ${e.httpStatus}${errorMessage(e)}` };
+  const partial = read?.content === true || (e.responseBytes?.length ?? 0) > 0;
+  if (e.clientAborted) return { status: partial ? "incomplete" : "error", error: "client disconnected mid-response; the upstream request was cancelled" };
+  if (e.transportError) return { status: partial ? "incomplete" : "error", error: e.transportError };
+  if (read?.error) return { status: read.content ? "incomplete" : "error", error: read.error };
+  return { status: "ok", error: null };
+}
+
+/** `: message` from a provider's JSON error body, or empty. */
+function errorMessage(e: CapturedExchange): string {
+  if (!e.responseBytes) return "";
+  try {
+    const decoded = decode(e.responseBytes, e.responseHeaders);
+    const body = JSON.parse(new TextDecoder().decode(decoded)) as { error?: { message?: unknown; type?: unknown; status?: unknown } | unknown[] };
+    const error = (Array.isArray(body) ? (body[0] as { error?: unknown })?.error : body.error) as { message?: unknown; type?: unknown; status?: unknown } | undefined;
+    const kind = error?.type ?? error?.status;
+    const message = typeof error?.message === "string" ? error.message : "";
+    return `${typeof kind === "string" ? ` ${kind}` : ""}${message ? `: ${message}` : ""}`;
+  } catch {
+    return "";
+  }
+}
+
+/** The body without its content encoding (gzip, deflate, br, zstd), as the SDK would read it. */
+function decode(bytes: Uint8Array, headers: Headers | null): Uint8Array {
+  const encoding = headers?.get("content-encoding")?.trim().toLowerCase();
+  try {
+    if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(bytes);
+    if (encoding === "deflate") return inflateSync(bytes);
+    if (encoding === "br") return brotliDecompressSync(bytes);
+    if (encoding === "zstd") return Bun.zstdDecompressSync(bytes);
+  } catch {
+    // A body that does not decode is read as it is; the adapter then reports it unreadable.
+  }
+  return bytes;
+}
+
+/** Prefix hash at the end of the request's head (system, tools, schema), or "" without one. */
+function headOf(chain: readonly ChainLink[]): string {
+  let head = "";
+  for (const link of chain) {
+    if (!HEAD_KINDS.has(link.kind)) break;
+    head = link.prefix;
+  }
+  return head;
+}

@@ -1,0 +1,140 @@
+/**
+ * Storage of the sessions `cachet proxy` records: other clients' traffic,
+ * kept apart from cachet's own sessions (`sessions.source = 'recorded'`).
+ * Their ledger rows are ordinary rows (written with Store.recordRequest), so
+ * `cost`, `stats` and `why` read them like any other; what a ledger row does
+ * not hold (HTTP status, path, client, hashes and, with --keep-bodies, the
+ * bodies) is in `recorded_exchanges`, one row per ledger row.
+ *
+ * A recorded session has no stable prefix and no log: only its requests.
+ */
+import type { Database } from "bun:sqlite";
+import { chmodSync, existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { newId } from "../context/ids.ts";
+import { openDatabase } from "./database.ts";
+
+/** Where a session came from. */
+export type SessionSource = "own" | "recorded";
+
+/** What the store keeps of one proxied exchange besides its ledger row. */
+export interface RecordedExchange {
+  /** The ledger row's id. */
+  requestId: string;
+  /** HTTP status the upstream answered; null when no answer came (connection failed). */
+  httpStatus: number | null;
+  /** Request path without credentials in the query. */
+  path: string;
+  /** The client's user-agent. */
+  client: string | null;
+  /** How the session was found: affinity-key, header, log or new. */
+  sessionVia: string;
+  /** The provider's request or response id. */
+  providerRequestId: string | null;
+  /** Content hash of the request body bytes. */
+  requestHash: string;
+  /** Content hash of the response body bytes as sent to the client; null when none came. */
+  responseHash: string | null;
+  /** Bodies, only with --keep-bodies, with credentials cut out. */
+  requestBody: string | null;
+  responseBody: Uint8Array | null;
+}
+
+/** A recorded session as `sessions --recorded` and `stats --by client` read it. */
+export interface RecordedSessionInfo {
+  id: string;
+  client: string | null;
+  affinityKey: string;
+}
+
+/** Reads and writes recorded sessions in the store file. Opens its own connection (WAL allows several). */
+export class RecordedStore {
+  private readonly db: Database;
+
+  /**
+   * @param path the store file (the same as Store's)
+   * @throws CachetError STORE when the file cannot be opened
+   */
+  constructor(readonly path: string) {
+    this.db = openDatabase(path);
+  }
+
+  /** Closes the connection. */
+  close(): void {
+    this.db.close();
+  }
+
+  /**
+   * Creates a recorded session.
+   * @param affinityKey the client's key, or undefined to use the session id
+   */
+  createSession(options: { model: string; affinityKey: string | undefined; client: string | null; now: number }): string {
+    const id = newId("s");
+    this.db
+      .query("INSERT INTO sessions (id, name, model, affinity_key, created_at, updated_at, source, client) VALUES (?, NULL, ?, ?, ?, ?, 'recorded', ?)")
+      .run(id, options.model, options.affinityKey ?? id, options.now, options.now, options.client);
+    return id;
+  }
+
+  /**
+   * Stores exchanges (their ledger rows must be stored already) and moves
+   * their sessions' update time and model. One transaction for the batch.
+   */
+  saveExchanges(batch: readonly { exchange: RecordedExchange; sessionId: string; model: string; at: number }[]): void {
+    if (batch.length === 0) return;
+    const insert = this.db.query(
+      "INSERT OR REPLACE INTO recorded_exchanges (request_id, http_status, path, client, session_via, provider_request_id, request_hash, response_hash, request_body, response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    const touch = this.db.query("UPDATE sessions SET updated_at = MAX(updated_at, ?), model = ?, rev = rev + 1 WHERE id = ?");
+    this.db
+      .transaction(() => {
+        for (const { exchange: e, sessionId, model, at } of batch) {
+          insert.run(e.requestId, e.httpStatus, e.path, e.client, e.sessionVia, e.providerRequestId, e.requestHash, e.responseHash, e.requestBody, e.responseBody);
+          touch.run(at, model, sessionId);
+        }
+      })
+      .immediate();
+  }
+
+  /** The exchange stored for a ledger row, or null. */
+  exchange(requestId: string): RecordedExchange | null {
+    const row = this.db.query("SELECT * FROM recorded_exchanges WHERE request_id = ?").get(requestId) as Record<string, unknown> | null;
+    if (!row) return null;
+    return {
+      requestId: row.request_id as string,
+      httpStatus: row.http_status as number | null,
+      path: row.path as string,
+      client: row.client as string | null,
+      sessionVia: row.session_via as string,
+      providerRequestId: row.provider_request_id as string | null,
+      requestHash: row.request_hash as string,
+      responseHash: row.response_hash as string | null,
+      requestBody: row.request_body === null ? null : String(row.request_body),
+      responseBody: row.response_body === null ? null : new Uint8Array(row.response_body as Uint8Array),
+    };
+  }
+
+  /** Every recorded session, most recently updated first. */
+  sessions(): RecordedSessionInfo[] {
+    return (this.db.query("SELECT id, client, affinity_key FROM sessions WHERE source = 'recorded' ORDER BY updated_at DESC, rowid DESC").all() as { id: string; client: string | null; affinity_key: string }[]).map(
+      (r) => ({ id: r.id, client: r.client, affinityKey: r.affinity_key }),
+    );
+  }
+
+  /** The source of every session, by id. */
+  sources(): Map<string, SessionSource> {
+    const rows = this.db.query("SELECT id, source FROM sessions").all() as { id: string; source: SessionSource }[];
+    return new Map(rows.map((r) => [r.id, r.source]));
+  }
+}
+
+/**
+ * Makes the store readable by its owner only: the file and its WAL and
+ * shared-memory companions 0600, the directory 0700. Recorded traffic holds
+ * other programs' prompts. No-op on Windows (no POSIX modes).
+ */
+export function restrictToOwner(path: string): void {
+  if (process.platform === "win32" || path === ":memory:") return;
+  chmodSync(dirname(path), 0o700);
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
+}
