@@ -8,12 +8,23 @@ export const CLOCK_HEADER = "x-emulator-clock-offset-ms";
 /** Environment variable holding the clock offset in milliseconds. */
 export const CLOCK_ENV = "CACHET_EMULATOR_CLOCK_OFFSET_MS";
 
+/** Request header fixing the clock at an absolute time, ms since the epoch. */
+export const FIXED_CLOCK_HEADER = "x-emulator-clock-ms";
+/** Environment variable fixing the clock at an absolute time, ms since the epoch. */
+export const FIXED_CLOCK_ENV = "CACHET_EMULATOR_CLOCK_MS";
+
 /**
- * Emulated now in ms since the epoch: `Date.now()` plus the offset from the
- * `x-emulator-clock-offset-ms` header, else from `CACHET_EMULATOR_CLOCK_OFFSET_MS`.
- * A value that is not a finite number is ignored (offset 0).
+ * Emulated now in ms since the epoch: the fixed time from the
+ * `x-emulator-clock-ms` header (else `CACHET_EMULATOR_CLOCK_MS`) when set, so
+ * two emulators answer the same request with the same bytes (ids and
+ * timestamps derive from the clock); otherwise `Date.now()` plus the offset
+ * from the `x-emulator-clock-offset-ms` header, else from
+ * `CACHET_EMULATOR_CLOCK_OFFSET_MS`. A value that is not a finite number is ignored.
  */
 export function emulatedNow(headers: Headers, env: Record<string, string | undefined>): number {
+  const fixedRaw = headers.get(FIXED_CLOCK_HEADER) ?? env[FIXED_CLOCK_ENV];
+  const fixed = fixedRaw === undefined || fixedRaw === null || fixedRaw.trim() === "" ? Number.NaN : Number(fixedRaw);
+  if (Number.isFinite(fixed)) return fixed;
   const raw = headers.get(CLOCK_HEADER) ?? env[CLOCK_ENV];
   const offset = raw === undefined || raw === null || raw === "" ? 0 : Number(raw);
   return Date.now() + (Number.isFinite(offset) ? offset : 0);

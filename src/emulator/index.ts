@@ -8,6 +8,7 @@
  * Controls (header beats environment; the environment is read per request
  * from `options.env`):
  * - `x-emulator-clock-offset-ms` / `CACHET_EMULATOR_CLOCK_OFFSET_MS`: shift the clock (ms).
+ * - `x-emulator-clock-ms` / `CACHET_EMULATOR_CLOCK_MS`: fix the clock at an absolute time (ms since the epoch).
  * - `x-emulator-fault` / `CACHET_EMULATOR_FAULT`: a fault (see faults.ts).
  * - `x-emulator-script` / `CACHET_EMULATOR_SCRIPT`: scripted answers file (see script.ts).
  * - `CACHET_EMULATOR_ANSWER_TOKENS`: default answer length (20).

@@ -132,10 +132,10 @@ export class Recorder {
   /** Synchronous: session choice and writes happen one exchange at a time. */
   private store(e: CapturedExchange, p: Prepared): void {
     const key = p.body ? affinityKeyOf(e.route.protocol, p.body, e.headers) : undefined;
-    const found = this.finder.find(key, p.chain);
+    const found = this.finder.find(key, e.route.provider, p.chain);
     const client = e.headers.get("user-agent");
     const sessionId = found.sessionId ?? this.o.recorded.createSession({ model: `${e.route.provider}/${p.model}`, affinityKey: key?.value, client, now: e.startedAt });
-    this.finder.remember(sessionId, key?.value, p.chain);
+    this.finder.remember(sessionId, key?.value, e.route.provider, p.chain);
     const previous = this.last.get(sessionId);
     const { status, error } = outcome(e, p.read);
     const usage = p.read?.report?.usage ?? { ...UNKNOWN_USAGE };

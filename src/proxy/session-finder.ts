@@ -10,7 +10,7 @@
  */
 import type { Protocol } from "../plugin/wire.ts";
 import type { ChainLink } from "../session/types.ts";
-import { chainHash, type Hash64 } from "../wire/hash.ts";
+import { chainHash, type Hash64, hashText } from "../wire/hash.ts";
 import { HEAD_KINDS } from "../wire/request-segments.ts";
 
 /** How a request's session was found. */
@@ -54,12 +54,12 @@ export class SessionFinder {
    * The session of a request, or undefined for a new one. A key seen before
    * wins; a new key is a new session, whatever the log says.
    */
-  find(key: AffinityKey | undefined, chain: readonly ChainLink[]): { sessionId: string | undefined; via: SessionVia } {
+  find(key: AffinityKey | undefined, scope: string, chain: readonly ChainLink[]): { sessionId: string | undefined; via: SessionVia } {
     if (key) {
       const known = this.byKey.get(key.value);
       return { sessionId: known, via: known ? key.via : "new" };
     }
-    const hashes = logHashes(chain);
+    const hashes = logHashes(scope, chain);
     for (let i = hashes.length - 1; i >= 0; i--) {
       const known = this.byLog.get(hashes[i]!);
       if (known) return { sessionId: known, via: "log" };
@@ -67,10 +67,10 @@ export class SessionFinder {
     return { sessionId: undefined, via: "new" };
   }
 
-  /** Records that a request with this key and chain belongs to `sessionId`. */
-  remember(sessionId: string, key: string | undefined, chain: readonly ChainLink[]): void {
+  /** Records that a request with this key, scope and chain belongs to `sessionId`. */
+  remember(sessionId: string, key: string | undefined, scope: string, chain: readonly ChainLink[]): void {
     if (key !== undefined) this.byKey.set(key, sessionId);
-    for (const hash of logHashes(chain)) {
+    for (const hash of logHashes(scope, chain)) {
       // Re-inserting moves the hash to the newest end, so forgetting drops the least recently seen.
       this.byLog.delete(hash);
       this.byLog.set(hash, sessionId);
@@ -85,10 +85,14 @@ export class SessionFinder {
   }
 }
 
-/** Cumulative hashes over the log elements only (system, tools and schema left out). */
-function logHashes(chain: readonly ChainLink[]): Hash64[] {
+/**
+ * Cumulative hashes over the log elements only (system, tools and schema left
+ * out), seeded with the scope (the provider): two protocols may write the same
+ * first message with the same bytes, but a conversation does not change provider.
+ */
+function logHashes(scope: string, chain: readonly ChainLink[]): Hash64[] {
   const out: Hash64[] = [];
-  let previous: Hash64 | undefined;
+  let previous: Hash64 | undefined = hashText(scope);
   for (const link of chain) {
     if (HEAD_KINDS.has(link.kind)) continue;
     previous = chainHash(previous, link.content);

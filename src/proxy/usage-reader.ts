@@ -95,7 +95,8 @@ function replayBody(protocol: Protocol, model: string, streaming: boolean): Reco
     case "anthropic-messages":
       return { model, max_tokens: 1, messages: [], stream: streaming };
     case "gemini":
-      return { model, contents: [], stream: streaming };
+      // The SDK refuses an empty `contents` before it ever calls fetch.
+      return { model, contents: [{ role: "user", parts: [{ text: "-" }] }], stream: streaming };
     default:
       return { model, messages: [], input: [], stream: streaming };
   }
