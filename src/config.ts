@@ -42,12 +42,29 @@ const ExportConfigSchema = v.strictObject({
   with_content: v.optional(v.boolean()),
 });
 
+/** A plugin installed by `cachet plugins add` (src/plugin/install.ts). */
+export const InstalledPluginSchema = v.strictObject({
+  /** The plugin's package name (or its `name` when it has no package.json). */
+  name: v.string(),
+  version: v.string(),
+  /** What was passed to `plugins add`: a path, `npm-name[@range]`, or a tarball URL; `plugins update` re-resolves it. */
+  source: v.string(),
+  /** SRI hash (sha512) of the registry tarball, or of the bundle for a local source. */
+  integrity: v.string(),
+  /** The plugin API range the plugin declares. */
+  api: v.string(),
+  /** The bundled ESM file that is loaded. */
+  file: v.string(),
+});
+
 /** The config file's shape. Every section is optional. */
 export const ConfigSchema = v.strictObject({
   /** Default model, `provider/model`. */
   model: v.optional(v.pipe(v.string(), v.regex(/^[^/\s]+\/\S+$/, "must be provider/model"))),
   /** Plugin file paths or npm package names installed in the plugin directory. */
   plugins: v.optional(v.array(v.string())),
+  /** Plugins installed by `cachet plugins add`; written by cachet, one `[[installed_plugins]]` table each. */
+  installed_plugins: v.optional(v.array(InstalledPluginSchema)),
   providers: v.optional(v.record(v.string(), ProviderConfigSchema)),
   /** Price overrides keyed by `provider/model`. */
   prices: v.optional(v.record(v.string(), PriceOverrideSchema)),

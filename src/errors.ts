@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   PLUGIN_LOAD: EXIT.input,
   PLUGIN_HOOK: EXIT.failure,
   PLUGIN_API_VERSION: EXIT.input,
+  PLUGIN_INSTALL: EXIT.failure,
   UNKNOWN_PROVIDER: EXIT.usage,
   UNKNOWN_MODEL: EXIT.usage,
   MISSING_API_KEY: EXIT.usage,

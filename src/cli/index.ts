@@ -26,5 +26,5 @@ export const commands: Record<string, CommandEntry> = {
   models: { description: "List models with prices, tiers and limits", load: () => import("./models.ts") },
   probe: { description: "Run a multi-turn cache experiment from a scenario file", load: () => import("./probe.ts") },
   schema: { description: "Check a JSON schema against a provider's structured-output contract", load: () => import("./schema.ts") },
-  plugins: { description: "List loaded plugins, their providers and strategies, and load errors", load: () => import("./plugins.ts") },
+  plugins: { description: "List, add, remove, update, scaffold and test plugins", load: () => import("./plugins.ts") },
 };

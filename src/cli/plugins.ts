@@ -1,43 +1,126 @@
 /**
- * `cachet plugins [list] [--json]`: the loaded plugins, what each registered,
- * and the plugins that failed to load (with the reason).
+ * `cachet plugins [list|add|remove|update|new|test] [ARG] [--json]`:
+ * - `list` (default): the loaded plugins, what each registered, the installed
+ *   ones with version and integrity, and the plugins that failed to load;
+ * - `add SOURCE`: install from a path, `npm-name[@version]` or a tarball URL;
+ * - `remove NAME`, `update [NAME]`: uninstall, or re-install from the recorded source;
+ * - `new NAME`: write a ready plugin project into ./NAME;
+ * - `test FILE`: run the plugin contract kit on a plugin, offline.
+ * The work is in src/plugin (install.ts, scaffold.ts, test-plugin.ts).
  */
 import { defineCommand } from "citty";
-import { CachetError } from "../errors.ts";
+import { CachetError, EXIT } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 
-const ACTIONS = ["list"] as const;
+const ACTIONS = ["list", "add", "remove", "update", "new", "test"] as const;
+type Action = (typeof ACTIONS)[number];
+
+/** What each action's argument is; `required` ones fail without it. */
+const ARGUMENT: Record<Action, { name: string; required: boolean } | undefined> = {
+  list: undefined,
+  add: { name: "SOURCE (a path, npm-name[@version] or tarball URL)", required: true },
+  remove: { name: "NAME", required: true },
+  update: { name: "NAME", required: false },
+  new: { name: "NAME", required: true },
+  test: { name: "FILE", required: true },
+};
 
 export default defineCommand({
-  meta: { name: "plugins", description: "List loaded plugins, their providers and strategies, and load errors" },
+  meta: { name: "plugins", description: "List, add, remove, update, scaffold and test plugins" },
   args: {
-    action: { type: "positional", required: false, description: "list (default)" },
+    action: { type: "positional", required: false, description: "list (default), add SOURCE, remove NAME, update [NAME], new NAME, test FILE" },
+    target: { type: "positional", required: false, description: "SOURCE, NAME or FILE, per action" },
     ...jsonArg,
     ...globalArgs,
   },
   async run({ args }) {
-    const action = args.action ?? "list";
-    if (!(ACTIONS as readonly string[]).includes(action)) {
+    const action = (args.action ?? "list") as Action;
+    if (!ACTIONS.includes(action)) {
       throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet plugins\``, { hint: `use ${ACTIONS.join(", ")}` });
     }
-    const { loadConfig } = await import("../config.ts");
-    const { loadPlugins } = await import("../plugin/loader.ts");
-    const host = await loadPlugins({ config: await loadConfig() });
-    const plugins = host.plugins.map((p) => ({
-      ...p,
-      providers: p.providers.map((id) => ({ id, protocol: host.providers.get(id)!.value.protocol, env: host.providers.get(id)!.value.env })),
-    }));
-    if (args.json) {
-      process.stdout.write(`${JSON.stringify({ plugins, failures: host.failures })}\n`);
-    } else {
-      for (const p of plugins) {
-        process.stdout.write(`${p.name}  (${p.source})\n`);
-        for (const pr of p.providers) process.stdout.write(`  provider  ${pr.id.padEnd(18)} ${pr.protocol.padEnd(20)} ${pr.env.join(", ")}\n`);
-        for (const s of p.strategies) process.stdout.write(`  strategy  ${s}\n`);
-        if (p.hooks.length) process.stdout.write(`  hooks     ${[...new Set(p.hooks)].join(", ")}\n`);
-      }
-      for (const f of host.failures) process.stdout.write(`FAILED ${f.plugin}: ${f.message}\n`);
+    const argument = ARGUMENT[action];
+    const target = args.target as string | undefined;
+    if (argument?.required && !target) {
+      throw new CachetError("MISSING_ARGUMENT", `\`cachet plugins ${action}\` needs ${argument.name}`, { hint: `e.g. cachet plugins ${action} ${action === "add" ? "./acme" : action === "test" ? "dist/index.js" : "acme"}` });
     }
-    if (host.failures.length > 0) process.exitCode = 1;
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const json = (value: unknown) => out(JSON.stringify(value));
+    const { info } = await import("../log.ts");
+    const options = { env: process.env, fetch, cwd: process.cwd() };
+
+    switch (action) {
+      case "list":
+        return list(args.json === true);
+      case "add": {
+        const { addPlugin } = await import("../plugin/install.ts");
+        const record = await addPlugin(target!, options);
+        if (args.json) json(record);
+        else await info(`installed ${record.name}@${record.version} (plugin API ${record.api}, ${record.integrity.slice(0, 20)}…); it loads from the next run`);
+        return;
+      }
+      case "remove": {
+        const { removePlugin } = await import("../plugin/install.ts");
+        const record = await removePlugin(target!, options);
+        if (args.json) json({ removed: record });
+        else await info(`removed ${record.name}@${record.version}`);
+        return;
+      }
+      case "update": {
+        const { updatePlugins } = await import("../plugin/install.ts");
+        const updated = await updatePlugins(target, options);
+        if (args.json) json({ updated });
+        else if (updated.length === 0) await info("no installed plugins");
+        else for (const u of updated) await info(`${u.name}: ${u.from === u.to ? `${u.to} (unchanged)` : `${u.from} → ${u.to}`}`);
+        return;
+      }
+      case "new": {
+        const { scaffoldPlugin } = await import("../plugin/scaffold.ts");
+        const project = await scaffoldPlugin(target!, process.cwd());
+        if (args.json) json(project);
+        else {
+          for (const file of project.files) out(`${project.dir}/${file}`);
+          await info(`next: cd ${project.dir} && npm install && npm run build && cachet plugins test dist/index.js`);
+        }
+        return;
+      }
+      case "test": {
+        const { testPlugin } = await import("../plugin/test-plugin.ts");
+        const report = await testPlugin(target!, { cwd: process.cwd(), env: process.env });
+        if (args.json) json(report);
+        else {
+          for (const error of report.loadErrors) out(`FAIL load  ${error}`);
+          for (const c of report.checks) out(`${c.ok ? "ok  " : "FAIL"} ${c.provider}: ${c.check}${c.detail ? ` — ${c.detail}` : ""}`);
+          out(`${report.ok ? "passed" : "failed"}: ${report.plugin}, ${report.checks.filter((c) => c.ok).length} of ${report.checks.length} checks`);
+        }
+        if (!report.ok) process.exitCode = EXIT.failure;
+        return;
+      }
+    }
   },
 });
+
+async function list(asJson: boolean): Promise<void> {
+  const { loadConfig } = await import("../config.ts");
+  const { loadPlugins } = await import("../plugin/loader.ts");
+  const config = await loadConfig();
+  const host = await loadPlugins({ config });
+  const installed = config.installed_plugins ?? [];
+  const plugins = host.plugins.map((p) => ({
+    ...p,
+    ...(installed.find((r) => r.file === p.source) ? { installed: installed.find((r) => r.file === p.source) } : {}),
+    providers: p.providers.map((id) => ({ id, protocol: host.providers.get(id)!.value.protocol, env: host.providers.get(id)!.value.env })),
+  }));
+  if (asJson) {
+    process.stdout.write(`${JSON.stringify({ plugins, failures: host.failures })}\n`);
+  } else {
+    for (const p of plugins) {
+      const record = "installed" in p ? p.installed : undefined;
+      process.stdout.write(`${p.name}  (${record ? `${record.name}@${record.version}, ${record.source}` : p.source})\n`);
+      for (const pr of p.providers) process.stdout.write(`  provider  ${pr.id.padEnd(18)} ${pr.protocol.padEnd(20)} ${pr.env.join(", ")}\n`);
+      for (const s of p.strategies) process.stdout.write(`  strategy  ${s}\n`);
+      if (p.hooks.length) process.stdout.write(`  hooks     ${[...new Set(p.hooks)].join(", ")}\n`);
+    }
+    for (const f of host.failures) process.stdout.write(`FAILED ${f.plugin}: ${f.message}\n`);
+  }
+  if (host.failures.length > 0) process.exitCode = EXIT.failure;
+}

@@ -1,7 +1,8 @@
 /**
  * Loads plugins in order: the built-in ones (plugins/), then config
  * `plugins = [...]` (file paths, or npm package names installed under the
- * plugin directory), then `CACHET_PLUGINS` (comma-separated paths).
+ * plugin directory), then the bundles `cachet plugins add` installed
+ * (`[[installed_plugins]]`), then `CACHET_PLUGINS` (comma-separated paths).
  *
  * Third-party plugins ship as one bundled ESM file: a compiled cachet binary
  * can import a .js or .ts file at run time, but not resolve a plugin's own
@@ -36,6 +37,7 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
   const configDir = options.configDir ?? paths.config;
   const external = [
     ...(options.config.plugins ?? []).map((spec) => resolveSpecifier(spec, configDir, pluginDir(paths))),
+    ...(options.config.installed_plugins ?? []).map((record) => record.file),
     ...(env.CACHET_PLUGINS ?? "")
       .split(",")
       .map((s) => s.trim())

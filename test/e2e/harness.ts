@@ -38,12 +38,15 @@ export interface RunOptions {
   stdin?: string | Uint8Array;
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** Working directory (default: this process's). */
+  cwd?: string;
 }
 
 /** Runs the binary to completion. */
 export async function cachet(args: string[], options: RunOptions = {}): Promise<Run> {
   const home = options.home ?? freshHome();
   const proc = Bun.spawn([BINARY, ...args], {
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env },
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",

@@ -1,0 +1,220 @@
+/**
+ * `cachet plugins add/remove/update`: a plugin from a local path (a project
+ * directory or a file), an npm package (`name[@version|range|tag]`) or a
+ * tarball URL is bundled with its dependencies into one ESM file under
+ * `<data>/plugins/`, loaded once to prove it works, and recorded in the
+ * config (name, version, integrity, API range, file); the next run loads it.
+ *
+ * Nothing from a package is run while installing (no install scripts); the
+ * registry's integrity hash is checked before a tarball is unpacked.
+ */
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { loadConfig } from "../config.ts";
+import { CachetError } from "../errors.ts";
+import { configFile, pluginDir, statePaths } from "../paths.ts";
+import { apiRange } from "./api-range.ts";
+import { writeInstalled, type InstalledPlugin } from "./installed-config.ts";
+import { loadPlugins } from "./loader.ts";
+import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
+
+/** Where and how to install. */
+export interface InstallOptions {
+  env: Record<string, string | undefined>;
+  fetch: typeof fetch;
+  /** Directory relative paths are resolved against. */
+  cwd: string;
+}
+
+/**
+ * Installs (or reinstalls) a plugin and records it in the config.
+ * @throws CachetError PLUGIN_INSTALL when the source cannot be fetched or
+ *   bundled or fails its integrity check; PLUGIN_LOAD (with the plugin's own
+ *   error) when the bundle does not load. Nothing is recorded then.
+ */
+export async function addPlugin(source: string, options: InstallOptions): Promise<InstalledPlugin> {
+  const paths = statePaths(options.env);
+  const root = pluginDir(paths);
+  await mkdir(join(root, ".staging"), { recursive: true });
+  const staging = await mkdtemp(join(root, ".staging", "add-"));
+  try {
+    const registry: RegistryOptions = { registry: registryUrl(options.env), fetch: options.fetch };
+    const fetched = await fetchSource(source, staging, registry, options.cwd);
+    await installDependencies(fetched.dir, registry);
+    const bundle = await bundlePlugin(fetched.entry, source);
+    const staged = join(staging, "plugin.js");
+    await writeFile(staged, bundle);
+    const plugin = await checkLoads(staged, source, options.env);
+    const manifest = readManifest(fetched.dir);
+    const name = manifest?.name ?? plugin.name;
+    const file = join(root, `${name.replace(/^@/, "").replaceAll("/", "__")}.js`);
+    const record: InstalledPlugin = {
+      name,
+      version: manifest?.version ?? "0.0.0",
+      source: fetched.source,
+      integrity: fetched.integrity ?? sri("sha512", new TextEncoder().encode(bundle)),
+      api: apiRange(plugin.api),
+      file,
+    };
+    await rename(staged, file);
+    const config = await loadConfig(configFile(paths));
+    const others = (config.installed_plugins ?? []).filter((r) => r.name !== name);
+    await writeInstalled(configFile(paths), [...others, record]);
+    return record;
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Removes an installed plugin: its record and its bundled file.
+ * @throws CachetError PLUGIN_INSTALL when no installed plugin has that name.
+ */
+export async function removePlugin(name: string, options: Pick<InstallOptions, "env">): Promise<InstalledPlugin> {
+  const paths = statePaths(options.env);
+  const config = await loadConfig(configFile(paths));
+  const records = config.installed_plugins ?? [];
+  const record = records.find((r) => r.name === name);
+  if (!record) {
+    throw new CachetError("PLUGIN_INSTALL", `no installed plugin named "${name}"`, {
+      hint: records.length ? `installed: ${records.map((r) => r.name).join(", ")}` : "`cachet plugins add SOURCE` installs one",
+    });
+  }
+  await writeInstalled(configFile(paths), records.filter((r) => r !== record));
+  await rm(record.file, { force: true });
+  return record;
+}
+
+/**
+ * Re-installs installed plugins from their recorded sources (an npm source
+ * without a pinned version moves to the newest matching version).
+ * @returns each plugin with its version before and after.
+ * @throws CachetError as {@link addPlugin}; PLUGIN_INSTALL for an unknown name.
+ */
+export async function updatePlugins(name: string | undefined, options: InstallOptions): Promise<{ name: string; from: string; to: string }[]> {
+  const config = await loadConfig(configFile(statePaths(options.env)));
+  const records = (config.installed_plugins ?? []).filter((r) => name === undefined || r.name === name);
+  if (name !== undefined && records.length === 0) throw new CachetError("PLUGIN_INSTALL", `no installed plugin named "${name}"`, { hint: "`cachet plugins list` shows them" });
+  const out: { name: string; from: string; to: string }[] = [];
+  for (const record of records) {
+    const next = await addPlugin(record.source, options);
+    out.push({ name: record.name, from: record.version, to: next.version });
+  }
+  return out;
+}
+
+/** The bundled ESM text of a plugin entry, its dependencies inlined. @throws CachetError PLUGIN_INSTALL with the bundler's first error. */
+export async function bundlePlugin(entry: string, label: string): Promise<string> {
+  const result = await Bun.build({ entrypoints: [entry], target: "bun", format: "esm", throw: false });
+  if (!result.success) {
+    const first = result.logs.find((l) => l.level === "error") ?? result.logs[0];
+    throw new CachetError("PLUGIN_INSTALL", `cannot bundle plugin ${label}: ${String(first?.message ?? first ?? "unknown bundler error").split("\n", 1)[0]}`, {
+      hint: "install its dependencies (npm install) in the project, or check the entry in its package.json",
+    });
+  }
+  if (result.outputs.length !== 1) throw new CachetError("PLUGIN_INSTALL", `plugin ${label} bundles to ${result.outputs.length} files; cachet needs one`, { hint: "avoid dynamic import() of local modules in the plugin" });
+  return result.outputs[0]!.text();
+}
+
+/**
+ * The module file to bundle for a path: a file as is; for a directory, its
+ * package.json entry (`exports`, `module`, `main`) or `index.js`/`index.ts`.
+ * @throws CachetError PLUGIN_INSTALL when none exists.
+ */
+export function entryOf(path: string): string {
+  if (!statSync(path).isDirectory()) return path;
+  const manifest = readManifest(path);
+  const exported = manifest?.exports;
+  const fromExports = typeof exported === "string" ? exported : pickExport(exported);
+  const candidates = [fromExports, manifest?.module, manifest?.main, "index.js", "index.ts", "src/index.ts"].filter((c): c is string => typeof c === "string");
+  const found = candidates.map((c) => join(path, c)).find((c) => existsSync(c));
+  if (!found) {
+    throw new CachetError("PLUGIN_INSTALL", `no plugin entry in ${path} (tried ${candidates.join(", ")})`, { hint: 'build the project first (npm run build), or set "main" in its package.json' });
+  }
+  return found;
+}
+
+interface Manifest {
+  name?: string;
+  version?: string;
+  main?: string;
+  module?: string;
+  exports?: unknown;
+  dependencies?: Record<string, string>;
+}
+
+function readManifest(dir: string): Manifest | undefined {
+  const path = join(dir, "package.json");
+  if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Manifest;
+  } catch (cause) {
+    throw new CachetError("PLUGIN_INSTALL", `malformed package.json in ${dir}: ${(cause as Error).message}`, { hint: "fix the JSON" });
+  }
+}
+
+function pickExport(exported: unknown): string | undefined {
+  const dot = (exported as Record<string, unknown> | undefined)?.["."] ?? exported;
+  if (typeof dot === "string") return dot;
+  const conditions = dot as Record<string, unknown> | undefined;
+  for (const key of ["bun", "import", "default"]) if (typeof conditions?.[key] === "string") return conditions[key] as string;
+  return undefined;
+}
+
+/** The package directory (or file) and entry of a source, fetched into `staging` when remote. */
+async function fetchSource(source: string, staging: string, registry: RegistryOptions, cwd: string): Promise<{ dir: string; entry: string; source: string; integrity?: string }> {
+  if (/^https?:\/\//.test(source)) {
+    const [url, fragment] = source.split("#", 2) as [string, string | undefined];
+    const tarball = await downloadTarball(url, fragment?.includes("-") ? fragment : undefined, registry, url);
+    const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
+    return { dir, entry: entryOf(dir), source, integrity: tarball.integrity };
+  }
+  const local = resolve(cwd, source);
+  if (existsSync(local)) return { dir: local, entry: entryOf(local), source: local };
+  if (source.startsWith(".") || source.startsWith("/") || source.includes("\\")) {
+    throw new CachetError("PLUGIN_INSTALL", `no such file or directory: ${local}`, { hint: "pass a plugin project directory, a plugin file, an npm package name or a tarball URL" });
+  }
+  const { name, range } = parsePackageSpec(source);
+  if (!/^(@[a-z0-9][\w.~-]*\/)?[a-z0-9~][\w.~-]*$/.test(name)) {
+    throw new CachetError("PLUGIN_INSTALL", `"${source}" is neither a path nor an npm package name`, { hint: "e.g. cachet plugins add ./acme, cachet plugins add cachet-plugin-acme@1.2.0" });
+  }
+  const version = await resolveVersion(name, range, registry);
+  const tarball = await downloadTarball(version.dist.tarball, version.dist.integrity, registry, `${name}@${version.version}`);
+  const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
+  return { dir, entry: entryOf(dir), source, integrity: version.dist.integrity ?? tarball.integrity };
+}
+
+/**
+ * Fetches a package's dependencies (and theirs) from the registry into its
+ * node_modules, flat (the first version resolved for a name wins), each
+ * tarball integrity-checked, unless the package brings a node_modules of its
+ * own (a local project). Scripts are not run.
+ */
+async function installDependencies(dir: string, registry: RegistryOptions): Promise<void> {
+  const into = join(dir, "node_modules");
+  if (existsSync(into)) return;
+  const pending = Object.entries(readManifest(dir)?.dependencies ?? {});
+  const seen = new Set<string>();
+  for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
+    const [name, range] = next;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const version = await resolveVersion(name, range, registry);
+    const tarball = await downloadTarball(version.dist.tarball, version.dist.integrity, registry, `${name}@${version.version}`);
+    const unpacked = await unpackTarball(tarball.bytes, join(dir, ".unpack", name));
+    const target = join(into, name);
+    await mkdir(join(target, ".."), { recursive: true });
+    await rename(unpacked, target);
+    pending.push(...Object.entries(readManifest(target)?.dependencies ?? {}));
+  }
+}
+
+/** Imports the bundle and loads it beside the built-ins; the plugin object when it loads cleanly. */
+async function checkLoads(file: string, label: string, env: Record<string, string | undefined>): Promise<{ name: string; api: string | number }> {
+  const host = await loadPlugins({ config: {}, env: { ...env, CACHET_PLUGINS: file } });
+  const failure = host.failures[0];
+  if (failure) throw new CachetError("PLUGIN_LOAD", `${label} does not load, nothing was installed: ${failure.message.replaceAll(file, label)}`, { hint: "fix the plugin, then check it with `cachet plugins test`" });
+  const mod = (await import(file)) as { default: { name: string; api: string | number } };
+  return mod.default;
+}

@@ -1,0 +1,188 @@
+/**
+ * A third party's path, offline, through the compiled binary:
+ * - `cachet plugins new acme` → the project installs the packed plugin API
+ *   tarball (dist/cachet-plugin-api-*.tgz, from `npm pack` in the build),
+ *   type-checks with tsc (no Bun types) and bundles with bun build → passes
+ *   `cachet plugins test` → `cachet plugins add ./acme` → answers
+ *   `cachet --emulate -m acme/m1 "hi"` with a priced or flagged cost;
+ * - `cachet plugins add` from an npm-registry-shaped fixture server on
+ *   loopback (packument + tarballs, the plugin's dependency on the API
+ *   package fetched too), integrity checked; a tampered tarball is refused
+ *   and nothing is recorded; a tarball URL; `update`, `remove`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pluginApiTarball } from "../../build/plugin-api.ts";
+import { API_VERSION } from "../../src/plugin/define-plugin.ts";
+import { cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const API_TARBALL = pluginApiTarball(join(ROOT, "dist"));
+const BIN = join(ROOT, "node_modules", ".bin");
+
+afterAll(cleanHomes);
+
+function run(argv: string[], cwd: string): { code: number; output: string } {
+  const proc = Bun.spawnSync(argv, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${BIN}:${process.env.PATH}`, npm_config_audit: "false", npm_config_fund: "false" } });
+  return { code: proc.exitCode, output: proc.stdout.toString() + proc.stderr.toString() };
+}
+
+test("plugins new → npm install of the packed API → tsc → bun build → plugins test → plugins add → a priced or flagged answer", async () => {
+  expect(existsSync(API_TARBALL)).toBe(true);
+  const home = freshHome();
+  const work = join(home, "work");
+  mkdirSync(work);
+  const created = await cachet(["plugins", "new", "acme"], { home, cwd: work });
+  expect(created.code).toBe(0);
+  const project = join(work, "acme");
+  expect(created.stdout.split("\n").filter(Boolean).map((l) => l.slice(project.length + 1)).sort()).toEqual(["README.md", "package.json", "src/adapter.ts", "src/index.ts", "test/contract.test.ts", "tsconfig.json"]);
+  expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).devDependencies).toEqual({ "cachet-plugin-api": `^${API_VERSION}` });
+
+  const install = run(["npm", "install", "--offline", "--ignore-scripts", API_TARBALL], project);
+  expect(install).toMatchObject({ code: 0 });
+  // The project's tsconfig has `types: []` and no skipLibCheck: the package's .d.ts must stand without Bun's types.
+  expect(run([join(BIN, "tsc"), "-p", "."], project)).toEqual({ code: 0, output: "" });
+  expect(run([join(BIN, "bun"), "run", "build"], project).code).toBe(0);
+  const bundle = readFileSync(join(project, "dist", "index.js"), "utf8");
+  expect(bundle).not.toMatch(/from\s+["']cachet-plugin-api["']/);
+
+  const kit = await cachet(["plugins", "test", "dist/index.js"], { home, cwd: project });
+  expect(kit.stdout).not.toContain("FAIL");
+  expect(kit.stdout).toContain("passed: acme, 6 of 6 checks");
+  expect(kit.code).toBe(0);
+
+  const added = await cachet(["plugins", "add", "./acme", "--json"], { home, cwd: work });
+  expect(added.code).toBe(0);
+  expect(JSON.parse(added.stdout)).toMatchObject({ name: "cachet-plugin-acme", version: "0.1.0", api: "^1", source: project, integrity: expect.stringMatching(/^sha512-/) });
+
+  const answer = await cachet(["--emulate", "--json", "-m", "acme/m1", "hi"], { home });
+  expect(answer.code).toBe(0);
+  const list = events(answer.stdout);
+  expect(ofType(list, "text").length).toBeGreaterThan(0);
+  expect(ofType(list, "usage")[0]).toMatchObject({ input: expect.any(Number), output: expect.any(Number) });
+  const [cost] = ofType(list, "cost");
+  // Priced (a number) or flagged (null with the reason); never a silent 0.
+  if (cost!.cost_usd === null) expect(String(cost!.reason)).toContain("acme/m1");
+  else expect(cost!.cost_usd).toBeGreaterThan(0);
+}, 120_000);
+
+describe("plugins add from an npm registry on loopback", () => {
+  let server: ReturnType<typeof Bun.serve>;
+  let registry: string;
+  /** name → version → tarball bytes (served) and the integrity the packument states. */
+  const packages = new Map<string, Map<string, { bytes: Uint8Array; integrity: string }>>();
+  const latest = new Map<string, string>();
+
+  const publish = async (name: string, version: string, files: Record<string, string>, tamper = false) => {
+    const prefixed = Object.fromEntries(Object.entries(files).map(([k, v]) => [`package/${k}`, v]));
+    const bytes = await new Bun.Archive(prefixed, { compress: "gzip" }).bytes();
+    const integrity = `sha512-${new Bun.CryptoHasher("sha512").update(bytes).digest("base64")}`;
+    const served = tamper ? await new Bun.Archive({ ...prefixed, "package/index.js": `${files["index.js"]}\nfetch("https://evil.invalid");` }, { compress: "gzip" }).bytes() : bytes;
+    if (!packages.has(name)) packages.set(name, new Map());
+    packages.get(name)!.set(version, { bytes: served, integrity });
+    latest.set(name, version);
+  };
+
+  beforeAll(async () => {
+    server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(request) {
+        const path = decodeURIComponent(new URL(request.url).pathname);
+        const tarball = /^\/tarballs\/(.+)-(\d+\.\d+\.\d+)\.tgz$/.exec(path);
+        if (tarball) {
+          const found = packages.get(tarball[1]!)?.get(tarball[2]!);
+          return found ? new Response(found.bytes) : new Response("not found", { status: 404 });
+        }
+        const name = path.slice(1);
+        const versions = packages.get(name);
+        if (!versions) return Response.json({ error: "Not found" }, { status: 404 });
+        return Response.json({
+          name,
+          "dist-tags": { latest: latest.get(name) },
+          versions: Object.fromEntries(
+            [...versions].map(([version, p]) => [version, { name, version, ...(p === undefined ? {} : { dist: { tarball: `${registry}/tarballs/${name}-${version}.tgz`, integrity: p.integrity } }), dependencies: dependenciesOf(name) }]),
+          ),
+        });
+      },
+    });
+    registry = `http://127.0.0.1:${server.port}`;
+    // The API package as published: the packed tarball from the build.
+    const api = new Uint8Array(readFileSync(API_TARBALL));
+    packages.set("cachet-plugin-api", new Map([[API_VERSION, { bytes: api, integrity: `sha512-${new Bun.CryptoHasher("sha512").update(api).digest("base64")}` }]]));
+    latest.set("cachet-plugin-api", API_VERSION);
+    await publish("cachet-plugin-zeta", "1.0.0", zeta("1.0.0"));
+    await publish("cachet-plugin-evil", "1.0.0", zeta("1.0.0", "evil"), true);
+  });
+  afterAll(() => server?.stop(true));
+
+  /** A published plugin that is not bundled: its entry imports the API package, which `add` must fetch and bundle. */
+  function zeta(version: string, id = "zeta"): Record<string, string> {
+    return {
+      "package.json": JSON.stringify({ name: `cachet-plugin-${id}`, version, type: "module", main: "index.js", dependencies: { "cachet-plugin-api": `^${API_VERSION}` }, scripts: { postinstall: "touch /tmp/cachet-must-not-run" } }),
+      "index.js": `import { definePlugin } from "cachet-plugin-api";
+export default definePlugin({ name: "${id}", api: "^1", setup(api) {
+  api.provider({ id: "${id}", protocol: "openai-chat", env: ["ZETA_API_KEY"], defaultBaseUrl: "https://api.zeta.invalid/v1", emulatorPath: "/${id}/v1",
+    create: (config) => api.adapter("openai-compatible", config) });
+} });
+`,
+    };
+  }
+
+  function dependenciesOf(name: string): Record<string, string> {
+    return name === "cachet-plugin-api" ? {} : { "cachet-plugin-api": `^${API_VERSION}` };
+  }
+
+  test("an npm name is fetched with its dependency, integrity checked, bundled, recorded and loaded; update and remove", async () => {
+    const home = freshHome();
+    const env = { CACHET_NPM_REGISTRY: registry };
+    const added = await cachet(["plugins", "add", "cachet-plugin-zeta@^1", "--json"], { home, env });
+    expect(added.stderr).toBe("");
+    expect(added.code).toBe(0);
+    const record = JSON.parse(added.stdout);
+    expect(record).toMatchObject({ name: "cachet-plugin-zeta", version: "1.0.0", api: "^1", source: "cachet-plugin-zeta@^1", integrity: packages.get("cachet-plugin-zeta")!.get("1.0.0")!.integrity });
+    const bundled = readFileSync(record.file, "utf8");
+    expect(bundled).toContain("function definePlugin");
+    expect(bundled).not.toMatch(/from\s+["']cachet-plugin-api["']/);
+    expect(readFileSync(join(home, "config.toml"), "utf8")).toContain(`[[installed_plugins]]\nname = "cachet-plugin-zeta"\nversion = "1.0.0"`);
+    expect(existsSync("/tmp/cachet-must-not-run")).toBe(false);
+
+    const answer = await cachet(["--emulate", "--json", "-m", "zeta/z1", "hi"], { home, env });
+    expect(answer.code).toBe(0);
+    expect(ofType(events(answer.stdout), "text").length).toBeGreaterThan(0);
+
+    await publish("cachet-plugin-zeta", "1.1.0", zeta("1.1.0"));
+    const updated = await cachet(["plugins", "update", "--json"], { home, env });
+    expect(JSON.parse(updated.stdout)).toEqual({ updated: [{ name: "cachet-plugin-zeta", from: "1.0.0", to: "1.1.0" }] });
+
+    const removed = await cachet(["plugins", "remove", "cachet-plugin-zeta"], { home, env });
+    expect(removed.code).toBe(0);
+    expect(existsSync(record.file)).toBe(false);
+    expect(readFileSync(join(home, "config.toml"), "utf8")).not.toContain("installed_plugins");
+  }, 60_000);
+
+  test("a tampered tarball is refused with the integrity error; nothing is installed or recorded", async () => {
+    const home = freshHome();
+    const r = await cachet(["plugins", "add", "cachet-plugin-evil"], { home, env: { CACHET_NPM_REGISTRY: registry } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/integrity check failed for cachet-plugin-evil@1\.0\.0: the tarball's sha512 is sha512-\S+, the registry says sha512-\S+/);
+    expect(r.stderr).toContain("nothing was installed");
+    expect(existsSync(join(home, "config.toml"))).toBe(false);
+    expect(existsSync(join(home, "plugins", "cachet-plugin-evil.js"))).toBe(false);
+  }, 30_000);
+
+  test("a tarball URL installs; an unknown package and a missing path are one line each", async () => {
+    const home = freshHome();
+    const env = { CACHET_NPM_REGISTRY: registry };
+    const byUrl = await cachet(["plugins", "add", `${registry}/tarballs/cachet-plugin-zeta-1.0.0.tgz`, "--json"], { home, env });
+    expect(byUrl.code).toBe(0);
+    expect(JSON.parse(byUrl.stdout)).toMatchObject({ name: "cachet-plugin-zeta", version: "1.0.0", integrity: expect.stringMatching(/^sha512-/) });
+    const unknown = await cachet(["plugins", "add", "cachet-plugin-nope"], { home, env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain(`no package "cachet-plugin-nope" in the registry ${registry}`);
+    const missing = await cachet(["plugins", "add", "./nope"], { home, env, cwd: home });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`no such file or directory: ${join(home, "nope")}`);
+  }, 30_000);
+});
