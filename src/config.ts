@@ -5,10 +5,15 @@
  * turn into a wrong bill.
  */
 import * as v from "valibot";
+import { existsSync } from "node:fs";
 import { CachetError } from "./errors.ts";
+import { readTextFile } from "./input/read-input.ts";
 import { configFile, statePaths } from "./paths.ts";
 
 const Ttl = v.picklist(["5m", "1h"]);
+
+/** The longest delay a timer can hold, seconds: 2^31 − 1 ms (setTimeout's limit, about 24.8 days). */
+export const MAX_TIMER_S = Math.floor((2 ** 31 - 1) / 1000);
 
 /**
  * Price override for one model, USD per million tokens, in models.dev's
@@ -65,6 +70,8 @@ export const ConfigSchema = v.strictObject({
   plugins: v.optional(v.array(v.string())),
   /** Plugins installed by `cachet plugins add`; written by cachet, one `[[installed_plugins]]` table each. */
   installed_plugins: v.optional(v.array(InstalledPluginSchema)),
+  /** Longest a plugin hook call may take, seconds (default 30, src/plugin/guard.ts). */
+  hook_timeout: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMER_S))),
   providers: v.optional(v.record(v.string(), ProviderConfigSchema)),
   /** Price overrides keyed by `provider/model`. */
   prices: v.optional(v.record(v.string(), PriceOverrideSchema)),
@@ -86,18 +93,13 @@ export type Config = v.InferOutput<typeof ConfigSchema>;
  *   CONFIG_INVALID naming the key and the file when a value is wrong.
  */
 export async function loadConfig(path: string = configFile(statePaths())): Promise<Config> {
-  let text: string;
-  try {
-    text = await Bun.file(path).text();
-  } catch (cause) {
-    // Only a missing file means "no config": Bun.file().exists() is also false for a
-    // directory, which would silently drop the user's settings.
-    if ((cause as { code?: unknown }).code === "ENOENT") return {};
-    throw new CachetError("CONFIG_UNREADABLE", `cannot read config ${path}: ${(cause as Error).message}`, {
-      hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
-      cause,
-    });
-  }
+  // Only a missing file means "no config": a directory or an unreadable file is an error, never dropped settings.
+  if (!existsSync(path)) return {};
+  const text = await readTextFile(path, {
+    label: `config ${path}`,
+    code: "CONFIG_UNREADABLE",
+    hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
+  });
   let data: unknown;
   try {
     data = Bun.TOML.parse(text);

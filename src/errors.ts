@@ -16,8 +16,12 @@ export const EXIT = {
   input: 3,
   /** The provider refused or failed the request (HTTP error, stream cut, stall). */
   provider: 4,
-  /** Interrupted by a signal (Ctrl-C); the partial answer is stored and marked incomplete. */
+  /** The turn is stored, but bytes arrived on stdin after cachet went on without them (CASES.md case 48). */
+  lateInput: 5,
+  /** Interrupted by SIGINT (Ctrl-C); the partial answer is stored and marked incomplete. */
   interrupted: 130,
+  /** Ended by SIGTERM; the partial answer is stored and marked incomplete. */
+  terminated: 143,
 } as const;
 
 /**

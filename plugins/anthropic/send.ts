@@ -126,7 +126,8 @@ async function* streamEvents(
         const block = (event.content_block ?? {}) as { type?: string; id?: string; name?: string; text?: string; thinking?: string };
         blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "" });
         if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
-        if (block.type === "thinking" && block.thinking) yield { type: "thinking", delta: block.thinking };
+        // Yielded even when empty: an open thinking block makes the pings that follow count as progress (hidden reasoning).
+        if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "" };
         break;
       }
       case "content_block_delta": {

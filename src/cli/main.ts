@@ -12,10 +12,9 @@ let commandName: string | undefined;
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
   process.stdout.write(`${version}\n`);
 } else {
-  // A reader that closes the pipe early (`| head`) is not a failure: stop writing, quietly.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(EXIT.ok);
-  });
+  // A reader that closes the pipe early (`| head`) is not a failure. The writers stop (src/run/output.ts)
+  // and the run goes on to store the turn and its ledger row: exiting here would lose them.
+  process.stdout.on("error", () => {});
   await main(argv);
 }
 

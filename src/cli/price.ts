@@ -4,7 +4,6 @@
  * are pure files imported directly, so start-up stays fast.
  */
 import { defineCommand } from "citty";
-import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 
 const args = {
@@ -23,8 +22,9 @@ export default defineCommand({
     const { loadConfig } = await import("../config.ts");
     const { loadCatalog } = await import("../meter/catalog.ts");
     const { priceRawUsage, formatPriceTable } = await import("../meter/price-raw-usage.ts");
-    const usageText = a.usage === "-" ? await Bun.stdin.text() : await readInput(a.usage, "--usage");
-    const pricesText = a.prices === undefined ? undefined : await readInput(a.prices, "--prices");
+    const { readTextFile, decodeInput } = await import("../input/read-input.ts");
+    const usageText = a.usage === "-" ? decodeInput(await Bun.stdin.bytes(), { label: "stdin", code: "STDIN_INVALID_UTF8" }) : await readTextFile(a.usage, { label: `--usage ${a.usage}`, hint: "give a file with the provider's raw usage JSON, or - for stdin" });
+    const pricesText = a.prices === undefined ? undefined : await readTextFile(a.prices, { label: `--prices ${a.prices}`, hint: "give a models.dev api.json-shaped file" });
     const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
     const { output, cost } = priceRawUsage({
       model: a.model,
@@ -38,9 +38,3 @@ export default defineCommand({
     process.stdout.write(a.json ? `${JSON.stringify(output)}\n` : formatPriceTable(cost));
   },
 });
-
-async function readInput(path: string, flag: string): Promise<string> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw new CachetError("INPUT_INVALID", `${flag} file ${path} does not exist`, { hint: `give an existing file to ${flag}` });
-  return file.text();
-}

@@ -4,11 +4,12 @@
  */
 import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
+import { MAX_TIMER_S } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
 const args = {
-  prompt: { type: "positional", required: false, description: "The prompt; `-` reads stdin to the end. With stdin piped, stdin comes first, then the prompt" },
+  prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt" },
   model: { type: "string", alias: "m", description: "provider/model (models.dev id), e.g. anthropic/claude-sonnet-4-5" },
   system: { type: "string", alias: "s", description: "System prompt TEXT, or @FILE" },
   tools: { type: "string", description: "JSON file of tool definitions [{name, description, parameters}]" },
@@ -25,8 +26,11 @@ const args = {
   option: { type: "string", alias: "o", description: "Provider option key=value (repeatable); value parsed as JSON when it can be" },
   cache: { type: "enum", options: ["auto", "off"] as string[], description: "Cache strategies: auto (default) or off (for comparisons)" },
   "cache-ttl": { type: "enum", options: ["5m", "1h"] as string[], description: "Breakpoint TTL where the provider offers a choice (default 5m)" },
+  stdin: { type: "enum", options: ["wait", "skip"] as string[], description: "With a PROMPT: wait for stdin however long it takes, or skip it (default: read it if a first byte comes within 2 s)" },
   "stdin-encoding": { type: "enum", options: ["strict", "replace"] as string[], description: "Invalid UTF-8 on stdin: strict (error, default) or replace (U+FFFD)" },
-  "idle-timeout": { type: "string", description: "Seconds without content before a stream counts as stalled (default 120)" },
+  "idle-timeout": { type: "string", description: "Seconds without progress before a stream counts as stalled (default 120; 0: no limit)" },
+  "thinking-timeout": { type: "string", description: "Seconds a model may think without visible output while the provider keeps the stream alive (default 600; 0: no limit)" },
+  "hook-timeout": { type: "string", description: "Seconds one plugin hook call may take (default: config hook_timeout, else 30)" },
   retries: { type: "string", description: "Retries of a retryable provider error before any output (default 2)" },
   ...jsonArg,
   ...emulateArg,
@@ -39,72 +43,100 @@ export default defineCommand({
   async run({ args: a, rawArgs }) {
     const { readStdin, mergeInput } = await import("../run/stdin.ts");
     const { runCommand } = await import("../run/command.ts");
+    const { handleInterrupts } = await import("../run/interrupt.ts");
     const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
-    const prompt = a.prompt === "-" ? undefined : a.prompt;
-    const stdin = await readStdin({
-      force: a.prompt === "-",
-      firstByteWaitMs: 2_000,
-      encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
-      maxBytes: Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30),
-    });
+    const words = (a._ as string[]).map(String);
+    const dashes = words.filter((w) => w === "-").length;
+    const stdinFlag = a.stdin as "wait" | "skip" | undefined;
+    if (dashes > 1) throw new CachetError("BAD_FLAG", "`-` (stdin) appears more than once among the prompt words", { hint: "stdin can be read once: keep one `-`, or quote a literal dash as part of a longer word" });
+    if (dashes > 0 && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "`-` reads stdin but --stdin skip ignores it", { hint: "drop one of the two" });
     const toolResultId = a["tool-result"];
-    const text = toolResultId ? prompt : mergeInput(stdin.text, prompt);
-    if (toolResultId && stdin.text === undefined) {
-      throw new CachetError("MISSING_ARGUMENT", `--tool-result ${toolResultId} needs the tool's result on stdin`, { hint: `e.g. ./tool | cachet --tool-result ${toolResultId}` });
+    if (toolResultId && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
+    const hasPrompt = words.some((w) => w !== "-" && w !== "");
+    // Without PROMPT words stdin is the whole input: wait for it however long it takes (like `cat`).
+    const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultId ? "wait" : "bounded");
+    const limits = {
+      idleMs: secondsFlag(a["idle-timeout"], "--idle-timeout", 120),
+      thinkingMs: secondsFlag(a["thinking-timeout"], "--thinking-timeout", 600),
+      hookMs: a["hook-timeout"] === undefined ? undefined : secondsFlag(a["hook-timeout"], "--hook-timeout", 0, { zero: false }),
+    };
+    const interrupt = handleInterrupts();
+    try {
+      const stdin = await readStdin({
+        mode,
+        terminal: dashes > 0 || stdinFlag === "wait",
+        firstByteWaitMs: STDIN_FIRST_BYTE_WAIT_MS,
+        encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
+        maxBytes: Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30),
+        signal: interrupt.signal,
+      });
+      const prompt = mergeInput(toolResultId ? undefined : stdin.text, words);
+      if (toolResultId && stdin.text === undefined) {
+        throw new CachetError("MISSING_ARGUMENT", `--tool-result ${toolResultId} needs the tool's result on stdin`, { hint: `e.g. ./tool | cachet --tool-result ${toolResultId}` });
+      }
+      const exitCode = await runCommand({
+        prompt,
+        stdin,
+        interrupt: interrupt.signal,
+        toolResult: toolResultId ? { id: toolResultId, content: stdin.text! } : undefined,
+        model: a.model,
+        system: a.system === undefined ? undefined : [await textOrFile(a.system, "--system")],
+        tools: a.tools === undefined ? undefined : await readTools(a.tools),
+        schemaArg: a.schema,
+        overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
+        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResultId ? { mode: "continue" } : { mode: "new" },
+        fork: a.fork === true || forkTarget !== undefined,
+        maxTokens: intFlag(a["max-tokens"], "--max-tokens", 1),
+        temperature: numberFlag(a.temperature, "--temperature"),
+        stream: a.stream !== false,
+        baseUrl: a["base-url"],
+        providerOptions: parseOptions(rawArgs),
+        cacheMode: (a.cache as "auto" | "off" | undefined) ?? undefined,
+        cacheTtl: (a["cache-ttl"] as "5m" | "1h" | undefined) ?? undefined,
+        ...limits,
+        retries: intFlag(a.retries, "--retries", 0) ?? 2,
+        json: a.json === true,
+        emulate: a.emulate === true,
+        quiet: a.quiet === true,
+      });
+      if (exitCode !== 0) process.exit(exitCode);
+    } finally {
+      interrupt.dispose();
     }
-    const exitCode = await runCommand({
-      prompt: text,
-      stdinTimedOut: stdin.timedOut,
-      toolResult: toolResultId ? { id: toolResultId, content: stdin.text! } : undefined,
-      model: a.model,
-      system: a.system === undefined ? undefined : [await textOrFile(a.system, "--system")],
-      tools: a.tools === undefined ? undefined : await readTools(a.tools),
-      schemaArg: a.schema,
-      overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
-      session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResultId ? { mode: "continue" } : { mode: "new" },
-      fork: a.fork === true || forkTarget !== undefined,
-      maxTokens: intFlag(a["max-tokens"], "--max-tokens", 1),
-      temperature: numberFlag(a.temperature, "--temperature"),
-      stream: a.stream !== false,
-      baseUrl: a["base-url"],
-      providerOptions: parseOptions(rawArgs),
-      cacheMode: (a.cache as "auto" | "off" | undefined) ?? undefined,
-      cacheTtl: (a["cache-ttl"] as "5m" | "1h" | undefined) ?? undefined,
-      idleMs: (numberFlag(a["idle-timeout"], "--idle-timeout") ?? 120) * 1000,
-      retries: intFlag(a.retries, "--retries", 0) ?? 2,
-      json: a.json === true,
-      emulate: a.emulate === true,
-      quiet: a.quiet === true,
-    });
-    if (exitCode !== 0) process.exit(exitCode);
   },
 });
+
+/** How long a PROMPT run waits for the first byte of a piped stdin, ms (README.md, "The run command"). */
+const STDIN_FIRST_BYTE_WAIT_MS = 2_000;
 
 /** `TEXT` or `@FILE`. */
 async function textOrFile(value: string, flag: string): Promise<string> {
   if (!value.startsWith("@")) return value;
   const path = value.slice(1);
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw new CachetError("BAD_FLAG", `${flag} @${path}: no such file`, { hint: `pass text, or @FILE with an existing file` });
-  const { decodeUtf8 } = await import("../run/stdin.ts");
-  try {
-    return decodeUtf8(new Uint8Array(await file.arrayBuffer()), "strict");
-  } catch (cause) {
-    throw new CachetError("INPUT_INVALID", `${flag} @${path}: ${(cause as Error).message.replace(/^stdin/, "file")}`, { hint: "convert the file to UTF-8" });
-  }
+  return await readFlagFile(path, `${flag} @${path}`, "pass text, or @FILE with a readable UTF-8 file");
 }
 
 async function readTools(path: string): Promise<ToolDefinition[]> {
-  const file = Bun.file(path);
-  if (!(await file.exists())) throw new CachetError("BAD_FLAG", `--tools ${path}: no such file`, { hint: "pass a JSON file with an array of {name, description, parameters}" });
+  const text = await readFlagFile(path, `--tools ${path}`, "pass a JSON file with an array of {name, description, parameters}");
   let data: unknown;
   try {
-    data = JSON.parse(await file.text());
+    data = JSON.parse(text);
   } catch (cause) {
     throw new CachetError("INPUT_INVALID", `--tools ${path}: not JSON: ${(cause as Error).message}`, { hint: "fix the JSON syntax" });
   }
   const { parseTools } = await import("../context/tools.ts");
   return parseTools(data, path);
+}
+
+/**
+ * A file named by a flag: missing, a directory or unreadable is a usage error
+ * (exit 2, the flag is wrong); bytes that are not UTF-8 are an input error (exit 3).
+ */
+async function readFlagFile(path: string, label: string, hint: string): Promise<string> {
+  const { readTextFile } = await import("../input/read-input.ts");
+  const { existsSync, statSync } = await import("node:fs");
+  if (!existsSync(path) || statSync(path).isDirectory()) return readTextFile(path, { label, code: "BAD_FLAG", hint });
+  return readTextFile(path, { label, hint });
 }
 
 function parseOptions(rawArgs: string[]): Record<string, unknown> {
@@ -136,6 +168,23 @@ function numberFlag(value: string | undefined, flag: string): number | undefined
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected a non-negative number`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
+}
+
+/**
+ * A duration flag in seconds, as ms. 0 means no limit (unless `zero` is false);
+ * a value a timer cannot hold (over about 24.8 days) is a usage error, never
+ * a limit that silently fires at once.
+ */
+function secondsFlag(value: string | undefined, flag: string, fallbackS: number, options: { zero?: boolean } = {}): number {
+  const n = numberFlag(value, flag) ?? fallbackS;
+  if (n === 0 && options.zero !== false) return 0;
+  const ms = Math.round(n * 1000);
+  if (ms < 1 || n > MAX_TIMER_S) {
+    throw new CachetError("BAD_FLAG", `${flag} ${value}: expected seconds from 0.001 to ${MAX_TIMER_S}${options.zero !== false ? ", or 0 for no limit" : ""}`, {
+      hint: "timers hold at most 2^31 − 1 ms (about 24.8 days)",
+    });
+  }
+  return ms;
 }
 
 function intFlag(value: string | undefined, flag: string, min: number): number | undefined {

@@ -22,6 +22,10 @@
  * - `split-utf8`: every SSE event (or the JSON body) is written in two TCP
  *   writes, split inside a multi-byte UTF-8 character when the event has one,
  *   else in the middle of the JSON.
+ * - `thinking-pings`: hidden reasoning (CASES.md case 42): after the first
+ *   content event (the opening of a thinking block when the answer thinks),
+ *   only keep-alive pings every 250 ms for 2 s, then the rest of the stream.
+ *   A JSON body arrives whole after 2 s.
  * On a non-streaming request `error-before`/`error-after` answer HTTP 529
  * (Anthropic) or 503 (others) and `chatter` behaves as `stall`.
  */
@@ -33,7 +37,7 @@ export const FAULT_HEADER = "x-emulator-fault";
 export const FAULT_ENV = "CACHET_EMULATOR_FAULT";
 
 /** Every fault name. */
-export const FAULT_NAMES = ["429", "503", "529", "error-before", "error-after", "cut", "stall", "chatter", "split-utf8"] as const;
+export const FAULT_NAMES = ["429", "503", "529", "error-before", "error-after", "cut", "stall", "chatter", "split-utf8", "thinking-pings"] as const;
 
 /** A fault name. */
 export type FaultName = (typeof FAULT_NAMES)[number];

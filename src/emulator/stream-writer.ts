@@ -7,6 +7,8 @@ import type { ProtocolHandler, StreamPlan } from "./protocols/protocol.ts";
 
 const LONG_WAIT_MS = 10 * 60_000;
 const CHATTER_INTERVAL_MS = 250;
+/** How long `thinking-pings` keeps a thinking block open with only pings. */
+const HIDDEN_THINKING_MS = 2_000;
 const encoder = new TextEncoder();
 
 /** Response headers of an SSE stream. */
@@ -61,6 +63,15 @@ export function streamBody(plan: StreamPlan, protocol: ProtocolHandler, fault: F
             await wait(CHATTER_INTERVAL_MS);
           }
           if (!cancelled) controller.close();
+        } else if (fault === "thinking-pings") {
+          send(events.slice(0, contentStart + 1).join(""));
+          for (let waited = 0; !cancelled && waited < HIDDEN_THINKING_MS; waited += CHATTER_INTERVAL_MS) {
+            await wait(CHATTER_INTERVAL_MS);
+            if (!cancelled) send(protocol.ping);
+          }
+          if (cancelled) return;
+          send(events.slice(contentStart + 1).join(""));
+          controller.close();
         } else {
           send(events.join(""));
           controller.close();
@@ -82,14 +93,14 @@ export function jsonBody(json: string, fault: FaultName | undefined): ReadableSt
     const events = fault === "cut" ? [json.slice(0, json.length >> 1), json.slice(json.length >> 1)] : [json];
     return streamBody({ events, contentStart: 0, contentEnd: events.length }, NO_CHATTER, fault);
   }
-  if (fault === "stall" || fault === "chatter") {
+  if (fault === "stall" || fault === "chatter" || fault === "thinking-pings") {
     let timer: ReturnType<typeof setTimeout> | undefined;
     return new ReadableStream<Uint8Array>({
       start(controller) {
         timer = setTimeout(() => {
           controller.enqueue(encoder.encode(json));
           controller.close();
-        }, LONG_WAIT_MS);
+        }, fault === "thinking-pings" ? HIDDEN_THINKING_MS : LONG_WAIT_MS);
       },
       cancel() {
         clearTimeout(timer);

@@ -8,7 +8,7 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as v from "valibot";
-import { CachetError } from "../errors.ts";
+import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, type StatePaths } from "../paths.ts";
 import { readFileSync } from "node:fs";
 // Embedded as a file and parsed on demand: as a JS object literal it would be compiled into the binary's bytecode, several times larger.
@@ -147,9 +147,11 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       text = await response.text();
     } else {
-      text = await Bun.file(from).text();
+      const { readTextFile } = await import("../input/read-input.ts");
+      text = await readTextFile(from, { label: `price catalog ${from}`, hint: "give a reachable URL or an existing file with --from" });
     }
   } catch (cause) {
+    if (isCachetError(cause)) throw cause;
     throw new CachetError("INPUT_INVALID", `cannot read price catalog ${from}: ${(cause as Error).message}`, {
       hint: "give a reachable URL or an existing file with --from",
       cause,

@@ -52,13 +52,56 @@ export function guard<T>(site: CallSite, fn: () => T): T {
   }
 }
 
-/** {@link guard} for async plugin code. */
-export async function guardAsync<T>(site: CallSite, fn: () => T | Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (cause) {
-    throw callError(site, cause);
+/** Bounds of every hook call. */
+export interface HookLimits {
+  /** Longest a hook call may take, ms (config `hook_timeout`, `--hook-timeout`). */
+  timeoutMs: number;
+  /** The run's abort signal (SIGINT / SIGTERM): a pending hook call rejects with its reason. */
+  signal?: AbortSignal;
+}
+
+/** Default {@link HookLimits.timeoutMs}: 30 s. */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
+
+/**
+ * {@link guard} for async plugin code, within `limits`: a call that never
+ * settles is left behind after `timeoutMs` (PLUGIN_HOOK naming the plugin and
+ * the call), or as soon as the run is interrupted (the signal's reason).
+ * @throws CachetError
+ */
+export async function guardAsync<T>(site: CallSite, fn: () => T | Promise<T>, limits?: HookLimits): Promise<T> {
+  if (!limits) {
+    try {
+      return await fn();
+    } catch (cause) {
+      throw callError(site, cause);
+    }
   }
+  const { signal, timeoutMs } = limits;
+  signal?.throwIfAborted();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let onAbort: (() => void) | undefined;
+  const bound = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(
+        new CachetError("PLUGIN_HOOK", `${site.plugin}: ${site.call} did not finish within ${formatSeconds(timeoutMs)}`, {
+          hint: "the plugin may hang: fix or remove it (`cachet plugins list`), or raise the limit with --hook-timeout SECONDS or hook_timeout in config",
+        }),
+      );
+    }, timeoutMs);
+    onAbort = () => reject(signal!.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(fn).catch((cause) => Promise.reject(callError(site, cause))), bound]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(3).replace(/0+$/, "")} s`;
 }
 
 /**

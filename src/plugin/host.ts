@@ -10,7 +10,7 @@ import { CachetError } from "../errors.ts";
 import { checkApiRange } from "./api-range.ts";
 import type { CacheStrategySpec } from "./cache-strategy.ts";
 import { API_VERSION, type Plugin, type PluginApi, type PluginLogger } from "./define-plugin.ts";
-import { checked, guard, guardAdapter, guardAsync, resultError, type HostAdapter } from "./guard.ts";
+import { checked, DEFAULT_HOOK_TIMEOUT_MS, guard, guardAdapter, guardAsync, resultError, type HookLimits, type HostAdapter } from "./guard.ts";
 import { HOOK_KINDS, type HookName, type HookRegistration, type Hooks } from "./hooks.ts";
 import type { ProviderConfig, ProviderSpec } from "./provider.ts";
 import { pluginServices } from "./services.ts";
@@ -50,6 +50,8 @@ type Result<K extends HookName> = Awaited<ReturnType<Hooks[K]>>;
 
 /** Holds everything plugins registered. */
 export class PluginHost {
+  /** Bounds applied to every hook call; set once the run's limits are known. */
+  limits: HookLimits = { timeoutMs: DEFAULT_HOOK_TIMEOUT_MS };
   readonly providers = new Map<string, Owned<ProviderSpec>>();
   readonly strategies = new Map<string, Owned<CacheStrategySpec>>();
   readonly failures: PluginFailure[] = [];
@@ -138,7 +140,7 @@ export class PluginHost {
     let current = value;
     for (const h of this.handlers(name)) {
       const site = { plugin: h.plugin, call: `hook ${name}` };
-      const next = await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(current, ...rest));
+      const next = await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(current, ...rest), this.limits);
       if (next !== undefined && next !== null) current = checked(site, HOOK_RESULTS[name], next) as FirstArg<K>;
     }
     return current;
@@ -146,7 +148,7 @@ export class PluginHost {
 
   /** Calls a parallel hook for its side effects. */
   async callParallel<K extends ParallelHook>(name: K, ...args: Parameters<Hooks[K]>): Promise<void> {
-    await Promise.all(this.handlers(name).map((h) => guardAsync({ plugin: h.plugin, call: `hook ${name}` }, () => (h.value as (...a: unknown[]) => unknown)(...args))));
+    await Promise.all(this.handlers(name).map((h) => guardAsync({ plugin: h.plugin, call: `hook ${name}` }, () => (h.value as (...a: unknown[]) => unknown)(...args), this.limits)));
   }
 
   /** Calls a collect hook: the defined results, in plugin order. */
@@ -154,7 +156,7 @@ export class PluginHost {
     const out: NonNullable<Result<K>>[] = [];
     for (const h of this.handlers(name)) {
       const site = { plugin: h.plugin, call: `hook ${name}` };
-      const r = checked(site, HOOK_RESULTS[name], await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(...args)));
+      const r = checked(site, HOOK_RESULTS[name], await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(...args), this.limits));
       if (r !== undefined && r !== null) out.push(r as NonNullable<Result<K>>);
     }
     return out;

@@ -10,12 +10,12 @@
  * parts, tool outputs) are read relative to the scenario's directory, as raw
  * strict UTF-8 bytes, so the same file always gives the same request bytes.
  */
-import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import * as v from "valibot";
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
-import { decodeUtf8, mergeInput } from "../run/stdin.ts";
+import { readTextFileSync } from "../input/read-input.ts";
+import { mergeInput } from "../run/stdin.ts";
 import { schemaName } from "../schema/index.ts";
 
 /** A scripted emulator answer, in the shape of the emulator's script file (src/emulator/script.ts). */
@@ -65,17 +65,12 @@ export const PROBE_ROLE = "probe";
  *   type, unreadable or non-UTF-8 referenced file).
  */
 export function loadScenario(path: string): Scenario {
-  let bytes: Uint8Array;
-  try {
-    bytes = readFileSync(path);
-  } catch (error) {
-    throw new CachetError("INPUT_INVALID", `scenario ${path}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
+  const text = readTextFileSync(path, { label: `scenario ${path}`, hint: "give the path of a scenario file (see README.md, Probing cache behaviour)" });
   let data: unknown;
   try {
-    data = JSON.parse(decodeUtf8(bytes, "strict"));
+    data = JSON.parse(text);
   } catch (error) {
-    throw new CachetError("INPUT_INVALID", `scenario ${path}: not valid JSON (${(error as Error).message.replace(/^stdin/, "file")})`);
+    throw new CachetError("INPUT_INVALID", `scenario ${path}: not valid JSON (${(error as Error).message})`, { hint: "fix the JSON syntax" });
   }
   return parseScenario(data, path);
 }
@@ -273,17 +268,10 @@ function formatPath(path: Path): string {
 }
 
 function readText(file: string, ctx: Ctx, path: Path): string {
-  const full = resolve(ctx.base, file);
-  let bytes: Uint8Array;
   try {
-    bytes = readFileSync(full);
+    return readTextFileSync(resolve(ctx.base, file), { label: file });
   } catch (error) {
-    fail(ctx.source, path, `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-  }
-  try {
-    return decodeUtf8(bytes, "strict");
-  } catch (error) {
-    fail(ctx.source, path, `${file}: ${(error as Error).message.replace(/^stdin /, "")}`);
+    fail(ctx.source, path, (error as Error).message);
   }
 }
 

@@ -1,19 +1,25 @@
 /**
  * The run command's body, callable from tests: opens a runtime, runs one
- * turn, prints the cost line, and maps failures to exit codes. Ctrl-C aborts
- * the stream; the partial answer is stored and marked incomplete.
+ * turn, prints the cost line, and maps failures to exit codes. SIGINT or
+ * SIGTERM (the `interrupt` signal) aborts whatever the turn waits for; the
+ * partial answer is stored and marked incomplete.
  */
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
+import { interruptExitCode } from "./interrupt.ts";
 import { jsonSink, textSink } from "./output.ts";
 import { openRuntime } from "./runtime.ts";
+import type { StdinResult } from "./stdin.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
 
 /** Parsed run flags. */
 export interface RunCommandOptions {
   prompt: string | undefined;
-  stdinTimedOut: boolean;
+  /** What stdin gave; after a time-out it reports bytes that came late. */
+  stdin: Pick<StdinResult, "timedOut" | "settleLate">;
+  /** Aborted by SIGINT / SIGTERM (see interrupt.ts). */
+  interrupt: AbortSignal;
   toolResult?: { id: string; content: string };
   model?: string;
   system?: string[];
@@ -29,7 +35,12 @@ export interface RunCommandOptions {
   providerOptions: Record<string, unknown>;
   cacheMode?: "auto" | "off";
   cacheTtl?: "5m" | "1h";
+  /** Longest wait for progress, ms; 0: no limit. */
   idleMs: number;
+  /** Longest hidden thinking (a thinking block open, only pings arriving), ms; 0: no limit. */
+  thinkingMs: number;
+  /** Longest plugin hook call, ms; undefined: config `hook_timeout`, else the default. */
+  hookMs?: number;
   retries: number;
   json: boolean;
   emulate: boolean;
@@ -43,18 +54,29 @@ export interface RunCommandOptions {
  * far already on stdout and in the store.
  */
 export async function runCommand(o: RunCommandOptions): Promise<number> {
-  if (o.stdinTimedOut) void info("stdin stayed open with no data for 2 s; going on with the PROMPT argument alone (pass `-` to wait for stdin)");
+  if (o.stdin.timedOut) void info("stdin stayed open with no data for 2 s; going on with the PROMPT alone (pass `-` or --stdin wait to wait for stdin, --stdin skip to ignore it)");
+  let code: number | undefined;
+  try {
+    code = await runOne(o);
+  } finally {
+    // Stdin left behind after the first-byte wait: bytes that came since were dropped, so say it even with --quiet.
+    if (o.stdin.settleLate()) {
+      process.stderr.write("cachet: data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)\n");
+      process.stderr.write("  hint: pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin\n");
+      if (code === EXIT.ok) code = EXIT.lateInput;
+    }
+  }
+  return code;
+}
+
+async function runOne(o: RunCommandOptions): Promise<number> {
   let schema: OutputSchema | undefined;
   if (o.schemaArg !== undefined) {
     const { resolveSchemaArg } = await import("../schema/index.ts");
     schema = await resolveSchemaArg(o.schemaArg);
   }
-  const runtime = await openRuntime({ emulate: o.emulate }, (m) => void warn(m));
+  const runtime = await openRuntime({ emulate: o.emulate, ...(o.hookMs !== undefined ? { hookTimeoutMs: o.hookMs } : {}), signal: o.interrupt }, (m) => void warn(m));
   const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
-  const interrupt = new AbortController();
-  const onSigint = () => interrupt.abort();
-  process.on("SIGINT", onSigint);
-  process.on("SIGTERM", onSigint);
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
@@ -76,9 +98,10 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
       role: "main",
       ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
       idleMs: o.idleMs,
+      thinkingMs: o.thinkingMs,
       retries: o.retries,
       sink,
-      signal: interrupt.signal,
+      signal: o.interrupt,
       notice: (m) => void warn(m),
     });
     if (result.answer !== undefined && !o.json) process.stdout.write(`${JSON.stringify(result.answer, null, 2)}\n`);
@@ -88,15 +111,13 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    if (interrupt.signal.aborted) {
+    if (o.interrupt.aborted) {
       // One line, so a script's log shows why the answer stops short and that it was kept.
       if (getLogLevel() !== "quiet") process.stderr.write(`cachet: ${isCachetError(error) && error.code === "INTERRUPTED" ? error.message : "interrupted"}\n`);
-      return EXIT.interrupted;
+      return interruptExitCode(o.interrupt);
     }
     throw error;
   } finally {
-    process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigint);
     await runtime.close();
     if (runtime.config.export?.otlp_url !== undefined) {
       // Off the answer's path: a detached exporter, never awaited (src/telemetry/export-in-background.ts).

@@ -1,9 +1,12 @@
 /**
  * Consumes an adapter's event stream: assembles the assistant message,
- * enforces the idle timeout, and reports each event to the caller.
+ * enforces the liveness limits, and reports each event to the caller.
  *
  * Diagnostics are not liveness: keep-alive pings and error chatter do not
- * reset the idle timer; only content does (DESIGN.md, rules from the field).
+ * reset the idle timer; content does (text, thinking deltas, tool calls), and
+ * so does a keep-alive while a thinking block is open, because the provider is
+ * then reasoning without showing it (DESIGN.md, rules from the field; CASES.md
+ * case 42). Hidden thinking has its own, longer bound (`thinkingMs`).
  */
 import type { Block } from "../context/types.ts";
 import { ProviderError } from "../errors.ts";
@@ -11,8 +14,20 @@ import type { FinishEvent, StreamEvent } from "../plugin/stream.ts";
 
 /** Options of {@link consume}. */
 export interface ConsumeOptions {
-  /** Longest wait for the next content event, ms. */
+  /** Longest wait for progress, ms; 0: no limit. */
   idleMs: number;
+  /**
+   * Longest a thinking block may stay open with only keep-alives arriving, ms
+   * (hidden reasoning); with `stream: false`, the longest wait for the whole
+   * answer. 0 or undefined: no limit.
+   */
+  thinkingMs?: number;
+  /**
+   * False for a non-streamed request: the answer arrives in one piece, so
+   * there is no progress to time and the idle limit does not apply (it would
+   * cap the whole answer); `thinkingMs` bounds the wait instead. Default true.
+   */
+  stream?: boolean;
   /** Aborted to stop the provider call (on a stall too). */
   abort: AbortController;
   /** Called for every event, in order, before the next is read. */
@@ -48,16 +63,14 @@ export class StreamFailure extends Error {
 export async function consume(events: AsyncIterable<StreamEvent>, options: ConsumeOptions): Promise<ConsumeResult> {
   const result: ConsumeResult = { content: [], finish: undefined, firstContentAt: undefined };
   const iterator = events[Symbol.asyncIterator]();
-  let deadline = Date.now() + options.idleMs;
+  const clock = new Liveness(options);
   try {
     for (;;) {
-      const next = await nextBefore(iterator, deadline, options);
+      const next = await nextBefore(iterator, clock.deadline(), options.abort);
       if (next.done) break;
       const event = next.value;
-      if (event.type !== "chatter") {
-        deadline = Date.now() + options.idleMs;
-        if (event.type !== "finish") result.firstContentAt ??= Date.now();
-      }
+      clock.saw(event);
+      if (event.type !== "chatter" && event.type !== "finish") result.firstContentAt ??= Date.now();
       apply(result, event);
       await options.onEvent?.(event, result.content);
       if (event.type === "finish") break;
@@ -76,24 +89,92 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
   }
 }
 
-async function nextBefore(iterator: AsyncIterator<StreamEvent>, deadline: number, options: ConsumeOptions): Promise<IteratorResult<StreamEvent>> {
+/** A deadline and the error to raise when it passes. */
+interface Deadline {
+  at: number;
+  error: () => ProviderError;
+}
+
+/**
+ * The liveness state of one stream: when the idle limit and the hidden-thinking
+ * limit fall due, given the events seen so far.
+ */
+class Liveness {
+  private idleUntil: number;
+  /** Set while a thinking block is open and only keep-alives arrive: when hidden thinking must end. */
+  private thinkingUntil: number | undefined;
+  private thinkingOpen = false;
+
+  constructor(private readonly options: ConsumeOptions) {
+    const now = Date.now();
+    this.idleUntil = options.stream === false || options.idleMs === 0 ? Infinity : now + options.idleMs;
+    if (options.stream === false && options.thinkingMs) this.thinkingUntil = now + options.thinkingMs;
+  }
+
+  /** Updates the deadlines for `event`. */
+  saw(event: StreamEvent): void {
+    const now = Date.now();
+    const { idleMs, thinkingMs } = this.options;
+    const idle = idleMs === 0 ? Infinity : now + idleMs;
+    if (event.type === "chatter") {
+      // A keep-alive inside an open thinking block: the provider is reasoning out of sight.
+      if (this.thinkingOpen) {
+        this.idleUntil = idle;
+        if (thinkingMs) this.thinkingUntil ??= now + thinkingMs;
+      }
+      return;
+    }
+    this.idleUntil = idle;
+    this.thinkingUntil = undefined;
+    if (event.type === "thinking") this.thinkingOpen = event.signature === undefined;
+    else if (event.type !== "finish") this.thinkingOpen = false;
+  }
+
+  /** The nearest deadline, or undefined when nothing bounds the wait. */
+  deadline(): Deadline | undefined {
+    const { idleMs, thinkingMs } = this.options;
+    const thinking = this.thinkingUntil;
+    if (thinking !== undefined && thinking <= this.idleUntil) {
+      const waited = this.options.stream === false ? `no answer from the provider within ${seconds(thinkingMs!)}` : `the model thought for ${seconds(thinkingMs!)} without output (only keep-alives)`;
+      return {
+        at: thinking,
+        error: () =>
+          new ProviderError("PROVIDER_STALL", waited, {
+            retryable: false,
+            hint: "raise the limit with --thinking-timeout SECONDS (0: no limit), or lower the reasoning effort",
+          }),
+      };
+    }
+    if (this.idleUntil === Infinity) return undefined;
+    return {
+      at: this.idleUntil,
+      error: () =>
+        new ProviderError("PROVIDER_STALL", `no content from the provider for ${seconds(idleMs)}`, {
+          retryable: false,
+          hint: "the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS (0: no limit)",
+        }),
+    };
+  }
+}
+
+async function nextBefore(iterator: AsyncIterator<StreamEvent>, deadline: Deadline | undefined, abort: AbortController): Promise<IteratorResult<StreamEvent>> {
+  if (deadline === undefined) return iterator.next();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stalled = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      options.abort.abort();
-      reject(
-        new ProviderError("PROVIDER_STALL", `no content from the provider for ${Math.round(options.idleMs / 1000)} s`, {
-          retryable: false,
-          hint: "the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS",
-        }),
-      );
-    }, Math.max(0, deadline - Date.now()));
+      abort.abort();
+      reject(deadline.error());
+    }, Math.max(0, deadline.at - Date.now()));
   });
   try {
     return await Promise.race([iterator.next(), stalled]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(3).replace(/0+$/, "")} s`;
 }
 
 function apply(result: ConsumeResult, event: StreamEvent): void {
@@ -104,6 +185,8 @@ function apply(result: ConsumeResult, event: StreamEvent): void {
       else result.content.push({ type: "text", text: event.delta });
       return;
     case "thinking":
+      // An empty, unsigned delta only says a thinking block opened (its text may be hidden): no block yet.
+      if (event.delta === "" && event.signature === undefined) return;
       if (last?.type === "thinking" && last.signature === undefined) {
         last.text += event.delta;
         if (event.signature !== undefined) last.signature = event.signature;

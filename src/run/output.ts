@@ -26,8 +26,12 @@ export interface OutputSink {
 }
 
 /** A stdout writer that stops quietly once the reader closed the pipe (`| head`), so the turn still completes and is stored. */
-function pipeWriter(out: { write(chunk: string): unknown }): (chunk: string) => void {
+function pipeWriter(out: { write(chunk: string): unknown; on?(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown }): (chunk: string) => void {
   let closed = false;
+  // A write to a closed pipe fails later, as an error event: from then on, write nothing.
+  out.on?.("error", (error) => {
+    if (error.code === "EPIPE") closed = true;
+  });
   return (chunk) => {
     if (closed) return;
     try {
@@ -44,7 +48,7 @@ function pipeWriter(out: { write(chunk: string): unknown }): (chunk: string) => 
  * answer text: it is named on `diagnostics` (stderr unless `--quiet`) with
  * the id that `--tool-result ID` answers.
  */
-export function textSink(stdout: { write(chunk: string): unknown } = process.stdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
+export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
   const out = { write: pipeWriter(stdout) };
   let last = "";
   let wrote = false;
@@ -65,7 +69,7 @@ export function textSink(stdout: { write(chunk: string): unknown } = process.std
 }
 
 /** JSON lines on stdout, one per event; text deltas become `text` events. */
-export function jsonSink(stdout: { write(chunk: string): unknown } = process.stdout): OutputSink {
+export function jsonSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdout): OutputSink {
   const out = { write: pipeWriter(stdout) };
   return {
     text(delta) {

@@ -7,6 +7,7 @@
 import { loadConfig, type Config } from "../config.ts";
 import type { Block, OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import { DEFAULT_HOOK_TIMEOUT_MS } from "../plugin/guard.ts";
 import type { PluginHost } from "../plugin/host.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import type { UsageReport } from "../plugin/usage.ts";
@@ -57,6 +58,10 @@ export interface RuntimeOptions {
   storePath?: string;
   /** Emulator cache state file; null keeps it in memory (the probe: fresh per run). Default: the emulator's own. */
   emulatorStatePath?: string | null;
+  /** Longest plugin hook call, ms; default: config `hook_timeout`, else {@link DEFAULT_HOOK_TIMEOUT_MS}. */
+  hookTimeoutMs?: number;
+  /** The run's abort signal: pending hook calls end with its reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -70,6 +75,10 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const config = await loadConfig(configFile(paths));
   const host = await loadPlugins({ config, env });
   for (const failure of host.failures) notice(failure.message);
+  host.limits = {
+    timeoutMs: options.hookTimeoutMs ?? (config.hook_timeout !== undefined ? Math.round(config.hook_timeout * 1000) : DEFAULT_HOOK_TIMEOUT_MS),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
   const { openStore } = await import("../session/store.ts");
   const { storeFile } = await import("../paths.ts");
   const store = openStore(options.storePath ?? storeFile(paths));

@@ -1,32 +1,87 @@
 import { describe, expect, test } from "bun:test";
-import { decodeUtf8, firstInvalidUtf8, mergeInput } from "./stdin.ts";
+import { mergeInput, readStdin, type ChunkReader } from "./stdin.ts";
 
-const bytes = (...parts: (string | number[])[]) => new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
-
-describe("strict UTF-8", () => {
-  test("the first invalid byte's offset: bad lead, bad continuation, overlong, surrogate, truncated", () => {
-    expect(firstInvalidUtf8(bytes("café"))).toBe(-1);
-    expect(firstInvalidUtf8(bytes("caf", [0xc3, 0x28]))).toBe(3);
-    expect(firstInvalidUtf8(bytes("ab", [0xff]))).toBe(2);
-    expect(firstInvalidUtf8(bytes([0xc0, 0xaf]))).toBe(0);
-    expect(firstInvalidUtf8(bytes("x", [0xed, 0xa0, 0x80]))).toBe(1);
-    expect(firstInvalidUtf8(bytes("xy", [0xe2, 0x82]))).toBe(2);
-  });
-
-  test("strict decoding fails naming the offset; replace substitutes U+FFFD, never a lone surrogate", () => {
-    expect(() => decodeUtf8(bytes("caf", [0xc3, 0x28]), "strict")).toThrow("invalid byte 0xc3 at offset 3");
-    const replaced = decodeUtf8(bytes("caf", [0xc3, 0x28]), "replace");
-    expect(replaced).toBe("caf\uFFFD(");
-    expect(decodeUtf8(bytes("x", [0xed, 0xa0, 0x80]), "replace")).not.toMatch(/[\uD800-\uDFFF]/);
-  });
-});
-
-describe("stdin and PROMPT (CASES.md case 23)", () => {
+describe("stdin and PROMPT words (CASES.md case 23)", () => {
   test("stdin first, a blank line, then the prompt; either alone as it is", () => {
     expect(mergeInput("RELEASE NOTES v1\n", "how do I install it")).toBe("RELEASE NOTES v1\n\nhow do I install it");
     expect(mergeInput("no newline", "q")).toBe("no newline\n\nq");
     expect(mergeInput(undefined, "q")).toBe("q");
     expect(mergeInput("only stdin", undefined)).toBe("only stdin");
     expect(mergeInput(undefined, "")).toBeUndefined();
+  });
+
+  test("unquoted words are joined with spaces; `-` places stdin among them, in order", () => {
+    expect(mergeInput(undefined, ["write", "a", "haiku", "about", "caching"])).toBe("write a haiku about caching");
+    expect(mergeInput("data\n", ["-", "summarise"])).toBe("data\n\nsummarise");
+    expect(mergeInput("data", ["summarise", "this:", "-", "in", "French"])).toBe("summarise this:\n\ndata\n\nin French");
+    expect(mergeInput("data", ["summarise", "-"])).toBe("summarise\n\ndata");
+    expect(mergeInput(undefined, ["-", "summarise"])).toBe("summarise");
+  });
+});
+
+/** A stdin whose reads resolve when the test says. */
+function controlledStdin() {
+  const waiting: ((r: { done: true } | { done: false; value: Uint8Array }) => void)[] = [];
+  let cancelled = false;
+  const reader: ChunkReader = {
+    read: () => new Promise((resolve) => waiting.push(resolve as never)),
+    cancel: async () => {
+      cancelled = true;
+    },
+    releaseLock: () => {},
+  };
+  return {
+    source: () => ({ isTTY: false, open: () => reader }),
+    write: (text: string) => waiting.shift()!({ done: false, value: new TextEncoder().encode(text) }),
+    close: () => waiting.shift()!({ done: true }),
+    cancelled: () => cancelled,
+    pending: () => waiting.length,
+  };
+}
+
+describe("readStdin", () => {
+  const base = { terminal: false, firstByteWaitMs: 20, encoding: "strict" as const, maxBytes: 1 << 20 };
+
+  test("bounded: a silent pipe is left after the wait; bytes that come later are reported, and reading stops (case 48)", async () => {
+    const stdin = controlledStdin();
+    const result = await readStdin({ ...base, mode: "bounded" }, stdin.source);
+    expect(result).toMatchObject({ text: undefined, timedOut: true });
+    stdin.write("DATA\n");
+    await Promise.resolve();
+    expect(result.settleLate()).toBe(true);
+    expect(stdin.cancelled()).toBe(true);
+  });
+
+  test("bounded: nothing late, nothing reported", async () => {
+    const stdin = controlledStdin();
+    const result = await readStdin({ ...base, mode: "bounded" }, stdin.source);
+    expect(result.settleLate()).toBe(false);
+  });
+
+  test("wait: reads to the end however long the first byte takes; a BOM is dropped", async () => {
+    const stdin = controlledStdin();
+    const reading = readStdin({ ...base, firstByteWaitMs: 0, mode: "wait" }, stdin.source);
+    stdin.write("\uFEFFslow ");
+    await Promise.resolve();
+    while (stdin.pending() === 0) await Promise.resolve();
+    stdin.write("producer");
+    while (stdin.pending() === 0) await Promise.resolve();
+    stdin.close();
+    expect(await reading).toMatchObject({ text: "slow producer", bytes: 16, timedOut: false });
+  });
+
+  test("an abort ends the wait with the signal's reason", async () => {
+    const stdin = controlledStdin();
+    const controller = new AbortController();
+    const reading = readStdin({ ...base, mode: "wait", signal: controller.signal }, stdin.source);
+    controller.abort(new Error("interrupted by SIGINT"));
+    await expect(reading).rejects.toThrow("interrupted by SIGINT");
+    expect(stdin.cancelled()).toBe(true);
+  });
+
+  test("skip: stdin is not touched", async () => {
+    const stdin = controlledStdin();
+    expect(await readStdin({ ...base, mode: "skip" }, stdin.source)).toMatchObject({ text: undefined, timedOut: false });
+    expect(stdin.pending()).toBe(0);
   });
 });

@@ -1,158 +1,157 @@
 /**
- * Reading stdin for the run command: raw bytes, strict UTF-8, and no hang on
- * a pipe that stays open without data.
+ * Reading stdin for the run command: when to wait for it, when to go on
+ * without it, and noticing bytes that arrive after cachet went on without
+ * them (CASES.md case 48). Decoding is the shared input reader's
+ * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets.
  */
 import { CachetError } from "../errors.ts";
+import { Utf8StreamDecoder, type Utf8Mode } from "../input/read-input.ts";
+
+/**
+ * When to read stdin:
+ * - `wait`: to its end, however long the first byte takes (no PROMPT, `-`, `--stdin wait`);
+ * - `bounded`: to its end once a first byte arrived within `firstByteWaitMs`, else go on without it (a PROMPT was given);
+ * - `skip`: not at all (`--stdin skip`).
+ */
+export type StdinMode = "wait" | "bounded" | "skip";
 
 /** How stdin is read. */
 export interface StdinOptions {
-  /** `-` as PROMPT: read to the end however long the first byte takes. */
-  force: boolean;
-  /** How long to wait for the first byte before going on without stdin, ms (≤ 2,000). */
+  mode: StdinMode;
+  /** Read a terminal too (an explicit `-` or `--stdin wait`); otherwise a terminal is never read. */
+  terminal: boolean;
+  /** `bounded`: how long to wait for the first byte, ms. */
   firstByteWaitMs: number;
-  /** `strict` fails on invalid UTF-8 naming the byte offset; `replace` substitutes U+FFFD. */
-  encoding: "strict" | "replace";
+  encoding: Utf8Mode;
   /** Largest accepted input, bytes. */
   maxBytes: number;
+  /** Ends any wait (SIGINT / SIGTERM); the read rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
-/** What was read. `text` is undefined when stdin was a terminal, empty, or silent past the wait. */
+/** What was read. */
 export interface StdinResult {
+  /** undefined when stdin was a terminal, skipped, empty, or silent past the wait. */
   text: string | undefined;
   /** Bytes read. */
   bytes: number;
   /** True when cachet stopped waiting for a silent pipe. */
   timedOut: boolean;
+  /**
+   * After a time-out: stops listening to stdin and says whether bytes
+   * arrived after cachet went on without them. False otherwise.
+   */
+  settleLate(): boolean;
+}
+
+/** Stdin as a chunk source; a test may pass its own. */
+export interface ChunkSource {
+  isTTY: boolean;
+  open(): ChunkReader;
+}
+
+/** The part of a stream reader that stdin reading uses. */
+export interface ChunkReader {
+  read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+  cancel(): Promise<void>;
+  releaseLock(): void;
 }
 
 /**
- * Reads stdin when it is not a terminal.
+ * Reads stdin by `options.mode`.
  * @throws CachetError STDIN_INVALID_UTF8 naming the byte offset of the first
- *   invalid sequence (strict mode); STDIN_TOO_LARGE past `maxBytes`.
+ *   invalid sequence (strict mode); STDIN_TOO_LARGE past `maxBytes`; the
+ *   signal's reason (INTERRUPTED) when aborted.
  */
-export async function readStdin(options: StdinOptions, stream: NodeJS.ReadStream = process.stdin): Promise<StdinResult> {
-  if (stream.isTTY && !options.force) return { text: undefined, bytes: 0, timedOut: false };
-  // Decoded chunk by chunk as it arrives: a large input is never held as bytes and text at once.
-  const decoder = new TextDecoder("utf-8", { fatal: options.encoding === "strict", ignoreBOM: true });
+export async function readStdin(options: StdinOptions, source: () => ChunkSource = processStdin): Promise<StdinResult> {
+  const none = (timedOut: boolean, settleLate: () => boolean = () => false): StdinResult => ({ text: undefined, bytes: 0, timedOut, settleLate });
+  if (options.mode === "skip") return none(false);
+  const stdin = source();
+  if (stdin.isTTY && !options.terminal) return none(false);
+  const reader = stdin.open();
+  const decoder = new Utf8StreamDecoder({ label: "stdin", code: "STDIN_INVALID_UTF8", encoding: options.encoding });
   let text = "";
-  let total = 0;
-  let pending: Uint8Array = new Uint8Array(0);
-  const reader = (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader();
   try {
-    const first = options.force ? await reader.read() : await withDeadline(reader.read(), options.firstByteWaitMs);
+    const firstRead = reader.read();
+    const first = await untilAborted(options.mode === "bounded" ? withDeadline(firstRead, options.firstByteWaitMs) : firstRead, options.signal);
     if (first === "timeout") {
-      // The pipe may stay open forever (e.g. an inherited stdin in a script); go on without it.
-      void reader.cancel().catch(() => {});
-      return { text: undefined, bytes: 0, timedOut: true };
+      // The pipe may stay open forever (an inherited stdin in a script): go on, but keep
+      // listening, so data that comes late is reported instead of silently dropped.
+      let late = false;
+      firstRead.then((r) => (late = !r.done && r.value.byteLength > 0)).catch(() => {});
+      return none(true, () => {
+        void reader.cancel().catch(() => {});
+        return late;
+      });
     }
     let next = first;
     while (!next.done) {
-      total += next.value.byteLength;
-      if (total > options.maxBytes) {
+      if (decoder.bytes + next.value.byteLength > options.maxBytes) {
         throw new CachetError("STDIN_TOO_LARGE", `stdin is larger than ${formatBytes(options.maxBytes)}`, {
           hint: "send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES",
         });
       }
-      const chunk = next.value;
-      try {
-        text += decoder.decode(chunk, { stream: true });
-      } catch {
-        throw invalidUtf8(concatBytes(pending, chunk), total - chunk.byteLength - pending.byteLength);
-      }
-      pending = chunk.subarray(chunk.byteLength - incompleteTail(chunk));
-      next = await reader.read();
+      text += decoder.push(next.value);
+      next = await untilAborted(reader.read(), options.signal);
     }
-    try {
-      text += decoder.decode();
-    } catch {
-      throw invalidUtf8(pending, total - pending.byteLength);
-    }
-  } finally {
-    reader.releaseLock();
+    text += decoder.end();
+  } catch (error) {
+    void reader.cancel().catch(() => {});
+    throw error;
   }
-  if (total === 0) return { text: undefined, bytes: 0, timedOut: false };
-  return { text, bytes: total, timedOut: false };
+  reader.releaseLock();
+  if (decoder.bytes === 0) return none(false);
+  return { text, bytes: decoder.bytes, timedOut: false, settleLate: () => false };
 }
 
 /**
- * Decodes UTF-8. Strict mode never yields lone surrogates or U+FFFD for bad
- * input: it throws naming the offset of the first invalid byte.
- * @throws CachetError STDIN_INVALID_UTF8
+ * Joins stdin and the PROMPT words: the words are split at each `-`, each run
+ * is joined with spaces, and the runs and stdin (at the `-`, else first) are
+ * separated by a blank line (documented in README.md). Either may be absent.
  */
-export function decodeUtf8(bytes: Uint8Array, encoding: "strict" | "replace"): string {
-  // TextDecoder never emits lone surrogates: invalid input becomes U+FFFD (replace) or throws (fatal).
-  if (encoding === "replace") return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
-  try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw invalidUtf8(bytes, 0);
+export function mergeInput(stdin: string | undefined, words: readonly string[] | string | undefined): string | undefined {
+  const list = typeof words === "string" ? [words] : (words ?? []);
+  const parts: string[] = [];
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length > 0 && run.join("") !== "") parts.push(run.join(" "));
+    run = [];
+  };
+  let placed = false;
+  for (const word of list) {
+    if (word !== "-") {
+      run.push(word);
+      continue;
+    }
+    flush();
+    if (stdin !== undefined && !placed) parts.push(stdin);
+    placed = true;
   }
-}
-
-/** The error for invalid UTF-8 in `bytes`, which start at byte `base` of the input. */
-function invalidUtf8(bytes: Uint8Array, base: number): CachetError {
-  const at = Math.max(0, firstInvalidUtf8(bytes));
-  return new CachetError("STDIN_INVALID_UTF8", `stdin is not valid UTF-8: invalid byte 0x${bytes[at]?.toString(16).padStart(2, "0") ?? "??"} at offset ${base + at}`, {
-    hint: "convert the input to UTF-8 (e.g. iconv), or pass --stdin-encoding replace to substitute U+FFFD",
-  });
-}
-
-/** How many bytes at the end of `bytes` begin a UTF-8 sequence that continues in the next chunk (0–3). */
-function incompleteTail(bytes: Uint8Array): number {
-  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
-    const b = bytes[bytes.length - back]!;
-    if ((b & 0xc0) === 0x80) continue;
-    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return length > back ? back : 0;
-  }
-  return 0;
-}
-
-function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.byteLength === 0) return b;
-  const out = new Uint8Array(a.byteLength + b.byteLength);
-  out.set(a);
-  out.set(b, a.byteLength);
+  flush();
+  if (!placed && stdin !== undefined) parts.unshift(stdin);
+  if (parts.length === 0) return undefined;
+  let out = parts[0]!;
+  for (const part of parts.slice(1)) out += `${out.endsWith("\n") ? "" : "\n"}\n${part}`;
   return out;
 }
 
-/** Offset of the first byte that starts an invalid (or truncated) UTF-8 sequence; -1 when valid. */
-export function firstInvalidUtf8(bytes: Uint8Array): number {
-  let i = 0;
-  const n = bytes.length;
-  while (i < n) {
-    const b = bytes[i]!;
-    if (b < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let min: number;
-    if (b >= 0xc2 && b <= 0xdf) [need, min] = [1, 0x80];
-    else if (b >= 0xe0 && b <= 0xef) [need, min] = [2, 0x800];
-    else if (b >= 0xf0 && b <= 0xf4) [need, min] = [3, 0x10000];
-    else return i;
-    let cp = b & (need === 1 ? 0x1f : need === 2 ? 0x0f : 0x07);
-    for (let k = 1; k <= need; k++) {
-      const c = bytes[i + k];
-      if (c === undefined || (c & 0xc0) !== 0x80) return i;
-      cp = (cp << 6) | (c & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += need + 1;
-  }
-  return -1;
+function processStdin(): ChunkSource {
+  return { isTTY: process.stdin.isTTY === true, open: () => (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader };
 }
 
-/**
- * Joins stdin and the PROMPT argument: stdin first, then the prompt, separated
- * by a blank line (documented in README.md). Either may be absent.
- */
-export function mergeInput(stdin: string | undefined, prompt: string | undefined): string | undefined {
-  if (stdin !== undefined && prompt !== undefined && prompt !== "") {
-    return `${stdin}${stdin.endsWith("\n") ? "" : "\n"}\n${prompt}`;
+async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([promise, aborted]);
+  } finally {
+    signal.removeEventListener("abort", onAbort!);
   }
-  return stdin ?? (prompt === "" ? undefined : prompt);
 }
 
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | "timeout"> {

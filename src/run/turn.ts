@@ -17,6 +17,7 @@ import type { WireRequest } from "../plugin/wire.ts";
 import type { LedgerRow, LoadedSession } from "../session/types.ts";
 import { DEFAULT_CACHE_RULES, cacheableMaximum } from "../wire/divergence.ts";
 import { consume, StreamFailure, type ConsumeResult } from "./consume.ts";
+import { abortableSleep } from "../sleep.ts";
 import type { OutputSink } from "./output.ts";
 import { usageEvent } from "./output.ts";
 import { parseModelRef, resolveProvider } from "./resolve-provider.ts";
@@ -53,8 +54,10 @@ export interface TurnOptions {
   role: string;
   /** `--base-url`. */
   baseUrl?: string;
-  /** Longest wait for content, ms. */
+  /** Longest wait for progress, ms; 0: no limit (see consume.ts). */
   idleMs: number;
+  /** Longest hidden thinking, ms; 0 or undefined: no limit (see consume.ts). */
+  thinkingMs?: number;
   /** Retries of a retryable failure before any output was written. */
   retries: number;
   sink: OutputSink;
@@ -89,7 +92,7 @@ export interface TurnResult {
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
   const { store } = runtime;
   const target = chooseSession(runtime, options);
-  const lease = target ? await store.acquireTurn(target.id) : undefined;
+  const lease = target ? await store.acquireTurn(target.id, options.signal ? { signal: options.signal } : {}) : undefined;
   // Released early when forking (the child gets its own lease), and in any case at the end: once.
   let held = lease !== undefined;
   const release = () => {
@@ -262,6 +265,8 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     try {
       outcome = await consume(p.resolved.adapter.send(wire, { signal: abort.signal }), {
         idleMs: options.idleMs,
+        ...(options.thinkingMs ? { thinkingMs: options.thinkingMs } : {}),
+        stream: options.generation.stream,
         abort,
         onEvent: async (event, content) => {
           await host.callParallel("response:event", event, context);
@@ -284,8 +289,15 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
       if (retryable && attempt < options.retries && !options.signal?.aborted) {
         const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
-        await Bun.sleep(wait);
-        continue;
+        try {
+          await abortableSleep(wait, options.signal);
+          continue;
+        } catch {
+          // Ctrl-C during the wait: nothing more is sent (CASES.md case 45).
+          failure = new CachetError("INTERRUPTED", "interrupted while waiting to retry; nothing more was sent");
+          partial = f.partial;
+          break;
+        }
       }
       failure = cause;
       partial = f.partial;

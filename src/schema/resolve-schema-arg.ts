@@ -2,10 +2,10 @@
  * `--schema FILE|JSON`: reads the user's output schema from a file or from
  * inline JSON, and names it for providers that need a name.
  */
-import { readFile } from "node:fs/promises";
 import { basename, extname } from "node:path";
 import type { OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import { readTextFile } from "../input/read-input.ts";
 import type { SchemaTarget } from "./contract.ts";
 import { jsonErrorPosition } from "./json-error-position.ts";
 import { isPlainObject } from "./schema-node.ts";
@@ -38,14 +38,11 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
   const source = inline ? "inline schema" : arg;
   let text = arg;
   if (!inline) {
-    try {
-      text = await readFile(arg, "utf8");
-    } catch (error) {
-      throw new CachetError("SCHEMA_INVALID", `cannot read schema file ${arg}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-        hint: "pass a readable JSON Schema file, or the schema itself as inline JSON starting with {",
-        cause: error,
-      });
-    }
+    text = await readTextFile(arg, {
+      label: `schema file ${arg}`,
+      code: "SCHEMA_INVALID",
+      hint: "pass a readable JSON Schema file, or the schema itself as inline JSON starting with {",
+    });
   }
   const schema = parseSchemaText(text, source);
   await compileUserSchema(schema);

@@ -13,6 +13,7 @@ import { hostname } from "node:os";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
+import { abortableSleep } from "../sleep.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
 import { newId } from "../context/ids.ts";
 import { openDatabase } from "./database.ts";
@@ -63,6 +64,8 @@ export interface TurnOptions {
   waitMs?: number;
   /** Lease lifetime without a refresh, ms (default 15,000); the holder refreshes it every third of that. */
   leaseMs?: number;
+  /** Ends the wait (SIGINT / SIGTERM): acquireTurn rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -493,7 +496,7 @@ export class Store {
           hint: "wait for it to finish, or stop that process (a dead process's lease is taken over automatically)",
         });
       }
-      await Bun.sleep(Math.min(left, delay + Math.random() * delay));
+      await abortableSleep(Math.min(left, delay + Math.random() * delay), options.signal);
       delay = Math.min(delay * 2, 50);
     }
     const refresh = setInterval(() => {

@@ -47,7 +47,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
-  { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: cannot be read/ },
+  { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
   { name: "cachet probe on malformed JSON", args: (h) => ["probe", join(h, "probe-bad.json")], code: 3, line: /^cachet: scenario .*probe-bad\.json: not valid JSON/ },
 ];
 

@@ -129,7 +129,7 @@ describe("config errors: one clear line naming the file, non-zero exit, nothing 
       expect(r.code).toBe(EXIT.input);
       expect(r.stdout).toBe("");
       const [message, hint, ...rest] = lines(r.stderr);
-      expect(message).toStartWith(`cachet: cannot read config ${config}: `);
+      expect(message).toBe(`cachet: config ${config}: is a directory, not a file`);
       expect(hint).toStartWith("  hint: ");
       expect(rest).toEqual([]);
       expect(readdirSync(home)).toEqual(["config.toml"]);

@@ -68,19 +68,19 @@ describe("parseScenario", () => {
     expect(errorOf({ ...minimal, steps: [{ advance_clock: "soon" }] })).toContain(": steps[0].advance_clock: expected a duration");
     expect(errorOf({ ...minimal, steps: [{ repeat: { times: 0, steps: [{ user: "a" }] } }] })).toContain(": steps[0].repeat.times: expected at least 1");
     expect(errorOf({ ...minimal, steps: [{ tool_result: { content: "a", file: "b" } }] })).toContain(": steps[0].tool_result: give exactly one of content or file");
-    expect(errorOf({ ...minimal, steps: [{ user: "a", stdin: "missing.txt" }] })).toContain(": steps[0].stdin: cannot read missing.txt (ENOENT)");
+    expect(errorOf({ ...minimal, steps: [{ user: "a", stdin: "missing.txt" }] })).toContain(": steps[0].stdin: missing.txt: no such file");
     expect(errorOf({ ...minimal, answers: [{ tool_calls: [{ name: "x", arguments: "[1]" }] }] })).toContain(": answers[0].tool_calls[0].arguments: expected a JSON object");
   });
 
   test("a referenced file that is not UTF-8 is an error naming the byte offset", () => {
     file("bad.txt", new Uint8Array([0x61, 0xff, 0x62]));
-    expect(errorOf({ ...minimal, steps: [{ user: "a", stdin: "bad.txt" }] })).toContain(": steps[0].stdin: bad.txt: is not valid UTF-8: invalid byte 0xff at offset 1");
+    expect(errorOf({ ...minimal, steps: [{ user: "a", stdin: "bad.txt" }] })).toContain(": steps[0].stdin: bad.txt is not valid UTF-8: invalid byte 0xff at offset 1");
   });
 });
 
 describe("loadScenario", () => {
   test("unreadable and malformed files give one line naming the file", () => {
-    expect(() => loadScenario(join(dir, "nope.json"))).toThrow(`scenario ${join(dir, "nope.json")}: cannot be read (ENOENT)`);
+    expect(() => loadScenario(join(dir, "nope.json"))).toThrow(`scenario ${join(dir, "nope.json")}: no such file`);
     const broken = file("broken.json", "{ models: [");
     expect(() => loadScenario(broken)).toThrow(new RegExp(`^scenario ${broken}: not valid JSON`));
   });

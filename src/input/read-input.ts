@@ -1,0 +1,191 @@
+/**
+ * The one reader for every file and stream cachet takes text from: stdin,
+ * `@FILE` flags, schema, tools, probe scenarios and the files they name,
+ * price and usage files, the config (CASES.md case 43: each input read by its
+ * own code stripped a byte-order mark in some places and sent it in others).
+ *
+ * Every input is decoded the same way: a leading UTF-8 byte-order mark is
+ * dropped (RFC 8259 §8.1 allows a parser to ignore it; Windows editors write
+ * it), invalid UTF-8 is an error naming the exact byte offset of the first bad
+ * byte (or replaced by U+FFFD when the caller asks), and a path that is
+ * missing, a directory or unreadable is named as such.
+ */
+import { readFileSync, statSync } from "node:fs";
+import { readFile, stat } from "node:fs/promises";
+import { CachetError, type ErrorCode } from "../errors.ts";
+
+/** What to do with invalid UTF-8: `strict` fails naming the offset; `replace` substitutes U+FFFD. */
+export type Utf8Mode = "strict" | "replace";
+
+/** How an input is named and reported. */
+export interface InputSource {
+  /** How errors name the input, e.g. `stdin`, `--tools tools.json`, `scenario s.json`. */
+  label: string;
+  /** Error code for a missing, unreadable or non-UTF-8 input (default INPUT_INVALID). */
+  code?: ErrorCode;
+  /** Hint for a missing, unreadable or directory path (default: a generic one). */
+  hint?: string;
+  /** Invalid UTF-8 handling (default strict). */
+  encoding?: Utf8Mode;
+}
+
+/**
+ * Reads a text file through the shared decoder.
+ * @throws CachetError (`source.code`, default INPUT_INVALID) naming the label
+ *   and the cause: no such file, is a directory, permission denied, other
+ *   read failure, or the byte offset of invalid UTF-8.
+ */
+export async function readTextFile(path: string, source: InputSource): Promise<string> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(path);
+  } catch (error) {
+    throw unreadable(error, source, await isDirectory(path));
+  }
+  return decodeInput(bytes, source);
+}
+
+/** {@link readTextFile}, synchronously (for validators that are synchronous). */
+export function readTextFileSync(path: string, source: InputSource): string {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    let directory = false;
+    try {
+      directory = statSync(path).isDirectory();
+    } catch {
+      // missing or unreadable: named by the read error itself
+    }
+    throw unreadable(error, source, directory);
+  }
+  return decodeInput(bytes, source);
+}
+
+/**
+ * Decodes a whole input: BOM dropped, then strict UTF-8 (or U+FFFD
+ * replacement). Strict mode never yields lone surrogates or U+FFFD for bad input.
+ * @throws CachetError naming the label and the offset of the first invalid byte.
+ */
+export function decodeInput(bytes: Uint8Array, source: InputSource): string {
+  const decoder = new Utf8StreamDecoder(source);
+  return decoder.push(bytes) + decoder.end();
+}
+
+/**
+ * Chunk-by-chunk decoding with exact offsets across chunk boundaries, so a
+ * huge stream is never held as bytes and text at once. The byte-order mark
+ * is dropped only at the very start of the input.
+ */
+export class Utf8StreamDecoder {
+  private readonly decoder: TextDecoder;
+  private readonly source: InputSource;
+  /** Bytes decoded so far. */
+  private total = 0;
+  /** The tail of the previous chunk that begins an unfinished sequence. */
+  private pending: Uint8Array = new Uint8Array(0);
+
+  constructor(source: InputSource) {
+    this.source = source;
+    // ignoreBOM: false makes TextDecoder drop one leading U+FEFF, and only at the start of the stream.
+    this.decoder = new TextDecoder("utf-8", { fatal: (source.encoding ?? "strict") === "strict", ignoreBOM: false });
+  }
+
+  /** Bytes pushed so far. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  /** Decodes the next chunk. @throws CachetError on invalid UTF-8 (strict). */
+  push(chunk: Uint8Array): string {
+    const base = this.total - this.pending.byteLength;
+    this.total += chunk.byteLength;
+    let text: string;
+    try {
+      text = this.decoder.decode(chunk, { stream: true });
+    } catch {
+      throw invalidUtf8(concatBytes(this.pending, chunk), base, this.source);
+    }
+    // An unfinished sequence is at most 3 bytes and may span several tiny chunks.
+    const end = concatBytes(this.pending, chunk.subarray(Math.max(0, chunk.byteLength - 3)));
+    this.pending = end.slice(end.byteLength - incompleteTail(end));
+    return text;
+  }
+
+  /** Flushes the decoder. @throws CachetError when the input ends inside a sequence (strict). */
+  end(): string {
+    try {
+      return this.decoder.decode();
+    } catch {
+      throw invalidUtf8(this.pending, this.total - this.pending.byteLength, this.source);
+    }
+  }
+}
+
+/** Offset of the first byte that starts an invalid (or truncated) UTF-8 sequence; -1 when valid. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  const n = bytes.length;
+  while (i < n) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) [need, min] = [1, 0x80];
+    else if (b >= 0xe0 && b <= 0xef) [need, min] = [2, 0x800];
+    else if (b >= 0xf0 && b <= 0xf4) [need, min] = [3, 0x10000];
+    else return i;
+    let cp = b & (need === 1 ? 0x1f : need === 2 ? 0x0f : 0x07);
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+/** The error for invalid UTF-8 in `bytes`, which start at byte `base` of the input. */
+function invalidUtf8(bytes: Uint8Array, base: number, source: InputSource): CachetError {
+  const at = Math.max(0, firstInvalidUtf8(bytes));
+  const hint = source.label === "stdin" ? "convert the input to UTF-8 (e.g. iconv), or pass --stdin-encoding replace to substitute U+FFFD" : "convert the file to UTF-8 (e.g. iconv)";
+  return new CachetError(source.code ?? "INPUT_INVALID", `${source.label} is not valid UTF-8: invalid byte 0x${bytes[at]?.toString(16).padStart(2, "0") ?? "??"} at offset ${base + at}`, { hint });
+}
+
+function unreadable(error: unknown, source: InputSource, directory: boolean): CachetError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const what = directory || code === "EISDIR" ? "is a directory, not a file" : code === "ENOENT" ? "no such file" : code === "EACCES" || code === "EPERM" ? "permission denied" : `cannot be read (${code ?? (error as Error).message})`;
+  return new CachetError(source.code ?? "INPUT_INVALID", `${source.label}: ${what}`, { hint: source.hint ?? "give the path of a readable file", cause: error });
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** How many bytes at the end of `bytes` begin a UTF-8 sequence that continues in the next chunk (0–3). */
+function incompleteTail(bytes: Uint8Array): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const b = bytes[bytes.length - back]!;
+    if ((b & 0xc0) === 0x80) continue;
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return length > back ? back : 0;
+  }
+  return 0;
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.byteLength === 0) return b;
+  const out = new Uint8Array(a.byteLength + b.byteLength);
+  out.set(a);
+  out.set(b, a.byteLength);
+  return out;
+}
