@@ -1,7 +1,9 @@
 /**
  * Compiles cachet into standalone binaries.
  *
- *   bun build/build.ts          the full matrix (build/targets.ts) into dist/, plus dist/SHA256SUMS
+ *   bun build/build.ts          the full matrix (build/targets.ts) into dist/, plus dist/SHA256SUMS,
+ *                               dist/install.sh and the npm distribution in dist/npm/ (build/npm-dist.ts):
+ *                               everything a release publishes
  *   bun build/build.ts --host   only this machine's binary, as dist/cachet (tests and benchmarks use it)
  *
  * Both also build and `npm pack` the plugin API package (build/plugin-api.ts)
@@ -14,8 +16,9 @@
  * that. Exits non-zero on any failure, naming the target.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { buildNpmDist } from "./npm-dist.ts";
 import { buildPluginApi } from "./plugin-api.ts";
 import { runnableHere, TARGETS } from "./targets.ts";
 import { generateTokenizerData } from "./tokenizer-data.ts";
@@ -62,11 +65,18 @@ if (hostOnly) {
     log(`dist/${t.file.padEnd(32)} ${mb(size)}`);
   }
   await Bun.write(join(DIST, "SHA256SUMS"), `${sums.join("\n")}\n`);
+  await Bun.write(join(DIST, "install.sh"), Bun.file(join(import.meta.dir, "install.sh")));
+  await chmod(join(DIST, "install.sh"), 0o755);
+  try {
+    log(`npm distribution: ${buildNpmDist(DIST).map((t) => basename(t)).join(", ")} in dist/npm/`);
+  } catch (error) {
+    fail((error as Error).message);
+  }
   const host = runnable.find((t) => !t.baseline && t.libc === "glibc") ?? runnable[0]!;
   checkHostSize((await stat(join(DIST, host.file))).size);
   const skipped = TARGETS.filter((t) => !runnable.includes(t)).map((t) => t.file);
   log(`smoke-tested ${runnable.map((t) => t.file).join(", ")}; not runnable here: ${skipped.join(", ")}`);
-  log(`${TARGETS.length} binaries and dist/SHA256SUMS in ${seconds(performance.now() - started)}`);
+  log(`${TARGETS.length} binaries, dist/SHA256SUMS, dist/install.sh, dist/npm/ and the plugin API package in ${seconds(performance.now() - started)}`);
 }
 
 /** The price catalog is generated before bundling so the binary embeds it (build/catalog.ts, owned by the meter). */
@@ -156,7 +166,8 @@ function checkHostSize(size: number): void {
 }
 
 async function removeStaleBinaries(): Promise<void> {
-  const names = [...new Bun.Glob("{cachet-*,.tmp-*}").scanSync({ cwd: DIST, dot: true }), "SHA256SUMS"];
+  // The plugin API tarball (cachet-plugin-api-*.tgz) was just built: not a stale binary.
+  const names = [...new Bun.Glob("{cachet-*,.tmp-*}").scanSync({ cwd: DIST, dot: true }), "SHA256SUMS"].filter((n) => !n.startsWith("cachet-plugin-api-"));
   await Promise.all(names.map((n) => rm(join(DIST, n), { force: true })));
 }
 
