@@ -16,30 +16,27 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    const [{ openStore }, { loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { ledgerTotal }] = await Promise.all([
-      import("../session/store.ts"),
-      import("../config.ts"),
-      import("../meter/catalog.ts"),
-      import("../meter/session-cost.ts"),
-      import("../meter/stats.ts"),
-    ]);
+    const [{ openStore }, { ledgerSums, signedUsd }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
     const store = openStore();
     try {
       const session = args.session ? store.findSession(args.session) : store.latestSession();
       if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
+      const { total } = await ledgerSums(store, "session", { sessionId: session.id });
+      const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : signedUsd(total.savingsExact)}\n`;
+      if (!args.tree) {
+        // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
+        const { formatRequestFigures } = await import("../meter/session-cost.ts");
+        const requests = store.figures().requests(session.id);
+        if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
+        else process.stdout.write(formatRequestFigures(requests) + totalLine);
+        return;
+      }
+      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }] = await Promise.all([import("../config.ts"), import("../meter/catalog.ts"), import("../meter/session-cost.ts")]);
       const rows = store.requests(session.id);
       const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
       const views = sessionCost(rows, catalog, config.prices);
-      const total = ledgerTotal(rows, { catalog, overrides: config.prices });
-      if (args.json) {
-        const requests = args.tree ? views : views.map(({ tree: _tree, ...rest }) => rest);
-        process.stdout.write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
-        return;
-      }
-      process.stdout.write(formatSessionCost(views, args.tree === true));
-      process.stdout.write(
-        `total ${total.requests} requests  $${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsUsd === null ? "?" : `$${total.savingsUsd}`}\n`,
-      );
+      if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
+      else process.stdout.write(formatSessionCost(views, true) + totalLine);
     } finally {
       store.close();
     }

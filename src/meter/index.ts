@@ -7,7 +7,7 @@ import type { Config } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import { loadCatalog, type Catalog } from "./catalog.ts";
-import { priceUsageReport, type RequestCost } from "./pricing.ts";
+import { priceUsageReport, uncachedCost, type RequestCost } from "./pricing.ts";
 
 export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
 export type { AttributeOptions, CategoryRates, NodeCost, OutputCost, RequestAttribution } from "./attribute.ts";
@@ -18,8 +18,12 @@ export type { CostLine, RequestCost, ResolvedPrice } from "./pricing.ts";
 export { formatCostLine, ledgerStats, ledgerTotal } from "./stats.ts";
 export { sessionCost } from "./session-cost.ts";
 
-/** A priced request plus `reason`: why the cost is unknown, or what in it is an estimate. */
-export type PricedRequest = RequestCost & { reason?: string };
+/**
+ * A priced request plus `reason` (why the cost is unknown, or what in it is
+ * an estimate), `estimate` (set only when a known cost is not exact) and the
+ * uncached cost stored for savings.
+ */
+export type PricedRequest = RequestCost & { reason?: string; estimate?: string; noCacheCostUsd: number | null };
 
 const catalogs = new Map<string, Promise<Catalog>>();
 
@@ -38,8 +42,11 @@ export async function priceReport(modelRef: string, report: UsageReport, options
     catalog = loadCatalog(paths).then((c) => c.catalog);
     catalogs.set(paths.data, catalog);
   }
-  const cost: PricedRequest = priceUsageReport(report, modelRef, await catalog, options.config.prices, options.partial === true);
+  const resolvedCatalog = await catalog;
+  const base = priceUsageReport(report, modelRef, resolvedCatalog, options.config.prices, options.partial === true);
+  const cost: PricedRequest = { ...base, noCacheCostUsd: uncachedCost(report, modelRef, resolvedCatalog, options.config.prices) };
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);
   if (reason !== undefined) cost.reason = reason;
+  if (cost.costUsd !== null && cost.estimates.length > 0) cost.estimate = cost.estimates.join("; ");
   return cost;
 }

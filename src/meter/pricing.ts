@@ -10,7 +10,7 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (1h write = 2x base input)
  */
 import type { Config } from "../config.ts";
-import type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageReport } from "../plugin/usage.ts";
+import { promptTokens, type ModalityTokens, type ServerTool, type ServerToolCalls, type Usage, type UsageReport } from "../plugin/usage.ts";
 import { findModel, splitModelId, type Catalog, type CatalogCost } from "./catalog.ts";
 import { costOf, formatUsd, priceFromNumber, priceToNumber, toUsd, type Atto, type PicoPerMillion } from "./money.ts";
 import { implicitReadShare, scale, serviceTierRule, type Ratio } from "./price-rules.ts";
@@ -315,6 +315,19 @@ export function priceUsageReport(report: UsageReport, modelId: string, catalog: 
       };
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
   return cost;
+}
+
+/**
+ * What the request would have cost with every prompt token at the input
+ * price (the same tier, fees and modalities), USD: the yardstick of savings.
+ * Null when the model, the price or the prompt is unknown.
+ */
+export function uncachedCost(report: UsageReport, modelId: string, catalog: Catalog, overrides: Config["prices"] = {}): number | null {
+  const resolved = resolvePrice(catalog, modelId, overrides);
+  const prompt = promptTokens(report.usage);
+  if (!resolved || prompt === undefined) return null;
+  const uncached: Usage = { ...report.usage, input: prompt, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0 };
+  return priceUsage(uncached, resolved, modelId, extrasOf(report)).costUsd;
 }
 
 /** The highest tier whose size the prompt exceeds, with its prices (its own fields only: a price it lacks is unknown). */

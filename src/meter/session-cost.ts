@@ -6,6 +6,7 @@
  */
 import type { Config } from "../config.ts";
 import type { Usage } from "../plugin/usage.ts";
+import type { RequestFigures } from "../session/ledger-figures.ts";
 import type { LedgerRow } from "../session/types.ts";
 import { ChainMeter, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
 import type { Catalog } from "./catalog.ts";
@@ -112,6 +113,16 @@ function leafOf(n: NodeCost): CostTreeNode {
     usd: n.usd,
     usdExact: n.usdAtto === null ? null : formatUsd(n.usdAtto),
   };
+}
+
+/** One line per request from the stored figures (`cachet cost` without `--tree`); `~` marks a flagged estimate. */
+export function formatRequestFigures(requests: readonly RequestFigures[]): string {
+  let out = "";
+  for (const r of requests) {
+    const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}$${r.costUsd}`;
+    out += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? 0} · write ${(r.cacheWrite5m ?? 0) + (r.cacheWrite1h ?? 0)} · out ${r.output ?? "?"}\n`;
+  }
+  return out;
 }
 
 /**

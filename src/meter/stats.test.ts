@@ -4,7 +4,7 @@ import type { ChainLink, LedgerRow } from "../session/types.ts";
 import { chainHash, hashText } from "../wire/hash.ts";
 import type { Catalog } from "./catalog.ts";
 import { sessionCost } from "./session-cost.ts";
-import { cacheableTokens, formatCostLine, ledgerStats, ledgerTotal, parseSince } from "./stats.ts";
+import { cacheableTokens, formatCostLine, formatStats, ledgerStats, ledgerTotal, parseSince } from "./stats.ts";
 
 const catalog: Catalog = { anthropic: { models: { "claude-x": { cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } } } } };
 
@@ -53,10 +53,11 @@ describe("ledger stats", () => {
     expect(t.cacheEfficiency).toBe(3000 / 8000);
     expect(t.costExact).toBe("0.02265");
     expect(t.unpricedRequests).toBe(1);
-    // No caching: 15,000 input at $3 + 300 output at $15 = 0.045 + 0.0045.
-    expect(t.noCacheCostUsd).toBe(0.0495);
-    // Actual at current prices: 0.01275 + 0.0099 + (7000·3 + 100·15)e-6 = 0.045150; savings 0.00435.
+    // Savings over the priced requests r1, r2 (r3 is unpriced and left out): no caching 3000·3 + 100·15 = 0.0105
+    // and 5000·3 + 100·15 = 0.0165, together 0.027; actual 0.01275 + 0.0099 = 0.02265; savings 0.00435.
+    expect(t.noCacheCostUsd).toBe(0.027);
     expect(t.savingsUsd).toBe(0.00435);
+    expect(t.savingsLeftOut).toBe(1);
     expect(t.outputTps).toBe(100);
   });
 
@@ -68,8 +69,16 @@ describe("ledger stats", () => {
     expect(second.cacheEfficiency).toBe(1);
   });
 
-  test("without a catalog, savings are unknown (null), not 0", () => {
+  test("without a catalog, rows recorded without their uncached cost are left out of savings (null when none is known), not 0", () => {
     expect(ledgerTotal(rows).savingsUsd).toBeNull();
+    expect(ledgerTotal(rows).savingsLeftOut).toBe(3);
+  });
+
+  test("the uncached cost stored when recorded is used; a negative saving prints -$", () => {
+    const stored = [row("r1", { usage: u(0, 0, 3000, 100), costUsd: 0.01275, noCacheCostUsd: 0.0105 })];
+    const t = ledgerTotal(stored);
+    expect(t.savingsExact).toBe("-0.00225");
+    expect(formatStats([], t)).toContain("-$0.00225");
   });
 
   test("parseSince", () => {
@@ -78,6 +87,8 @@ describe("ledger stats", () => {
     expect(parseSince("90m", now)).toBe(now - 90 * 60_000);
     expect(parseSince("2026-01-31", now)).toBe(Date.UTC(2026, 0, 31));
     expect(parseSince("soon", now)).toBeUndefined();
+    expect(parseSince("0s", now)).toBe(now);
+    expect(parseSince("30s", now)).toBe(now - 30_000);
   });
 
   test("formatCostLine", () => {

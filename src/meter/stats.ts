@@ -9,14 +9,16 @@
  * prompt. Cache efficiency = hit rate / cacheable maximum (= reads / cacheable tokens).
  */
 import type { Config } from "../config.ts";
-import { promptTokens, type Usage } from "../plugin/usage.ts";
+import { promptTokens } from "../plugin/usage.ts";
+import type { FigureFilter, FigureGroupBy, FigureSums } from "../session/ledger-figures.ts";
+import type { Store } from "../session/store.ts";
 import type { LedgerRow } from "../session/types.ts";
 import type { Catalog } from "./catalog.ts";
-import { formatUsd, priceFromNumber, toUsd, type Atto } from "./money.ts";
-import { priceUsage, resolvePrice } from "./pricing.ts";
+import { formatUsd, priceFromNumber, toUsd } from "./money.ts";
+import { uncachedCost } from "./pricing.ts";
 
 /** Grouping of {@link ledgerStats}. */
-export type StatsGroupBy = "session" | "model" | "role" | "day" | "request";
+export type StatsGroupBy = FigureGroupBy;
 
 /** Token sums of a group (unknown counts contribute nothing). */
 export interface TokenTotals {
@@ -45,18 +47,26 @@ export interface StatsGroup {
   costUsd: number;
   costExact: string;
   unpricedRequests: number;
-  /** What the same requests would have cost with every prompt token at the input price; null if any could not be priced. */
+  /** Requests whose recorded cost is a flagged estimate or lower bound. */
+  estimatedRequests: number;
+  /**
+   * What the requests would have cost with every prompt token at the input
+   * price, as priced when recorded; over the requests whose cost and
+   * uncached cost are both known (`savingsLeftOut` are not). Null when none is.
+   */
   noCacheCostUsd: number | null;
-  /** noCacheCost − cost at current prices; null when unknown. */
+  /** noCacheCost − cost over the same requests (negative when caching cost more); null when none is known. */
   savingsUsd: number | null;
+  savingsExact: string | null;
+  savingsLeftOut: number;
   /** Output tokens per second of streaming (first token to end), null without timings. */
   outputTps: number | null;
 }
 
-/** Options of {@link ledgerStats}. */
+/** Options of {@link ledgerStats} over rows in memory. */
 export interface StatsOptions {
   by?: StatsGroupBy;
-  /** Prices for the no-caching comparison; without them savings are null. */
+  /** Prices for rows recorded before their uncached cost was stored; without them those rows are left out of savings. */
   catalog?: Catalog;
   overrides?: Config["prices"];
 }
@@ -70,85 +80,130 @@ export function cacheableTokens(rows: readonly LedgerRow[]): Map<string, number>
   return new Map(rows.map((row) => [row.id, row.cacheableMax ?? 0]));
 }
 
-/** Groups the rows and computes each group's statistics, groups in first-seen order. */
+/**
+ * Groups rows held in memory and computes each group's statistics, groups
+ * in first-seen order. `cachet stats` aggregates in SQL instead
+ * (src/session/ledger-figures.ts) and shares {@link statsOf}.
+ */
 export function ledgerStats(rows: readonly LedgerRow[], options: StatsOptions = {}): StatsGroup[] {
   const by = options.by ?? "session";
-  const cacheable = cacheableTokens(rows);
-  const groups = new Map<string, LedgerRow[]>();
+  const groups = new Map<string, FigureSums>();
   for (const row of rows) {
     const key = groupKey(row, by);
-    const list = groups.get(key);
-    if (list) list.push(row);
-    else groups.set(key, [row]);
+    let sums = groups.get(key);
+    if (!sums) groups.set(key, (sums = emptySums(key)));
+    addRow(sums, row, options);
   }
-  return [...groups].map(([key, list]) => summarize(key, list, cacheable, options));
+  return [...groups.values()].map(statsOf);
 }
 
 /** Statistics of all rows as one group keyed "total". */
 export function ledgerTotal(rows: readonly LedgerRow[], options: Omit<StatsOptions, "by"> = {}): StatsGroup {
-  return summarize("total", rows, cacheableTokens(rows), options);
+  const sums = emptySums("total");
+  for (const row of rows) addRow(sums, row, options);
+  return statsOf(sums);
 }
 
-function summarize(key: string, rows: readonly LedgerRow[], cacheable: Map<string, number>, options: StatsOptions): StatsGroup {
-  const tokens: TokenTotals = { input: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: 0, reasoning: 0 };
-  let cost: Atto = 0n;
-  let unpriced = 0;
-  let cacheableSum = 0;
-  let streamedOutput = 0;
-  let streamMs = 0;
-  let noCache: Atto | null = options.catalog ? 0n : null;
-  let actual: Atto = 0n;
-  for (const row of rows) {
-    const u = row.usage;
-    for (const k of Object.keys(tokens) as (keyof TokenTotals)[]) tokens[k] += u[k] ?? 0;
-    if (row.costUsd === null) unpriced++;
-    else cost += priceFromNumber(row.costUsd);
-    cacheableSum += cacheable.get(row.id) ?? 0;
-    if (row.firstTokenAt !== null && row.finishedAt !== null && row.finishedAt > row.firstTokenAt && u.output !== undefined) {
-      streamedOutput += u.output;
-      streamMs += row.finishedAt - row.firstTokenAt;
-    }
-    if (noCache !== null && options.catalog) {
-      const pair = pricePair(row, options.catalog, options.overrides);
-      if (pair === null) noCache = null;
-      else {
-        noCache += pair.noCache;
-        actual += pair.actual;
-      }
-    }
+/**
+ * `cachet stats` and the totals of `cachet cost`: the ledger's stored
+ * figures summed in SQL per group, plus the total. Rows recorded before
+ * figures were stored are priced once first (at the catalog in force).
+ */
+export async function ledgerSums(store: Store, by: StatsGroupBy, filter: FigureFilter = {}): Promise<{ groups: StatsGroup[]; total: StatsGroup }> {
+  const figures = store.figures();
+  if (figures.pending()) {
+    const [{ loadCatalog }, { loadConfig }] = await Promise.all([import("./catalog.ts"), import("../config.ts")]);
+    const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+    figures.backfill((row) => storedLater(row, catalog, config.prices));
   }
-  const prompt = tokens.input + tokens.cacheRead + tokens.cacheWrite5m + tokens.cacheWrite1h;
-  const hitRate = prompt === 0 ? null : tokens.cacheRead / prompt;
-  // Row costs are summed in pico-USD (12 decimals); shown in atto for a uniform format.
-  const costAtto = cost * 1_000_000n;
+  const sums = figures.sums(by, filter);
+  const groups = sums.map(statsOf);
+  // Per client, the one reading least of its prompt from the cache comes first.
+  if (by === "client") groups.sort((a, b) => (a.hitRate ?? 0) - (b.hitRate ?? 0) || b.costUsd - a.costUsd);
+  return { groups, total: statsOf(totalOf(sums)) };
+}
+
+/** The sums of several groups as one group keyed "total". */
+export function totalOf(groups: readonly FigureSums[]): FigureSums {
+  const total = emptySums("total");
+  for (const g of groups) {
+    for (const k of NUMBER_SUMS) total[k] += g[k];
+    total.costPico += g.costPico;
+    total.noCachePico += g.noCachePico;
+    total.savingsPico += g.savingsPico;
+  }
+  return total;
+}
+
+/** Statistics of a group from its sums. Pure. */
+export function statsOf(s: FigureSums): StatsGroup {
+  const prompt = s.input + s.cacheRead + s.cacheWrite5m + s.cacheWrite1h;
+  const known = s.requests - s.savingsLeftOut > 0;
+  // Sums are in pico-USD (12 decimals); shown in atto for the meter's one decimal format.
+  const atto = (pico: bigint): bigint => pico * 1_000_000n;
   return {
-    key,
-    requests: rows.length,
-    tokens,
+    key: s.key,
+    requests: s.requests,
+    tokens: { input: s.input, cacheRead: s.cacheRead, cacheWrite5m: s.cacheWrite5m, cacheWrite1h: s.cacheWrite1h, output: s.output, reasoning: s.reasoning },
     promptTokens: prompt,
-    hitRate,
-    cacheableTokens: cacheableSum,
-    cacheableShare: prompt === 0 ? null : cacheableSum / prompt,
-    cacheEfficiency: cacheableSum === 0 ? null : tokens.cacheRead / cacheableSum,
-    costUsd: toUsd(costAtto),
-    costExact: formatUsd(costAtto),
-    unpricedRequests: unpriced,
-    noCacheCostUsd: noCache === null ? null : toUsd(noCache),
-    savingsUsd: noCache === null ? null : toUsd(noCache - actual),
-    outputTps: streamMs === 0 ? null : streamedOutput / (streamMs / 1000),
+    hitRate: prompt === 0 ? null : s.cacheRead / prompt,
+    cacheableTokens: s.cacheable,
+    cacheableShare: prompt === 0 ? null : s.cacheable / prompt,
+    cacheEfficiency: s.cacheable === 0 ? null : s.cacheRead / s.cacheable,
+    costUsd: toUsd(atto(s.costPico)),
+    costExact: formatUsd(atto(s.costPico)),
+    unpricedRequests: s.unpriced,
+    estimatedRequests: s.estimated,
+    noCacheCostUsd: known ? toUsd(atto(s.noCachePico)) : null,
+    savingsUsd: known ? toUsd(atto(s.savingsPico)) : null,
+    savingsExact: known ? formatUsd(atto(s.savingsPico)) : null,
+    savingsLeftOut: s.savingsLeftOut,
+    outputTps: s.streamMs === 0 ? null : s.streamedOutput / (s.streamMs / 1000),
   };
 }
 
-/** The request priced at current prices as billed, and with every prompt token uncached. */
-function pricePair(row: LedgerRow, catalog: Catalog, overrides: Config["prices"]): { actual: Atto; noCache: Atto } | null {
-  const modelId = `${row.provider}/${row.model}`;
-  const resolved = resolvePrice(catalog, modelId, overrides);
-  const prompt = promptTokens(row.usage);
-  if (!resolved || prompt === undefined) return null;
-  const uncached: Usage = { input: prompt, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: row.usage.output, reasoning: row.usage.reasoning };
-  const actual = priceUsage(row.usage, resolved, modelId).costAtto;
-  const noCache = priceUsage(uncached, resolved, modelId).costAtto;
-  return actual === null || noCache === null ? null : { actual, noCache };
+const NUMBER_SUMS = ["requests", "input", "cacheRead", "cacheWrite5m", "cacheWrite1h", "output", "reasoning", "cacheable", "unpriced", "estimated", "savingsLeftOut", "streamedOutput", "streamMs"] as const;
+
+function emptySums(key: string): FigureSums {
+  const sums = { key, costPico: 0n, noCachePico: 0n, savingsPico: 0n } as FigureSums;
+  for (const k of NUMBER_SUMS) sums[k] = 0;
+  return sums;
+}
+
+/** Adds one row to a group's sums, as the SQL aggregation does. */
+function addRow(sums: FigureSums, row: LedgerRow, options: StatsOptions): void {
+  const u = row.usage;
+  sums.requests++;
+  sums.input += u.input ?? 0;
+  sums.cacheRead += u.cacheRead ?? 0;
+  sums.cacheWrite5m += u.cacheWrite5m ?? 0;
+  sums.cacheWrite1h += u.cacheWrite1h ?? 0;
+  sums.output += u.output ?? 0;
+  sums.reasoning += u.reasoning ?? 0;
+  sums.cacheable += row.cacheableMax ?? 0;
+  const cost = row.costUsd === null ? null : priceFromNumber(row.costUsd);
+  if (cost === null) sums.unpriced++;
+  else sums.costPico += cost;
+  if (row.costEstimate) sums.estimated++;
+  const noCacheUsd = row.noCacheCostUsd !== undefined ? row.noCacheCostUsd : options.catalog ? storedLater(row, options.catalog, options.overrides) : null;
+  if (cost === null || noCacheUsd === null) sums.savingsLeftOut++;
+  else {
+    const noCache = priceFromNumber(noCacheUsd);
+    sums.noCachePico += noCache;
+    sums.savingsPico += noCache - cost;
+  }
+  if (row.firstTokenAt !== null && row.finishedAt !== null && row.finishedAt > row.firstTokenAt && u.output !== undefined) {
+    sums.streamedOutput += u.output;
+    sums.streamMs += row.finishedAt - row.firstTokenAt;
+  }
+}
+
+/**
+ * The uncached cost of a row recorded before it was stored, at the catalog's
+ * prices (what `LedgerFigures.backfill` stores once).
+ */
+export function storedLater(row: LedgerRow, catalog: Catalog, overrides: Config["prices"] = {}): number | null {
+  return uncachedCost({ usage: row.usage, raw: row.rawUsage }, `${row.provider}/${row.model}`, catalog, overrides);
 }
 
 function groupKey(row: LedgerRow, by: StatsGroupBy): string {
@@ -163,17 +218,19 @@ function groupKey(row: LedgerRow, by: StatsGroupBy): string {
       return new Date(row.startedAt).toISOString().slice(0, 10);
     case "request":
       return row.id;
+    case "client":
+      throw new RangeError("grouping by client needs the store's sessions: use ledgerSums");
   }
 }
 
 /**
- * Parses `--since`: a duration back from `now` (`90m`, `36h`, `7d`, `2w`) or
+ * Parses `--since`: a duration back from `now` (`30s`, `90m`, `36h`, `7d`, `2w`; `0s` is now) or
  * an ISO date. Returns Unix epoch ms, or undefined for an unparsable value.
  */
 export function parseSince(value: string, now: number = Date.now()): number | undefined {
-  const match = /^(\d+)\s*([mhdw])$/.exec(value.trim());
+  const match = /^(\d+)\s*([smhdw])$/.exec(value.trim());
   if (match) {
-    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[match[2] as "m" | "h" | "d" | "w"];
+    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[match[2] as "s" | "m" | "h" | "d" | "w"];
     return now - Number(match[1]) * unit;
   }
   const date = Date.parse(value);
@@ -205,7 +262,7 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
 /** A text table of stats groups and the total row. */
 export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): string {
   const pct = (v: number | null): string => (v === null ? "-" : `${(v * 100).toFixed(1)}%`);
-  const usd = (v: number | null): string => (v === null ? "?" : `$${v}`);
+  const savings = (g: StatsGroup): string => (g.savingsExact === null ? "?" : `${signedUsd(g.savingsExact)}${g.savingsLeftOut ? `+${g.savingsLeftOut}?` : ""}`);
   const table = [["group", "reqs", "input", "cache read", "write 5m", "write 1h", "output", "hit", "cacheable", "efficiency", "cost", "savings", "tok/s"]];
   for (const g of [...groups, total]) {
     table.push([
@@ -219,11 +276,19 @@ export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): s
       pct(g.hitRate),
       pct(g.cacheableShare),
       pct(g.cacheEfficiency),
-      `$${g.costExact}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
-      usd(g.savingsUsd),
+      `${g.estimatedRequests ? "~" : ""}$${g.costExact}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
+      savings(g),
       g.outputTps === null ? "-" : g.outputTps.toFixed(1),
     ]);
   }
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return `${table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n")}\n`;
+}
+
+/**
+ * A signed exact USD decimal with the sign before the dollar sign:
+ * `-$0.0056`, `$0.0056`.
+ */
+export function signedUsd(exact: string): string {
+  return exact.startsWith("-") ? `-$${exact.slice(1)}` : `$${exact}`;
 }

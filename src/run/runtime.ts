@@ -23,6 +23,10 @@ export interface Priced {
   costUsd: number | null;
   /** Why the cost is unknown or estimated. */
   reason?: string;
+  /** What the request would have cost with every prompt token uncached, USD; null when unknown (stored for savings). */
+  noCacheCostUsd?: number | null;
+  /** Set when the known cost is a flagged estimate or lower bound: why. */
+  estimate?: string;
 }
 
 /** What {@link runTurn} runs against. */

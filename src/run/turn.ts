@@ -21,7 +21,7 @@ import { abortableSleep } from "../sleep.ts";
 import type { OutputSink } from "./output.ts";
 import { usageEvent } from "./output.ts";
 import { parseModelRef, resolveProvider } from "./resolve-provider.ts";
-import type { Runtime } from "./runtime.ts";
+import type { Priced, Runtime } from "./runtime.ts";
 
 /** The model used when neither flag, session nor config names one. */
 export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-6";
@@ -345,6 +345,8 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     usage: report?.usage ?? { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined },
     rawUsage: rawUsage ?? null,
     costUsd: priced.costUsd,
+    noCacheCostUsd: priced.noCacheCostUsd ?? null,
+    costEstimate: priced.estimate ?? null,
     providerCostUsd: report?.providerCostUsd ?? null,
     providerRequestId: result.finish?.requestId ?? null,
     affinityKey: context.cache.mode === "off" ? null : (context.cache.affinityKey ?? null),
@@ -510,7 +512,7 @@ function servedReport(report: UsageReport, serviceTier: string | undefined): Usa
  * The cost of a request that reported no usage: a refusal with an HTTP
  * status and no output is not billed (exactly $0); anything else is unknown.
  */
-function unreportedCost(failure: unknown, produced: boolean): { costUsd: number | null; reason: string } {
-  if (failure instanceof ProviderError && failure.status !== undefined && !produced) return { costUsd: 0, reason: `refused with HTTP ${failure.status} before any output: not billed` };
-  return { costUsd: null, reason: "the provider reported no usage" };
+function unreportedCost(failure: unknown, produced: boolean): Priced {
+  if (failure instanceof ProviderError && failure.status !== undefined && !produced) return { costUsd: 0, noCacheCostUsd: 0, reason: `refused with HTTP ${failure.status} before any output: not billed` };
+  return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
 }

@@ -8,12 +8,14 @@ import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import type { LogEntry } from "./store.ts";
 import type { ChainLink, LedgerRow, PrefixVersion, RequestStatus, SessionRecord } from "./types.ts";
+import { FIGURE_COLUMNS, figureValues } from "./ledger-figures.ts";
 
 /** Ledger columns written by insert and update, in the order of {@link ledgerValues}. */
 export const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
   "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max", "finish_reason",
+  ...FIGURE_COLUMNS,
 ] as const;
 
 export type SqlValue = string | number | null;
@@ -25,6 +27,7 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
     row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
+    ...figureValues(row),
   ];
 }
 
@@ -104,6 +107,9 @@ export interface RequestRow {
   error: string | null;
   message_id: string | null;
   finish_reason: string | null;
+  no_cache_pico?: number | null;
+  cost_estimate?: string | null;
+  figured?: number;
 }
 
 export function toSession(row: SessionRow): SessionRecord {
@@ -155,6 +161,8 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     usage,
     rawUsage: row.raw_usage === null ? null : JSON.parse(row.raw_usage),
     costUsd: row.cost_usd,
+    ...(row.figured ? { noCacheCostUsd: row.no_cache_pico === null || row.no_cache_pico === undefined ? null : row.no_cache_pico / 1e12 } : {}),
+    ...(row.cost_estimate ? { costEstimate: row.cost_estimate } : {}),
     providerCostUsd: row.provider_cost_usd,
     providerRequestId: row.provider_request_id,
     affinityKey: row.affinity_key,

@@ -4,6 +4,8 @@
  * entry, never by editing an old one (users' databases already ran it).
  */
 
+import { FIGURES_MIGRATION } from "./ledger-figures.ts";
+
 /** Migrations in order; index i brings the store from user_version i to i + 1. */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -153,4 +155,6 @@ export const MIGRATIONS: readonly string[] = [
     response_body       BLOB
   ) WITHOUT ROWID;
   `,
+  // Per-request figures (exact cost, uncached cost, estimate note) for aggregation in SQL: src/session/ledger-figures.ts.
+  FIGURES_MIGRATION,
 ];

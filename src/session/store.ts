@@ -19,6 +19,7 @@ import { newId } from "../context/ids.ts";
 import { openDatabase } from "./database.ts";
 import { LEDGER_COLUMNS, ledgerValues, toEntry, toLedgerRow, toPrefixVersion, toSession, type LeaseRow, type MessageRow, type PrefixRow, type RequestRow, type SessionRow } from "./rows.ts";
 import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
+import { LedgerFigures } from "./ledger-figures.ts";
 
 /** Options of {@link Store.createSession}. */
 export interface NewSession {
@@ -416,6 +417,11 @@ export class Store {
       .query("SELECT * FROM requests WHERE (?1 IS NULL OR session_id = ?1) AND started_at >= ?2 ORDER BY started_at, rowid")
       .all(filter.sessionId ?? null, filter.since ?? 0) as RequestRow[];
     return this.toLedgerRows(rows);
+  }
+
+  /** The ledger's stored per-request figures and their aggregation in SQL (`cachet stats`, `cachet cost`). */
+  figures(): LedgerFigures {
+    return new LedgerFigures(this.db, (row) => toLedgerRow(row, []));
   }
 
   /** The session's latest ledger row, or null. */

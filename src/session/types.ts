@@ -89,6 +89,14 @@ export interface LedgerRow {
   rawUsage: unknown;
   /** Computed cost in USD, null when unknown (unknown model or price). */
   costUsd: number | null;
+  /**
+   * What the request would have cost with every prompt token at the input
+   * price, USD, priced when recorded (for savings); null when unknown;
+   * undefined when not priced yet (rows recorded before figures were stored).
+   */
+  noCacheCostUsd?: number | null;
+  /** Why `costUsd` is a flagged estimate or lower bound; null or absent when exact. */
+  costEstimate?: string | null;
   /** Cost the provider reported itself (OpenRouter), USD. */
   providerCostUsd: number | null;
   /** The provider's request/response id; unique per provider, so a call is never billed twice. */
