@@ -180,6 +180,12 @@ describe("contract kit (src/plugin/contract-kit.ts)", () => {
     expect(checks.length).toBe(6);
   });
 
+  test("the first-party providers' usage mappings round-trip their documented examples", () => {
+    for (const id of ["anthropic", "openai", "openai-responses", "google"]) {
+      expect(results.get(id)?.find((c) => c.check.startsWith("usage() round-trips"))?.detail).toBe("1 example(s)");
+    }
+  });
+
   test("the breakpoint providers' strategies place markers, and stay within 4 over 10 turns", () => {
     for (const id of ["anthropic", "alibaba"]) {
       const strategy = results.get(id)?.find((c) => c.check.startsWith("cache strategies"));

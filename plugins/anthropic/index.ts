@@ -9,7 +9,7 @@ import { anthropicCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { renderAnthropic } from "./render.ts";
 import { anthropicClient, sendAnthropic } from "./send.ts";
-import { anthropicUsage } from "./usage.ts";
+import { anthropicUsage, anthropicUsageExamples } from "./usage.ts";
 
 export default definePlugin({
   name: "anthropic",
@@ -23,6 +23,7 @@ export default definePlugin({
       defaultBaseUrl: "https://api.anthropic.com",
       emulatorPath: "/anthropic",
       cacheRules: anthropicCacheRules,
+      usageExamples: anthropicUsageExamples,
       create(config) {
         const client = anthropicClient(config);
         return {

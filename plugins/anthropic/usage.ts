@@ -5,7 +5,7 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Tracking cache performance, 1-hour cache duration)
  * @see https://github.com/anthropics/anthropic-sdk-typescript/blob/main/src/resources/messages/messages.ts (Usage)
  */
-import type { ServerToolCalls, Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ServerToolCalls, Usage, UsageExample, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps an Anthropic `usage` object (the final, stream-merged one):
@@ -80,3 +80,15 @@ function tokenCount(value: unknown): number | undefined {
 function objectOf(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
+
+/**
+ * Usage objects in the documented shape (providers.md §2c) and what they map
+ * to; the contract kit checks `anthropicUsage` against them.
+ */
+export const anthropicUsageExamples: UsageExample[] = [
+  {
+    source: "https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Tracking cache performance; 1-hour cache duration)",
+    raw: { input_tokens: 12, cache_read_input_tokens: 300, cache_creation_input_tokens: 50, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30 }, output_tokens: 40, output_tokens_details: { thinking_tokens: 25 } },
+    usage: { input: 12, cacheRead: 300, cacheWrite5m: 20, cacheWrite1h: 30, output: 40, reasoning: 25 },
+  },
+];

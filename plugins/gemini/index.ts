@@ -9,7 +9,7 @@ import { geminiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { renderGemini } from "./render.ts";
 import { geminiClient, sendGemini } from "./send.ts";
-import { geminiUsage } from "./usage.ts";
+import { geminiUsage, geminiUsageExamples } from "./usage.ts";
 
 export default definePlugin({
   name: "gemini",
@@ -23,6 +23,7 @@ export default definePlugin({
       defaultBaseUrl: "https://generativelanguage.googleapis.com",
       emulatorPath: "/google",
       cacheRules: geminiCacheRules,
+      usageExamples: geminiUsageExamples,
       create(config) {
         const client = geminiClient(config);
         return {

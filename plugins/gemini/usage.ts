@@ -7,7 +7,7 @@
  * @see https://github.com/googleapis/js-genai/blob/main/src/types.ts (GenerateContentResponseUsageMetadata)
  * @see https://ai.google.dev/gemini-api/docs/caching
  */
-import type { ModalityTokens, Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ModalityTokens, Usage, UsageExample, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps a Gemini `usageMetadata` object (or a response carrying one):
@@ -80,3 +80,15 @@ function tokenCount(value: unknown): number | undefined {
 function objectOf(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
+
+/**
+ * `usageMetadata` objects in the documented shape (providers.md §4b) and what
+ * they map to; the contract kit checks `geminiUsage` against them.
+ */
+export const geminiUsageExamples: UsageExample[] = [
+  {
+    source: "https://github.com/googleapis/js-genai/blob/main/src/types.ts (GenerateContentResponseUsageMetadata)",
+    raw: { promptTokenCount: 10000, cachedContentTokenCount: 8192, candidatesTokenCount: 50, totalTokenCount: 10050 },
+    usage: { input: 1808, cacheRead: 8192, cacheWrite5m: 0, cacheWrite1h: 0, output: 50, reasoning: 0 },
+  },
+];

@@ -14,7 +14,7 @@ import { strategies } from "./cache-strategy.ts";
 import { createChatAdapter } from "./chat.ts";
 import { openaiClient } from "./client.ts";
 import { renderResponses, sendResponses } from "./responses.ts";
-import { chatUsage, responsesUsage } from "./usage.ts";
+import { chatUsage, chatUsageExamples, responsesUsage, responsesUsageExamples } from "./usage.ts";
 
 const common = {
   env: ["OPENAI_API_KEY"],
@@ -32,6 +32,7 @@ export default definePlugin({
       name: "OpenAI",
       protocol: "openai-chat",
       ...common,
+      usageExamples: chatUsageExamples,
       create: (config) => createChatAdapter(config, api.services, { maxTokensField: "max_completion_tokens", usage: chatUsage }),
     });
     api.provider({
@@ -40,6 +41,7 @@ export default definePlugin({
       protocol: "openai-responses",
       catalogId: "openai",
       ...common,
+      usageExamples: responsesUsageExamples,
       create(config) {
         const client = openaiClient(config);
         return {

@@ -6,7 +6,7 @@
  * @see https://platform.openai.com/docs/guides/prompt-caching (ordinary input = input − cached − cache_write)
  * @see https://github.com/openai/openai-node/blob/master/src/resources/completions.ts (CompletionUsage)
  */
-import type { ModalityTokens, Usage, UsageReport } from "../../src/plugin/index.ts";
+import type { ModalityTokens, Usage, UsageExample, UsageReport } from "../../src/plugin/index.ts";
 
 /**
  * Maps a Chat Completions `usage` object (`prompt_tokens`,
@@ -165,3 +165,24 @@ export function tokenCount(value: unknown): number | undefined {
 export function objectOf(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
+
+/**
+ * Chat Completions usage objects in the documented shape (providers.md §3c)
+ * and what they map to; the contract kit checks `chatUsage` against them.
+ */
+export const chatUsageExamples: UsageExample[] = [
+  {
+    source: "https://github.com/openai/openai-node/blob/master/src/resources/completions.ts (CompletionUsage)",
+    raw: { prompt_tokens: 5000, completion_tokens: 700, prompt_tokens_details: { cached_tokens: 3000, cache_write_tokens: 1200 }, completion_tokens_details: { reasoning_tokens: 500 } },
+    usage: { input: 800, cacheRead: 3000, cacheWrite5m: 1200, cacheWrite1h: 0, output: 700, reasoning: 500 },
+  },
+];
+
+/** Responses API usage objects (providers.md §3c) and what they map to. */
+export const responsesUsageExamples: UsageExample[] = [
+  {
+    source: "https://github.com/openai/openai-node/blob/master/src/resources/responses/responses.ts (ResponseUsage)",
+    raw: { input_tokens: 2000, input_tokens_details: { cached_tokens: 1536 }, output_tokens: 300, output_tokens_details: { reasoning_tokens: 128 }, total_tokens: 2300 },
+    usage: { input: 464, cacheRead: 1536, cacheWrite5m: 0, cacheWrite1h: 0, output: 300, reasoning: 128 },
+  },
+];
