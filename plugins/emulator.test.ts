@@ -11,20 +11,9 @@ import { startEmulator } from "../src/emulator/index.ts";
 import { PluginHost } from "../src/plugin/host.ts";
 import { promptTokens, type Message, type RequestContext, type StreamEvent } from "../src/plugin/index.ts";
 import { collect } from "../test/fixtures/wire/replay.ts";
+import { EMULATOR_MODELS } from "./emulator-models.ts";
 import { builtinPlugins } from "./index.ts";
 
-const MODELS: Record<string, string> = {
-  anthropic: "claude-sonnet-4-5",
-  openai: "gpt-4o",
-  "openai-responses": "gpt-5",
-  google: "gemini-2.5-flash",
-  deepseek: "deepseek-chat",
-  moonshotai: "kimi-k2",
-  alibaba: "qwen-plus",
-  openrouter: "anthropic/claude-sonnet-4.5",
-  xai: "grok-4",
-  "openai-compatible": "acme-1",
-};
 
 let host: PluginHost;
 let emulator: { url: string; stop: () => unknown };
@@ -40,7 +29,7 @@ afterAll(async () => {
   await emulator?.stop();
 });
 
-describe.each(Object.keys(MODELS))("%s against the emulator", (id) => {
+describe.each(Object.keys(EMULATOR_MODELS))("%s against the emulator", (id) => {
   const adapter = () => {
     const spec = host.provider(id);
     return host.createAdapter(id, { providerId: id, apiKey: "emulator-key", baseUrl: emulator.url + spec.emulatorPath, fetch, options: {} });
@@ -77,7 +66,7 @@ function conversation(turns: number): Message[] {
 
 function context(id: string, stream: boolean, messages: Message[]): RequestContext {
   return {
-    model: MODELS[id]!,
+    model: EMULATOR_MODELS[id]!,
     provider: id,
     prefix: { system: [{ id: "sys", text: "You answer in one word. ".repeat(200) }], tools: [], fingerprint: "0000000000000000" },
     summary: [],

@@ -21,7 +21,7 @@ import type { Message, RequestContext } from "../context/types.ts";
 import { canonicalJson } from "../wire/canonical-json.ts";
 import type { PluginHost } from "./host.ts";
 import type { StreamEvent } from "./stream.ts";
-import { promptTokens, type Usage } from "./usage.ts";
+import { USAGE_COUNTS, promptTokens } from "./usage.ts";
 import { CACHE_MARKER_KEYS, type WirePath, type WireRequest } from "./wire.ts";
 
 /** The result of one check on one provider. */
@@ -83,6 +83,10 @@ export async function runContract(host: PluginHost, providerId: string, options:
     if (overlay?.kind !== "overlay") throw new Error("the last segment is not the overlay");
     if (!JSON.stringify(at(n.body, overlay.path)).includes("budget: 10")) throw new Error("the overlay segment does not hold the overlay text");
     if (JSON.stringify(n1.body).includes("budget: 10")) throw new Error("the previous request's overlay is still in the next request");
+    const [list, index] = overlay.path;
+    const messages = n.body[String(list)];
+    if (!Array.isArray(messages) || index !== messages.length - 1) throw new Error("the overlay is not inside the last message");
+    if (JSON.stringify(n.body.system ?? n.body.systemInstruction ?? n.body.instructions ?? "").includes("budget: 10")) throw new Error("the overlay is in the system prompt");
   });
 
   for (const stream of [true, false]) {
@@ -108,7 +112,7 @@ export async function runContract(host: PluginHost, providerId: string, options:
     const a = adapter();
     examples.forEach((example, i) => {
       const got = a.usage(example.raw).usage;
-      for (const key of USAGE_KEYS) {
+      for (const key of USAGE_COUNTS) {
         if (got[key] !== example.usage[key]) {
           throw new Error(`example #${i}${example.source ? ` (${example.source})` : ""}: ${key} is ${String(got[key])}, expected ${String(example.usage[key])}`);
         }
@@ -135,10 +139,8 @@ export async function runContract(host: PluginHost, providerId: string, options:
   return checks;
 }
 
-const USAGE_KEYS = ["input", "cacheRead", "cacheWrite5m", "cacheWrite1h", "output", "reasoning"] as const satisfies readonly (keyof Usage)[];
-
 /** The arguments a model streamed, byte for byte (a space and a key order a re-serializer would change, case 14). */
-const RAW_ARGUMENTS = '{"unit": "celsius","city":"Tokyo"}';
+export const RAW_ARGUMENTS = '{"unit": "celsius","city":"Tokyo"}';
 
 /** Request N's stable segments (overlay excluded) are request N+1's first segments, with the same bytes once markers are stripped. */
 function assertPrefix(n: WireRequest, n1: WireRequest, label = ""): void {
@@ -179,8 +181,12 @@ function same(actual: string, expected: string, message: string): void {
   if (actual !== expected) throw new Error(message);
 }
 
-/** A session of `turns` tool round trips (user asks, a tool call, its result, an answer), ending with a new question. */
-function toolContext(provider: string, model: string, turns: number, overlay?: string): RequestContext {
+/**
+ * A session of `turns` tool round trips (user asks, the model calls
+ * `get_weather` with {@link RAW_ARGUMENTS}, the result, an answer), ending
+ * with a new question; system parts and one tool in the stable prefix.
+ */
+export function toolContext(provider: string, model: string, turns: number, overlay?: string): RequestContext {
   const messages: Message[] = [];
   for (let k = 1; k <= turns; k++) {
     messages.push({ id: `u${k}`, role: "user", content: [{ type: "text", text: `Weather in Tokyo, question ${k}?` }] });

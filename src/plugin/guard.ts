@@ -11,7 +11,7 @@ import type { RequestContext } from "../context/types.ts";
 import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { ProviderAdapter, SendOptions } from "./provider.ts";
 import type { StreamEvent } from "./stream.ts";
-import { UNKNOWN_USAGE, type Usage, type UsageReport } from "./usage.ts";
+import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
 import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, WireRequestShape, check } from "./validate.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
@@ -157,14 +157,7 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
 
 /** Every count present, unknown ones undefined (null and left-out fields read as unknown). */
 function normalizeUsage(usage: { [K in keyof Usage]?: number | null }): Usage {
-  return {
-    input: usage.input ?? undefined,
-    cacheRead: usage.cacheRead ?? undefined,
-    cacheWrite5m: usage.cacheWrite5m ?? undefined,
-    cacheWrite1h: usage.cacheWrite1h ?? undefined,
-    output: usage.output ?? undefined,
-    reasoning: usage.reasoning ?? undefined,
-  };
+  return Object.fromEntries(USAGE_COUNTS.map((key) => [key, usage[key] ?? undefined])) as Usage;
 }
 
 async function* guardStream(site: CallSite, start: () => AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent> {

@@ -89,6 +89,9 @@ export const UNKNOWN_USAGE: Readonly<Usage> = Object.freeze({
   reasoning: undefined,
 });
 
+/** The six normalized counts of a {@link Usage}, in ledger order. */
+export const USAGE_COUNTS = ["input", "cacheRead", "cacheWrite5m", "cacheWrite1h", "output", "reasoning"] as const satisfies readonly (keyof Usage)[];
+
 /** Total prompt tokens (input + cache reads + cache writes), or undefined if `input` is unknown. */
 export function promptTokens(usage: Usage): number | undefined {
   if (usage.input === undefined) return undefined;
