@@ -120,9 +120,10 @@ export async function bundlePlugin(entry: string, label: string): Promise<string
 /**
  * The module file to bundle for a path: a file as is; for a directory, its
  * package.json entry (`exports`, `module`, `main`) or `index.js`/`index.ts`.
- * @throws CachetError PLUGIN_INSTALL when none exists.
+ * @throws CachetError PLUGIN_LOAD when `path` does not exist; PLUGIN_INSTALL when a directory has no entry.
  */
 export function entryOf(path: string): string {
+  if (!existsSync(path)) throw new CachetError("PLUGIN_LOAD", `plugin file ${path} does not exist`, { hint: "pass a plugin file, its source entry or its project directory" });
   if (!statSync(path).isDirectory()) return path;
   const manifest = readManifest(path);
   const exported = manifest?.exports;

@@ -184,5 +184,8 @@ export default definePlugin({ name: "${id}", api: "^1", setup(api) {
     const missing = await cachet(["plugins", "add", "./nope"], { home, env, cwd: home });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`no such file or directory: ${join(home, "nope")}`);
+    const untested = await cachet(["plugins", "test", "nope.js"], { home, cwd: home });
+    expect(untested.code).toBe(3);
+    expect(untested.stderr).toContain(`plugin file ${join(home, "nope.js")} does not exist`);
   }, 30_000);
 });
