@@ -38,14 +38,39 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
     }
   }
   if (prompt.outputSchema) {
-    // Structured output: a deterministic instance of the requested schema, as a real model would return.
-    const text = JSON.stringify(exampleOf(prompt.outputSchema));
-    return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: false };
+    // Structured output: a deterministic instance of the requested schema, as a real model would return,
+    // cut at the output limit like any answer (the JSON is then incomplete and the finish reason says so).
+    const full = JSON.stringify(exampleOf(prompt.outputSchema));
+    const text = prompt.maxTokens === undefined ? full : cutToTokens(full, prompt.maxTokens);
+    return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: text !== full };
   }
   const wanted = Number(env[ANSWER_TOKENS_ENV] ?? DEFAULT_ANSWER_TOKENS);
   const target = Math.max(1, Math.min(Number.isFinite(wanted) ? wanted : DEFAULT_ANSWER_TOKENS, prompt.maxTokens ?? Infinity));
   const text = deterministicText(seed, target);
   return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: target < wanted };
+}
+
+/**
+ * `answer` with reasoning, for models that always reason (DeepSeek thinking
+ * mode): a scripted `thinking` is kept, else a short deterministic one.
+ */
+export function withReasoning(answer: Answer, seed: string): Answer {
+  if (answer.thinking !== "" || answer.outputTokens === 0) return answer;
+  const thinking = deterministicText(`${seed}|reasoning`, 8);
+  return { ...answer, thinking, reasoningTokens: countTokens(thinking) };
+}
+
+/** The longest start of `text` counting at most `limit` tokens. */
+function cutToTokens(text: string, limit: number): string {
+  if (countTokens(text) <= limit) return text;
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (countTokens(text.slice(0, mid)) <= limit) low = mid;
+    else high = mid - 1;
+  }
+  return text.slice(0, low);
 }
 
 /** A deterministic tool-call id suffix for the i-th call of an answer. */

@@ -19,5 +19,7 @@ describe("resolveRoute", () => {
   test("the Gemini model comes from the path; unknown paths resolve to nothing", () => {
     expect(resolveRoute("/v1beta/models/gemini-3-flash-preview:generateContent")?.model).toBe("gemini-3-flash-preview");
     expect(resolveRoute("/v1/embeddings")).toBeUndefined();
+    expect(resolveRoute("/nosuch/chat/completions")).toBeUndefined();
+    expect(resolveRoute("/nosuch/messages")).toBeUndefined();
   });
 });

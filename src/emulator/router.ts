@@ -6,8 +6,9 @@
  * `/v1`, and OpenRouter's `/api/v1`), `/{provider}/v1/responses`,
  * `/{provider}/v1beta/models/{model}:generateContent` and
  * `:streamGenerateContent`. Without a provider segment the protocol's own
- * provider applies; an unknown segment (`/acme/v1/chat/completions`) gets the
- * protocol's default (OpenAI) shape.
+ * provider applies; an unknown segment followed by a version
+ * (`/acme/v1/chat/completions`) gets the protocol's default (OpenAI) shape;
+ * any other path is not served (404).
  */
 import type { EmulatedProvider, Protocol } from "./types.ts";
 
@@ -30,6 +31,9 @@ export function resolveRoute(pathname: string): Route | undefined {
   if (first !== undefined && first !== "v1" && first !== "v1beta" && first !== "api") {
     provider = PROVIDERS.has(first) ? (first as EmulatedProvider) : "unknown";
     segments.shift();
+    // A server the emulator does not know is served only under a versioned path, as every real API is:
+    // `/acme/v1/chat/completions` yes, `/nosuch/chat/completions` no (404).
+    if (provider === "unknown" && !/^v\d/.test(segments[0] ?? "")) return undefined;
   }
   if (segments[0] === "api") segments.shift();
   const versioned = segments[0] === "v1" || segments[0] === "v1beta" || segments[0] === "v1alpha";

@@ -2,12 +2,13 @@
  * The request handler: routes a request, applies faults, parses the body,
  * runs the provider's cache model, builds the answer and renders it.
  */
-import { makeAnswer } from "./answer.ts";
+import { makeAnswer, withReasoning } from "./answer.ts";
 import type { CacheStore } from "./cache-store.ts";
 import { cacheOutcome } from "./cache/select.ts";
 import { emulatedNow } from "./clock.ts";
 import type { FaultName, FaultPlan } from "./faults.ts";
 import { type Inspection, publicHeaders } from "./inspection.ts";
+import { modelFacts } from "./facts/model-facts.ts";
 import { buildBlocks } from "./prompt.ts";
 import { anthropicMessages } from "./protocols/anthropic-messages.ts";
 import { gemini } from "./protocols/gemini.ts";
@@ -17,6 +18,8 @@ import type { Exchange, ProtocolHandler } from "./protocols/protocol.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 import { resolveRoute, type Route } from "./router.ts";
 import { jsonBody, SSE_HEADERS, streamBody } from "./stream-writer.ts";
+import { checkContextWindow, validateRequest } from "./validate/index.ts";
+import { thinkingReplayRequired } from "./validate/openai-chat.ts";
 import type { Prompt, Protocol, ReceivedRequest } from "./types.ts";
 
 /** Environment variable seeding overflow routing (default `cachet`). */
@@ -69,7 +72,9 @@ export async function handleRequest(request: Request, state: ServerState): Promi
     return response;
   };
   if (!route || request.method !== "POST") {
-    return finish(Response.json({ error: { message: `the emulator serves no ${request.method} ${url.pathname}`, type: "not_found_error" } }, { status: 404 }));
+    // Readable by every SDK: Anthropic's `type` + `error.type`, OpenAI's `error.message/param/code`.
+    const message = `Invalid URL (${request.method} ${url.pathname}): the emulator serves no such endpoint`;
+    return finish(Response.json({ type: "error", error: { type: "not_found_error", message, param: null, code: null } }, { status: 404 }));
   }
   const handler = HANDLERS[route.protocol];
   try {
@@ -91,7 +96,7 @@ export async function handleRequest(request: Request, state: ServerState): Promi
     return finish(answer(request, route, handler, body, now, fault, received, state));
   } catch (error) {
     if (error instanceof EmulatorRequestError) {
-      return finish(Response.json(handler.errorBody(error.status, error.type, error.message), { status: error.status }));
+      return finish(Response.json(handler.errorBody(error.status, error.type, error.message, error.param, error.code), { status: error.status }));
     }
     const message = error instanceof Error ? error.message : String(error);
     return finish(Response.json(handler.errorBody(500, "api_error", `emulator internal error: ${message}`), { status: 500 }));
@@ -101,14 +106,19 @@ export async function handleRequest(request: Request, state: ServerState): Promi
 function answer(request: Request, route: Route, handler: ProtocolHandler, body: Record<string, unknown>, now: number, fault: FaultName | undefined, received: ReceivedRequest, state: ServerState): Response {
   const parsed = handler.parse(body, route, request.headers);
   received.model = parsed.model;
+  const facts = modelFacts(route.provider, parsed.model);
+  validateRequest(route, body, parsed.model, facts);
   const cacheProvider = route.provider === "unknown" ? "openai" : route.provider;
   const scope = `${cacheProvider}|${parsed.model}`;
   const { blocks, total } = buildBlocks(parsed.items, scope);
   const { items: _items, stream: _stream, includeUsage: _includeUsage, ...settings } = parsed;
   const prompt: Prompt = { ...settings, provider: route.provider, protocol: route.protocol, blocks, total };
   if (route.endpoint === "count_tokens") return Response.json({ input_tokens: total });
+  checkContextWindow(route.protocol, facts, total, parsed.maxTokens);
   const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;
-  const reply = makeAnswer(prompt, seed, request.headers, state.env);
+  const made = makeAnswer(prompt, seed, request.headers, state.env);
+  // A model in thinking mode always reasons, so a tool-calling turn has reasoning to send back (case 38).
+  const reply = thinkingReplayRequired(body, route.provider, facts) ? withReasoning(made, seed) : made;
   const outcome = cacheOutcome(prompt, {
     store: state.store,
     now,

@@ -60,7 +60,7 @@ describe("answers", () => {
     expect(a.json.choices[0].message.content).not.toBe(c.json.choices[0].message.content);
     expect(a.json.usage.completion_tokens).toBeGreaterThanOrEqual(38);
     expect(a.json.usage.completion_tokens).toBeLessThanOrEqual(40);
-    const capped = await post(`${emu.url}/v1/chat/completions`, { ...body, max_tokens: 5 });
+    const capped = await post(`${emu.url}/v1/chat/completions`, { ...body, max_completion_tokens: 5 });
     expect(capped.json.usage.completion_tokens).toBeLessThanOrEqual(5);
     expect(capped.json.choices[0].finish_reason).toBe("length");
     await emu.stop();

@@ -10,6 +10,7 @@
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
+import { requiresThoughtSignatures } from "../validate/gemini.ts";
 import type { ContentItem } from "../types.ts";
 import { type Exchange, MEDIA_TOKENS, type ParsedRequest, type ProtocolHandler, sse, textPieces } from "./protocol.ts";
 
@@ -129,7 +130,13 @@ function allParts(exchange: Exchange): Record<string, unknown>[] {
   const parts: Record<string, unknown>[] = [];
   if (answer.thinking && includeThoughts(exchange)) parts.push({ text: answer.thinking, thought: true });
   if (answer.text || answer.toolCalls.length === 0) parts.push({ text: answer.text });
-  for (const call of answer.toolCalls) parts.push({ functionCall: { name: call.name, args: JSON.parse(call.arguments) } });
+  // Gemini 3 signs the first function call of a step; the client must send the signature back.
+  const signed = requiresThoughtSignatures(exchange.request.model);
+  answer.toolCalls.forEach((call, i) => {
+    const part: Record<string, unknown> = { functionCall: { name: call.name, args: JSON.parse(call.arguments) } };
+    if (signed && i === 0) part.thoughtSignature = `emu-thought-signature-${exchange.id}`;
+    parts.push(part);
+  });
   return parts;
 }
 

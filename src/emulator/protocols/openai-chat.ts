@@ -128,8 +128,8 @@ export const openaiChat: ProtocolHandler = {
   streamError(message) {
     return sse({ error: { message, type: "overloaded_error", param: null, code: "overloaded" } });
   },
-  errorBody(status, type, message) {
-    return { error: { message, type: openaiErrorType(status, type), param: null, code: status === 429 ? "rate_limit_exceeded" : null } };
+  errorBody(status, type, message, param = null, code = null) {
+    return { error: { message, type: openaiErrorType(status, type), param, code: code ?? (status === 429 ? "rate_limit_exceeded" : null) } };
   },
 };
 

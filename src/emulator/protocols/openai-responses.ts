@@ -135,8 +135,8 @@ export const openaiResponses: ProtocolHandler = {
   streamError(message) {
     return sse({ type: "error", code: "server_error", message, param: null, sequence_number: 0 }, "error");
   },
-  errorBody(status, type, message) {
-    return { error: { message, type: openaiErrorType(status, type), param: null, code: status === 429 ? "rate_limit_exceeded" : null } };
+  errorBody(status, type, message, param = null, code = null) {
+    return { error: { message, type: openaiErrorType(status, type), param, code: code ?? (status === 429 ? "rate_limit_exceeded" : null) } };
   },
 };
 

@@ -62,8 +62,8 @@ export interface ProtocolHandler {
   chatter: string[];
   /** An in-stream error event (`overloaded_error`). */
   streamError(message: string): string;
-  /** An HTTP error body for status and Anthropic-style error type. */
-  errorBody(status: number, type: string, message: string): unknown;
+  /** An HTTP error body for status and Anthropic-style error type, with OpenAI's `param` and `code` where the shape has them. */
+  errorBody(status: number, type: string, message: string, param?: string | null, code?: string | null): unknown;
 }
 
 /** Frames one SSE event: `event:` line when named, one `data:` line of JSON. */
