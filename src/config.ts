@@ -37,6 +37,20 @@ const ProviderConfigSchema = v.strictObject({
   options: v.optional(v.record(v.string(), v.unknown())),
 });
 
+const Usd = v.pipe(v.number(), v.minValue(0));
+
+/** `[budget]`: spending limits in USD (src/budget). Day and month are calendar periods in `time_zone`. */
+const BudgetConfigSchema = v.strictObject({
+  /** Most a single session may spend, all its runs together. */
+  session_usd: v.optional(Usd),
+  /** Most all runs of one calendar day may spend together, across processes. */
+  daily_usd: v.optional(Usd),
+  /** Most all runs of one calendar month may spend together. */
+  monthly_usd: v.optional(Usd),
+  /** IANA time zone of the day and month (default: the system's). */
+  time_zone: v.optional(v.pipe(v.string(), v.check(isTimeZone, "must be an IANA time zone such as Europe/Paris or UTC"))),
+});
+
 /** `[export]`: OpenTelemetry export of the ledger (src/telemetry). */
 const ExportConfigSchema = v.strictObject({
   /** OTLP/HTTP collector: each recorded turn is exported in the background. */
@@ -81,8 +95,18 @@ export const ConfigSchema = v.strictObject({
       ttl: v.optional(Ttl),
     }),
   ),
+  budget: v.optional(BudgetConfigSchema),
   export: v.optional(ExportConfigSchema),
 });
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A validated config. */
 export type Config = v.InferOutput<typeof ConfigSchema>;

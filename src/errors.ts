@@ -19,6 +19,8 @@ export const EXIT = {
   /** The turn is stored, but bytes arrived on stdin after cachet went on without them (CASES.md case 48). */
   lateInput: 5,
   /** Interrupted by SIGINT (Ctrl-C); the partial answer is stored and marked incomplete. */
+  /** A spending limit: the call's worst-case forecast would cross it, or its price is unknown; nothing was sent. */
+  budget: 6,
   interrupted: 130,
   /** Ended by SIGTERM; the partial answer is stored and marked incomplete. */
   terminated: 143,
@@ -57,6 +59,8 @@ export const ERROR_CODES = {
   SESSION_CONFLICT: EXIT.failure,
   STORE: EXIT.failure,
   EMULATOR: EXIT.failure,
+  BUDGET_EXCEEDED: EXIT.budget,
+  BUDGET_UNPRICED: EXIT.budget,
   EXPORT_FAILED: EXIT.failure,
   INTERRUPTED: EXIT.interrupted,
   INTERNAL: EXIT.failure,

@@ -32,6 +32,9 @@ const args = {
   "thinking-timeout": { type: "string", description: "Seconds a model may think without visible output while the provider keeps the stream alive (default 600; 0: no limit)" },
   "hook-timeout": { type: "string", description: "Seconds one plugin hook call may take (default: config hook_timeout, else 30)" },
   retries: { type: "string", description: "Retries of a retryable provider error before any output (default 2)" },
+  "max-cost": { type: "string", description: "Most this run may spend, USD, all its calls and attempts together; a call whose worst-case forecast could cross it is not sent" },
+  "allow-unpriced": { type: "boolean", description: "Under a spending limit, send calls whose price is unknown (uncounted) instead of refusing them" },
+  store: { type: "boolean", default: true, negativeDescription: "Write nothing: no session, no ledger row, no state directory (also CACHET_NO_STORE=1)", description: "Store the session and its ledger" },
   ...jsonArg,
   ...emulateArg,
   ...globalArgs,
@@ -98,6 +101,9 @@ export default defineCommand({
         json: a.json === true,
         emulate: a.emulate === true,
         quiet: a.quiet === true,
+        maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
+        allowUnpriced: a["allow-unpriced"] === true,
+        noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
       });
       if (exitCode !== 0) process.exit(exitCode);
     } finally {

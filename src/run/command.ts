@@ -45,6 +45,12 @@ export interface RunCommandOptions {
   json: boolean;
   emulate: boolean;
   quiet: boolean;
+  /** `--max-cost USD`: the most this run's calls may cost together. */
+  maxCostUsd?: number;
+  /** `--allow-unpriced`: under a limit, send calls whose price is unknown, uncounted. */
+  allowUnpriced?: boolean;
+  /** `--no-store` or `CACHET_NO_STORE=1`: write nothing to the state directory. */
+  noStore?: boolean;
 }
 
 /**
@@ -75,7 +81,16 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     const { resolveSchemaArg } = await import("../schema/index.ts");
     schema = await resolveSchemaArg(o.schemaArg);
   }
-  const runtime = await openRuntime({ emulate: o.emulate, ...(o.hookMs !== undefined ? { hookTimeoutMs: o.hookMs } : {}), signal: o.interrupt }, (m) => void warn(m));
+  const runtime = await openRuntime(
+    {
+      emulate: o.emulate,
+      ...(o.hookMs !== undefined ? { hookTimeoutMs: o.hookMs } : {}),
+      signal: o.interrupt,
+      noStore: o.noStore === true,
+      budget: { ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}), allowUnpriced: o.allowUnpriced === true },
+    },
+    (m) => void warn(m),
+  );
   const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {
@@ -119,7 +134,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     throw error;
   } finally {
     await runtime.close();
-    if (runtime.config.export?.otlp_url !== undefined) {
+    if (runtime.config.export?.otlp_url !== undefined && !runtime.ephemeral) {
       // Off the answer's path: a detached exporter, never awaited (src/telemetry/export-in-background.ts).
       const { exportInBackground } = await import("../telemetry/export-in-background.ts");
       exportInBackground(runtime.config, runtime.env, (m) => void warn(m));

@@ -14,6 +14,7 @@ import type { UsageReport } from "../plugin/usage.ts";
 import type { Protocol, WireRequest } from "../plugin/wire.ts";
 import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
+import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
 import { chainMemo, prefixChain } from "../wire/prefix-chain.ts";
 
@@ -38,6 +39,10 @@ export interface Runtime {
   fetch: typeof fetch;
   /** Root URL of the in-process emulator when emulating. */
   emulatorUrl: string | undefined;
+  /** `--no-store`: the store is in memory and nothing is written to the state directory (budget counters aside). */
+  ephemeral: boolean;
+  /** The spending limits of this run, when any is set (src/budget). */
+  budget: Budget | undefined;
   /** Prices a usage report for `provider/model` with the catalog and config overrides; `partial` for a cut stream's usage (a flagged lower bound). */
   price(modelRef: string, report: UsageReport, flags?: { partial?: boolean }): Promise<Priced>;
   /** The wire hash chain of a request, with token estimates memoized per content hash. */
@@ -66,6 +71,14 @@ export interface RuntimeOptions {
   hookTimeoutMs?: number;
   /** The run's abort signal: pending hook calls end with its reason. */
   signal?: AbortSignal;
+  /**
+   * `--no-store` / `CACHET_NO_STORE=1`: sessions, ledger and emulator cache in
+   * memory; the state directory is not created. Day and month limits still
+   * count the run's spend in the store (amounts only).
+   */
+  noStore?: boolean;
+  /** `--max-cost` (USD) and `--allow-unpriced`; the config's `[budget]` limits apply whenever this is given. */
+  budget?: { maxCostUsd?: number; allowUnpriced: boolean };
 }
 
 /**
@@ -85,11 +98,41 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   };
   const { openStore } = await import("../session/store.ts");
   const { storeFile } = await import("../paths.ts");
-  const store = openStore(options.storePath ?? storeFile(paths));
+  const ephemeral = options.noStore === true;
+  const store = openStore(ephemeral ? ":memory:" : (options.storePath ?? storeFile(paths)));
+  const emulatorStatePath = ephemeral ? null : options.emulatorStatePath;
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {
     const { startEmulator } = await import("../emulator/index.ts");
-    emulator = await startEmulator({ port: 0, env, ...(options.emulatorStatePath !== undefined ? { statePath: options.emulatorStatePath } : {}) });
+    emulator = await startEmulator({ port: 0, env, ...(emulatorStatePath !== undefined ? { statePath: emulatorStatePath } : {}) });
+  }
+  const price: Runtime["price"] = async (modelRef, report, flags) => {
+    const { priceReport } = await import("../meter/index.ts");
+    return priceReport(modelRef, report, { config, env, partial: flags?.partial === true });
+  };
+  let counters: Store | undefined;
+  let budget: Budget | undefined;
+  if (options.budget) {
+    const { Budget, budgetLimits, needsSharedCounters } = await import("../budget/budget.ts");
+    const limits = budgetLimits(config, options.budget.maxCostUsd);
+    if (limits) {
+      // An ephemeral run still counts against the day and month, which other processes share through the store.
+      if (ephemeral && needsSharedCounters(limits)) counters = openStore(storeFile(paths));
+      budget = new Budget({
+        limits,
+        counters: counters ?? store,
+        allowUnpriced: options.budget.allowUnpriced,
+        emulated: options.emulate === true,
+        ephemeral,
+        price: (ref, usage) => price(ref, { usage, raw: null }),
+        outputLimit: async (ref) => {
+          const { loadCatalog } = await import("../meter/index.ts");
+          const { findModel } = await import("../meter/catalog.ts");
+          return findModel((await loadCatalog(paths)).catalog, ref)?.limit?.output;
+        },
+        notice,
+      });
+    }
   }
   const memo = new Map<string, number>();
   const chains = chainMemo();
@@ -100,10 +143,9 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     env,
     fetch: options.fetch ?? fetch,
     emulatorUrl: emulator?.url,
-    async price(modelRef, report, flags) {
-      const { priceReport } = await import("../meter/index.ts");
-      return priceReport(modelRef, report, { config, env, partial: flags?.partial === true });
-    },
+    ephemeral,
+    budget,
+    price,
     async chainOf(wire) {
       const missing = new Map<string, string>();
       const links = prefixChain(
@@ -159,6 +201,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     async close() {
       await emulator?.stop();
       store.close();
+      counters?.close();
     },
   };
 }

@@ -211,11 +211,15 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   // keeps them from piling up in the peak memory.
   const huge = messageChars(p.userMessage) >= HUGE_INPUT_CHARS;
   if (huge) Bun.gc(true);
-  store.appendMessage(sessionId, p.userMessage);
-  if (huge) Bun.gc(true);
   // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
   // overlaps the provider's time to first token instead of delaying the exit.
   const chainPromise = runtime.chainOf(wire);
+  const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
+  // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
+  const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chainPromise, maxTokens: options.generation.maxTokens, cache: options.cache });
+  let reservation = runtime.budget ? await admit() : undefined;
+  store.appendMessage(sessionId, p.userMessage);
+  if (huge) Bun.gc(true);
   chainPromise.catch(() => {});
   if (huge) Bun.gc(true);
 
@@ -291,13 +295,23 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
         try {
           await abortableSleep(wait, options.signal);
-          continue;
         } catch {
           // Ctrl-C during the wait: nothing more is sent (CASES.md case 45).
           failure = new CachetError("INTERRUPTED", "interrupted while waiting to retry; nothing more was sent");
           partial = f.partial;
           break;
         }
+        // A refusal with an HTTP status is not billed; a stream cut before content may be, so its forecast stays spent.
+        reservation?.settle((cause as ProviderError).status !== undefined ? 0 : null);
+        try {
+          reservation = runtime.budget ? await admit() : undefined;
+        } catch (refusal) {
+          reservation = undefined;
+          failure = refusal;
+          partial = { content: [], finish: undefined, firstContentAt: undefined };
+          break;
+        }
+        continue;
       }
       failure = cause;
       partial = f.partial;
@@ -320,8 +334,8 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
   const mapped = rawUsage === undefined ? undefined : p.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
   const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
-  const catalogRef = `${p.resolved.spec.catalogId ?? p.resolved.spec.id}/${p.ref.model}`;
   const priced = report ? await runtime.price(catalogRef, report, { partial: incomplete }) : unreportedCost(failure, content.length > 0);
+  reservation?.settle(priced.costUsd);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
   const chain = await chainPromise;
   // A fork's first request is compared with the parent's last one: that is the cache it inherits.
@@ -426,8 +440,17 @@ function chooseSession(runtime: Runtime, options: TurnOptions) {
   const { store } = runtime;
   switch (options.session.mode) {
     case "continue": {
+      if (runtime.ephemeral) {
+        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read", {
+          hint: "drop --no-store and unset CACHET_NO_STORE to continue a stored session",
+        });
+      }
       const latest = store.latestSession();
-      if (!latest) throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue", { hint: "run without -c to start one" });
+      if (!latest) {
+        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)", {
+          hint: "run without -c to start one",
+        });
+      }
       return latest;
     }
     case "named": {
