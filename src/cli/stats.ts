@@ -1,13 +1,14 @@
 /**
  * `cachet stats [--session ID] [--since 7d] [--by session|model|role|day|request|client] [--recorded] [--json]`:
  * tokens per category, hit rate, cache efficiency, cost, savings against no
-    since: { type: "string", description: "Only requests since a duration ago (30s, 90m, 36h, 7d, 2w) or an ISO date" },
-    by: { type: "enum", options: [...GROUPS], description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
-    recorded: { type: "boolean", description: "Sessions recorded by `cachet proxy` instead of cachet's own" },
+ * caching and output tokens per second over the ledger: cachet's own
+ * sessions, or with `--recorded` those `cachet proxy` recorded (a named
+ * `--session` is shown whatever its source).
+ * `cachet stats --budget [--session ID] [--emulate] [--json]`: spend against each spending limit.
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
-import { globalArgs, jsonArg } from "./_args.ts";
+import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
 const GROUPS = ["session", "model", "role", "day", "request", "client"] as const;
 
@@ -18,6 +19,8 @@ export default defineCommand({
     since: { type: "string", description: "Only requests since a duration ago (30s, 90m, 36h, 7d, 2w) or an ISO date" },
     by: { type: "enum", options: [...GROUPS], description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
     recorded: { type: "boolean", description: "Sessions recorded by `cachet proxy` instead of cachet's own" },
+    budget: { type: "boolean", description: "Spend against each limit of [budget] (session: --session or the latest; today; this month)" },
+    emulate: { ...emulateArg.emulate, description: "With --budget: the emulated calls' counters instead of the real ones" },
     ...jsonArg,
     ...globalArgs,
   },
@@ -29,6 +32,13 @@ export default defineCommand({
     }
     const store = openStore();
     try {
+      if (args.budget) {
+        const [{ budgetReport, formatBudgetReport }, { loadConfig }] = await Promise.all([import("../budget/budget-report.ts"), import("../config.ts")]);
+        const sessionId = args.session === undefined ? (store.latestSession()?.id ?? null) : store.findSession(args.session).id;
+        const report = budgetReport(store, await loadConfig(), { sessionId, emulated: args.emulate === true });
+        process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : formatBudgetReport(report, args.emulate === true));
+        return;
+      }
       const sessionId = args.session === undefined ? undefined : store.findSession(args.session).id;
       // Recorded traffic is other clients': it is shown apart, never mixed into cachet's own figures.
       const source = sessionId !== undefined ? undefined : args.recorded ? "recorded" : "own";

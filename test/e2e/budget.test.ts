@@ -1,0 +1,186 @@
+/**
+ * Spending limits and ephemeral runs through the compiled binary: a call
+ * whose worst-case forecast could cross a limit is refused before anything is
+ * sent (exit 5, one line naming the limit, the spend and the forecast), eight
+ * processes racing on one daily limit never overspend, and `--no-store`
+ * leaves the state directory absent or byte-identical.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { against, startEmulatorProcess } from "./session-kit.ts";
+
+afterAll(cleanHomes);
+
+const MODEL = "anthropic/claude-sonnet-4-6";
+
+function configure(home: string, budget: string): void {
+  writeFileSync(join(home, "config.toml"), `[budget]\ntime_zone = "UTC"\n${budget}\n`);
+}
+
+/** Every file under `dir` with its bytes, for byte-identity checks. */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else out.set(path, readFileSync(path).toString("base64"));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+async function budgetStanding(home: string): Promise<Record<string, { spentUsd: number; limitUsd: number | null }>> {
+  const r = await cachet(["stats", "--budget", "--emulate", "--json"], { home });
+  expect(r.code).toBe(0);
+  const report = JSON.parse(r.stdout) as { lines: { limit: string; spentUsd: number; limitUsd: number | null }[] };
+  return Object.fromEntries(report.lines.map((l) => [l.limit, l]));
+}
+
+function expectRefusal(r: { code: number; stdout: string; stderr: string }, limit: RegExp): void {
+  expect(r.code).toBe(5);
+  expect(r.stdout).toBe("");
+  const lines = r.stderr.trimEnd().split("\n");
+  expect(lines[0]).toMatch(limit);
+  expect(lines[0]).toMatch(/would be crossed: spent \$[\d.]+ .*, this call's worst-case forecast \$[\d.]+; nothing was sent$/);
+  expect(lines[1]).toStartWith("  hint: ");
+  expect(lines).toHaveLength(2);
+}
+
+describe("a call that could cross a limit is refused before anything is sent", () => {
+  test("--max-cost: nothing reaches the provider and nothing is stored", async () => {
+    const home = freshHome();
+    const emulator = await startEmulatorProcess(freshHome());
+    try {
+      const target = against(emulator, MODEL);
+      const r = await cachet(["-m", MODEL, ...target.args, "--max-tokens", "1000", "--max-cost", "0.005", "hello"], { home, env: target.env });
+      expectRefusal(r, /^cachet: budget: the run limit \(--max-cost\) of \$0\.005000 would be crossed: spent \$0\.0000 in this run/);
+      expect(await emulator.received()).toHaveLength(0);
+      expect((await cachet(["sessions", "--json"], { home })).stdout.trim()).toBe("");
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+
+  for (const kind of ["session", "daily", "monthly"] as const) {
+    test(`budget.${kind}_usd counts what was spent before and refuses the call that could cross it`, async () => {
+      const home = freshHome();
+      configure(home, `${kind}_usd = 0.01`);
+      const first = await cachet(["--emulate", "-m", MODEL, "--max-tokens", "50", "short answer please"], { home });
+      expect(first.code).toBe(0);
+      const before = (await budgetStanding(home))[kind]!;
+      expect(before.spentUsd).toBeGreaterThan(0);
+      const r = await cachet(["--emulate", "-c", "--max-tokens", "1000", "and a long one"], { home });
+      expectRefusal(r, new RegExp(`^cachet: budget: the ${kind} limit \\(budget\\.${kind}_usd\\) of \\$0\\.0100 would be crossed: spent \\$${before.spentUsd.toFixed(6).replace(".", "\\.")}`));
+      // Nothing of the refused turn was stored or counted.
+      expect((await budgetStanding(home))[kind]!.spentUsd).toBe(before.spentUsd);
+      const exported = (await cachet(["export"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l).type);
+      expect(exported.filter((t: string) => t === "request")).toHaveLength(1);
+      expect(exported.filter((t: string) => t === "message")).toHaveLength(2);
+    }, 60_000);
+  }
+
+  test("an unknown price under a limit is refused unless --allow-unpriced", async () => {
+    const home = freshHome();
+    const emulator = await startEmulatorProcess(freshHome());
+    try {
+      const args = ["-m", "openai/unpriced-model", "--base-url", `${emulator.url}/openai/v1`, "--max-tokens", "100", "--max-cost", "1", "-q", "hello"];
+      const refused = await cachet(args, { home, env: { OPENAI_API_KEY: "test-key" } });
+      expect(refused.code).toBe(5);
+      expect(refused.stderr).toContain("budget: cannot forecast the cost of openai/unpriced-model");
+      expect(await emulator.received()).toHaveLength(0);
+      const allowed = await cachet([...args, "--allow-unpriced"], { home, env: { OPENAI_API_KEY: "test-key" } });
+      expect(allowed.code).toBe(0);
+      expect(await emulator.received()).toHaveLength(1);
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+});
+
+test("8 processes racing on one daily limit never spend more than it", async () => {
+  const home = freshHome();
+  // Each call's forecast is ~$0.0151 (1,000 output tokens at $15/M plus the prompt): at most 3 fit in $0.05 at once.
+  const limit = 0.05;
+  configure(home, `daily_usd = ${limit}`);
+  const runs = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => cachet(["--emulate", "-m", MODEL, "--max-tokens", "1000", "-q", `racer ${i}`], { home, timeoutMs: 120_000 })),
+  );
+  const ok = runs.filter((r) => r.code === 0);
+  const refused = runs.filter((r) => r.code === 5);
+  expect(ok.length + refused.length).toBe(8);
+  expect(ok.length).toBeGreaterThanOrEqual(1);
+  expect(refused.length).toBeGreaterThanOrEqual(1);
+  for (const r of refused) expect(r.stderr).toContain("the daily limit (budget.daily_usd) of $0.0500 would be crossed");
+  const daily = (await budgetStanding(home)).daily!;
+  // Every call cost less than its forecast here, so the bound is the limit itself.
+  expect(daily.spentUsd).toBeLessThanOrEqual(limit);
+  expect(daily.spentUsd).toBeGreaterThan(0);
+  const stats = JSON.parse((await cachet(["stats", "--json"], { home })).stdout) as { total: { requests: number; costUsd: number } };
+  expect(stats.total.requests).toBe(ok.length);
+  expect(stats.total.costUsd).toBeCloseTo(daily.spentUsd, 9);
+}, 180_000);
+
+describe("--no-store", () => {
+  test("with --emulate: an absent state directory stays absent; an existing one stays byte-identical", async () => {
+    const parent = freshHome();
+    const absent = join(parent, "never-created");
+    const first = await cachet(["--emulate", "--no-store", "hello"], { home: absent });
+    expect(first.code).toBe(0);
+    expect(first.stdout.length).toBeGreaterThan(0);
+    expect(existsSync(absent)).toBe(false);
+    expect((await cachet(["--emulate", "hello"], { home: absent, env: { CACHET_NO_STORE: "1" } })).code).toBe(0);
+    expect(existsSync(absent)).toBe(false);
+
+    const home = freshHome();
+    expect((await cachet(["--emulate", "a stored turn"], { home })).code).toBe(0);
+    const before = snapshot(home);
+    expect(before.size).toBeGreaterThan(0);
+    expect((await cachet(["--emulate", "--no-store", "a private turn"], { home })).code).toBe(0);
+    expect((await cachet(["--emulate", "--no-store", "--session", "private", "a named private turn"], { home })).code).toBe(0);
+    expect(snapshot(home)).toEqual(before);
+  }, 60_000);
+
+  test("without --emulate (a provider on loopback): the state directory stays absent or byte-identical", async () => {
+    const emulator = await startEmulatorProcess(freshHome());
+    try {
+      const target = against(emulator, MODEL);
+      const parent = freshHome();
+      const absent = join(parent, "never-created");
+      expect((await cachet(["-m", MODEL, ...target.args, "--no-store", "hello"], { home: absent, env: target.env })).code).toBe(0);
+      expect(existsSync(absent)).toBe(false);
+      const home = freshHome();
+      expect((await cachet(["-m", MODEL, ...target.args, "stored"], { home, env: target.env })).code).toBe(0);
+      const before = snapshot(home);
+      expect((await cachet(["-m", MODEL, ...target.args, "private"], { home, env: { ...target.env, CACHET_NO_STORE: "1" } })).code).toBe(0);
+      expect(snapshot(home)).toEqual(before);
+      expect(await emulator.received()).toHaveLength(3);
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+
+  test("-c after it says there is nothing to continue and why", async () => {
+    const home = freshHome();
+    expect((await cachet(["--emulate", "--no-store", "hello"], { home })).code).toBe(0);
+    const r = await cachet(["--emulate", "-c", "and then?"], { home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)");
+    const own = await cachet(["--emulate", "--no-store", "-c", "and then?"], { home });
+    expect(own.code).toBe(2);
+    expect(own.stderr).toContain("with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read");
+  }, 60_000);
+
+  test("day and month limits still count an ephemeral run, as an amount without content or session", async () => {
+    const home = freshHome();
+    configure(home, "daily_usd = 1");
+    expect((await cachet(["--emulate", "--no-store", "--max-tokens", "50", "private"], { home })).code).toBe(0);
+    const standing = await budgetStanding(home);
+    expect(standing.daily!.spentUsd).toBeGreaterThan(0);
+    expect(standing.session).toBeUndefined();
+    expect((await cachet(["sessions", "--json"], { home })).stdout.trim()).toBe("");
+  }, 60_000);
+});
