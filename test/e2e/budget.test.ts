@@ -1,7 +1,7 @@
 /**
  * Spending limits and ephemeral runs through the compiled binary: a call
  * whose worst-case forecast could cross a limit is refused before anything is
- * sent (exit 5, one line naming the limit, the spend and the forecast), eight
+ * sent (exit 6, one line naming the limit, the spend and the forecast), eight
  * processes racing on one daily limit never overspend, and `--no-store`
  * leaves the state directory absent or byte-identical.
  */
@@ -41,7 +41,7 @@ async function budgetStanding(home: string): Promise<Record<string, { spentUsd: 
 }
 
 function expectRefusal(r: { code: number; stdout: string; stderr: string }, limit: RegExp): void {
-  expect(r.code).toBe(5);
+  expect(r.code).toBe(6);
   expect(r.stdout).toBe("");
   const lines = r.stderr.trimEnd().split("\n");
   expect(lines[0]).toMatch(limit);
@@ -89,7 +89,7 @@ describe("a call that could cross a limit is refused before anything is sent", (
     try {
       const args = ["-m", "openai/unpriced-model", "--base-url", `${emulator.url}/openai/v1`, "--max-tokens", "100", "--max-cost", "1", "-q", "hello"];
       const refused = await cachet(args, { home, env: { OPENAI_API_KEY: "test-key" } });
-      expect(refused.code).toBe(5);
+      expect(refused.code).toBe(6);
       expect(refused.stderr).toContain("budget: cannot forecast the cost of openai/unpriced-model");
       expect(await emulator.received()).toHaveLength(0);
       const allowed = await cachet([...args, "--allow-unpriced"], { home, env: { OPENAI_API_KEY: "test-key" } });
@@ -110,7 +110,7 @@ test("8 processes racing on one daily limit never spend more than it", async () 
     Array.from({ length: 8 }, (_, i) => cachet(["--emulate", "-m", MODEL, "--max-tokens", "1000", "-q", `racer ${i}`], { home, timeoutMs: 120_000 })),
   );
   const ok = runs.filter((r) => r.code === 0);
-  const refused = runs.filter((r) => r.code === 5);
+  const refused = runs.filter((r) => r.code === 6);
   expect(ok.length + refused.length).toBe(8);
   expect(ok.length).toBeGreaterThanOrEqual(1);
   expect(refused.length).toBeGreaterThanOrEqual(1);
