@@ -32,9 +32,7 @@ export default defineCommand({
     try {
       if (action === "list") {
         const { RecordedStore } = await import("../session/recorded.ts");
-        const recorded = new RecordedStore(store.path);
-        const clients = new Map(recorded.sessions().map((s) => [s.id, s.client]));
-        recorded.close();
+        const clients = new Map(new RecordedStore(store).sessions().map((s) => [s.id, s.client]));
         const all = report.listSessions(store, (id) => (clients.has(id) ? { source: "recorded", client: clients.get(id) ?? null } : undefined));
         const listings = a.recorded ? all.filter((l) => l.source === "recorded") : all;
         process.stdout.write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));

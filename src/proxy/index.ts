@@ -72,7 +72,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   }
   const path = options.storePath ?? storeFile(paths);
   const store = openStore(path);
-  const recorded = new RecordedStore(path);
+  const recorded = new RecordedStore(store);
   restrictToOwner(path);
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {
@@ -81,7 +81,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   }
   const { loadO200k } = await import("../tokenizer/o200k.ts");
   const countTokens = await loadO200k();
-  const { priceReport } = await import("../meter/index.ts");
+  const { loadCatalog, priceUsageReport } = await import("../meter/index.ts");
+  const { catalog } = await loadCatalog(paths);
   const recorder = new Recorder({
     store,
     recorded,
@@ -91,7 +92,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     reader: new UsageReader(host),
     keepBodies: options.keepBodies === true,
     countTokens,
-    price: (modelRef, report) => priceReport(modelRef, report, { config, env }),
+    price: (modelRef, report) => priceUsageReport(report, modelRef, catalog, config.prices),
     notice,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
@@ -114,7 +115,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     server = Bun.serve({ port: options.port ?? 0, hostname, idleTimeout: 0, fetch: handler });
   } catch (error) {
     await emulator?.stop();
-    recorded.close();
     store.close();
     throw new CachetError("BAD_FLAG", `cannot listen on ${hostname}:${options.port ?? 0}: ${(error as Error).message}`, { hint: "pick another --port, or 0 for a free one" });
   }
@@ -128,7 +128,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
       await server.stop(false);
       await recorder.idle();
       await emulator?.stop();
-      recorded.close();
       store.close();
       restrictToOwner(path);
     },

@@ -66,8 +66,8 @@ export interface RecorderOptions {
   keepBodies: boolean;
   /** Counts tokens of an element's estimate text (o200k), memoized here per content hash. */
   countTokens: (text: string) => number;
-  /** Prices a report for `catalogProvider/model` (src/meter priceReport). */
-  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => Promise<{ costUsd: number | null }>;
+  /** Prices a report for `catalogProvider/model` (src/meter priceUsageReport with the catalog in force). */
+  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => { costUsd: number | null };
   /** Called with a one-line notice (recording failures); never with credentials. */
   notice?: (message: string) => void;
   /** Called after each exchange is stored. */
@@ -82,7 +82,11 @@ export class Recorder {
   private readonly finder = new SessionFinder();
   private readonly last = new Map<string, LedgerRow>();
   private readonly tokens = new Map<string, number>();
+  // Shared by every request: a link is reused only where node id and content match, whichever session it came from.
+  private readonly memo = chainMemo();
   private queue: Promise<void> = Promise.resolve();
+  private pending: PendingWrite[] = [];
+  private flushing: Promise<void> | undefined;
   /** Ledger rows stored so far (for the proxy's own report). */
   recordedCount = 0;
 
@@ -101,8 +105,9 @@ export class Recorder {
   }
 
   /** Resolves once every exchange captured so far is stored. */
-  idle(): Promise<void> {
-    return this.queue;
+  async idle(): Promise<void> {
+    await this.queue;
+    await this.flushing;
   }
 
   private async prepare(e: CapturedExchange): Promise<Prepared> {
@@ -125,7 +130,7 @@ export class Recorder {
       read = await this.o.reader.read(e.route.provider, e.route.protocol, model, streaming, new Response(decoded, { status: e.httpStatus, headers }));
     }
     const spec = this.o.host.providers.get(e.route.provider)?.value;
-    const priced = read?.report ? await this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : { costUsd: null };
+    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : { costUsd: null };
     return { body, chain, model, read, decoded, costUsd: priced.costUsd };
   }
 
@@ -134,7 +139,9 @@ export class Recorder {
     const key = p.body ? affinityKeyOf(e.route.protocol, p.body, e.headers) : undefined;
     const found = this.finder.find(key, e.route.provider, p.chain);
     const client = e.headers.get("user-agent");
-    const sessionId = found.sessionId ?? this.o.recorded.createSession({ model: `${e.route.provider}/${p.model}`, affinityKey: key?.value, client, now: e.startedAt });
+    const model = `${e.route.provider}/${p.model}`;
+    const sessionId = found.sessionId ?? newId("s");
+    const newSession = found.sessionId ? undefined : { model, affinityKey: key?.value, client, now: e.startedAt };
     this.finder.remember(sessionId, key?.value, e.route.provider, p.chain);
     const previous = this.last.get(sessionId);
     const { status, error } = outcome(e, p.read);
@@ -172,7 +179,6 @@ export class Recorder {
     };
     const rules = this.o.host.providers.get(e.route.provider)?.value.cacheRules?.(p.model) ?? DEFAULT_CACHE_RULES;
     row.cacheableMax = previous ? cacheableMaximum(previous, row, rules) : null;
-    this.o.store.recordRequest(row);
     this.last.set(sessionId, row);
     const exchange: RecordedExchange = {
       requestId: row.id,
@@ -186,9 +192,37 @@ export class Recorder {
       requestBody: this.o.keepBodies ? redact(new TextDecoder().decode(e.requestBytes), e.secrets) : null,
       responseBody: this.o.keepBodies && p.decoded ? new TextEncoder().encode(redact(new TextDecoder().decode(p.decoded), e.secrets)) : null,
     };
-    this.o.recorded.saveExchanges([{ exchange, sessionId, model: `${e.route.provider}/${p.model}`, at: e.finishedAt }]);
-    this.recordedCount++;
-    this.o.onRecorded?.(row, exchange);
+    this.pending.push({ newSession, row, exchange, session: { id: sessionId, model, at: e.finishedAt } });
+    this.flushing ??= new Promise((resolve) =>
+      setImmediate(() => {
+        this.flushing = undefined;
+        this.flush();
+        resolve();
+      }),
+    );
+  }
+
+  /** Writes what was recorded since the last flush in one transaction: one commit per burst, not per exchange. */
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      this.o.store.transaction(() => {
+        const touched = new Map<string, PendingWrite["session"]>();
+        for (const w of batch) {
+          if (w.newSession) this.o.recorded.createSession(w.session.id, w.newSession);
+          this.o.store.recordRequest(w.row);
+          this.o.recorded.saveExchange(w.exchange);
+          touched.set(w.session.id, w.session);
+        }
+        for (const s of touched.values()) this.o.recorded.touchSession(s.id, s.model, s.at);
+      });
+    } catch (error) {
+      this.o.notice?.(`cachet proxy: ${batch.length} exchange(s) could not be stored: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    this.recordedCount += batch.length;
+    for (const w of batch) this.o.onRecorded?.(w.row, w.exchange);
   }
 
   private chainOf(wire: WireRequest): ChainLink[] {
@@ -203,9 +237,17 @@ export class Recorder {
         }
         return n;
       },
-      chainMemo(),
+      this.memo,
     );
   }
+}
+
+/** One exchange's writes, in order: its session when new, its ledger row, its exchange row. */
+interface PendingWrite {
+  newSession: { model: string; affinityKey: string | undefined; client: string | null; now: number } | undefined;
+  row: LedgerRow;
+  exchange: RecordedExchange;
+  session: { id: string; model: string; at: number };
 }
 
 interface Prepared {

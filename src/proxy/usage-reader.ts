@@ -1,10 +1,15 @@
 /**
- * Reads a proxied response the way cachet reads its own: the provider's
- * plugin adapter (public plugin API) `send`s through a fetch that answers
- * with the recorded response instead of the network, so its official SDK
- * parses the stream, merges usage by the provider's rules, notices error
- * events and cut streams, and its `usage` mapping normalizes the counts. The
- * proxy holds no parser of its own for any provider's response.
+ * Reads a proxied response with the provider's plugin adapter (public plugin
+ * API), so the provider's rules come from one place:
+ * - a stream: the adapter `send`s through a fetch that answers with the
+ *   recorded response instead of the network, so its official SDK parses the
+ *   events, merges usage by the provider's rules (Anthropic's cumulative
+ *   deltas, Kimi's usage inside the choice), notices error events and cut
+ *   streams;
+ * - a JSON body: the raw usage object sits at one documented place per
+ *   protocol and is read directly (an SDK round trip costs ~1 ms a response,
+ *   the proxy's whole budget).
+ * Either way the adapter's `usage` mapping normalizes the counts.
  */
 import type { PluginHost } from "../plugin/host.ts";
 import type { ProviderAdapter } from "../plugin/provider.ts";
@@ -41,6 +46,7 @@ export class UsageReader {
    * @param streaming whether the request asked for a stream
    */
   async read(provider: string, protocol: Protocol, model: string, streaming: boolean, response: Response): Promise<ReadResponse> {
+    if (!streaming && /json/i.test(response.headers.get("content-type") ?? "")) return this.readJson(provider, protocol, await response.text());
     const id = String(this.next++);
     this.pending.set(id, response);
     const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined };
@@ -59,6 +65,22 @@ export class UsageReader {
       out.error = error instanceof Error ? error.message : String(error);
     } finally {
       this.pending.delete(id);
+    }
+    return out;
+  }
+
+  /** A non-streamed JSON answer: usage, id and content at their places in the protocol's body. */
+  private readJson(provider: string, protocol: Protocol, text: string): ReadResponse {
+    const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined };
+    try {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      const found = JSON_PLACES[protocol](body);
+      out.requestId = typeof found.id === "string" ? found.id : undefined;
+      out.content = found.content;
+      if (found.error) out.error = found.error;
+      if (found.usage !== undefined && found.usage !== null) out.report = this.adapter(provider).usage(found.usage);
+    } catch (error) {
+      out.error = `unreadable response body: ${error instanceof Error ? error.message : String(error)}`;
     }
     return out;
   }
@@ -87,6 +109,35 @@ export class UsageReader {
     this.pending.delete(id!);
     return response;
   }) as typeof fetch;
+}
+
+type Places = (body: Record<string, unknown>) => { usage: unknown; id: unknown; content: boolean; error?: string };
+
+/**
+ * Where each protocol's JSON answer keeps its usage, id and content.
+ * @see https://docs.claude.com/en/api/messages (usage, id, content)
+ * @see https://platform.openai.com/docs/api-reference/chat/object (usage; Kimi puts it in choices[0].usage)
+ * @see https://platform.openai.com/docs/api-reference/responses/object (usage, status, error)
+ * @see https://ai.google.dev/api/generate-content#generatecontentresponse (usageMetadata, responseId)
+ */
+const JSON_PLACES: Record<Protocol, Places> = {
+  "anthropic-messages": (b) => ({ usage: b.usage, id: b.id, content: nonEmpty(b.content) }),
+  "openai-chat": (b) => {
+    const choice = (Array.isArray(b.choices) ? b.choices[0] : undefined) as { usage?: unknown; message?: { content?: unknown; tool_calls?: unknown } } | undefined;
+    return { usage: b.usage ?? choice?.usage, id: b.id, content: Boolean(choice?.message?.content) || nonEmpty(choice?.message?.tool_calls) };
+  },
+  "openai-responses": (b) => {
+    const error = b.status === "failed" ? `response failed: ${JSON.stringify(b.error ?? null)}` : undefined;
+    return { usage: b.usage, id: b.id, content: nonEmpty(b.output), ...(error ? { error } : {}) };
+  },
+  gemini: (b) => {
+    const candidate = (Array.isArray(b.candidates) ? b.candidates[0] : undefined) as { content?: { parts?: unknown } } | undefined;
+    return { usage: b.usageMetadata, id: b.responseId, content: nonEmpty(candidate?.content?.parts) };
+  },
+};
+
+function nonEmpty(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0;
 }
 
 /** The smallest body the adapter's SDK accepts; it is never sent, only its `model` and `stream` choose the endpoint. */

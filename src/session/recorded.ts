@@ -11,8 +11,7 @@
 import type { Database } from "bun:sqlite";
 import { chmodSync, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { newId } from "../context/ids.ts";
-import { openDatabase } from "./database.ts";
+import type { Store } from "./store.ts";
 
 /** Where a session came from. */
 export type SessionSource = "own" | "recorded";
@@ -47,53 +46,43 @@ export interface RecordedSessionInfo {
   affinityKey: string;
 }
 
-/** Reads and writes recorded sessions in the store file. Opens its own connection (WAL allows several). */
+/**
+ * Reads and writes recorded sessions through the store's connection (so its
+ * writes join `Store.transaction`). Closing the store closes it.
+ */
 export class RecordedStore {
   private readonly db: Database;
 
-  /**
-   * @param path the store file (the same as Store's)
-   * @throws CachetError STORE when the file cannot be opened
-   */
-  constructor(readonly path: string) {
-    this.db = openDatabase(path);
-  }
-
-  /** Closes the connection. */
-  close(): void {
-    this.db.close();
+  constructor(store: Store) {
+    this.db = store.database;
   }
 
   /**
-   * Creates a recorded session.
+   * Creates a recorded session with the given id (from `newId("s")`).
    * @param affinityKey the client's key, or undefined to use the session id
    */
-  createSession(options: { model: string; affinityKey: string | undefined; client: string | null; now: number }): string {
-    const id = newId("s");
+  createSession(id: string, options: { model: string; affinityKey: string | undefined; client: string | null; now: number }): void {
     this.db
       .query("INSERT INTO sessions (id, name, model, affinity_key, created_at, updated_at, source, client) VALUES (?, NULL, ?, ?, ?, ?, 'recorded', ?)")
       .run(id, options.model, options.affinityKey ?? id, options.now, options.now, options.client);
-    return id;
   }
 
   /**
-   * Stores exchanges (their ledger rows must be stored already) and moves
-   * their sessions' update time and model. One transaction for the batch.
+   * Stores an exchange (its ledger row must be stored already). Call inside
+   * `Store.transaction` to commit many at once.
    */
-  saveExchanges(batch: readonly { exchange: RecordedExchange; sessionId: string; model: string; at: number }[]): void {
-    if (batch.length === 0) return;
-    const insert = this.db.query(
-      "INSERT OR REPLACE INTO recorded_exchanges (request_id, http_status, path, client, session_via, provider_request_id, request_hash, response_hash, request_body, response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    const touch = this.db.query("UPDATE sessions SET updated_at = MAX(updated_at, ?), model = ?, rev = rev + 1 WHERE id = ?");
+  saveExchange(exchange: RecordedExchange): void {
+    const e = exchange;
     this.db
-      .transaction(() => {
-        for (const { exchange: e, sessionId, model, at } of batch) {
-          insert.run(e.requestId, e.httpStatus, e.path, e.client, e.sessionVia, e.providerRequestId, e.requestHash, e.responseHash, e.requestBody, e.responseBody);
-          touch.run(at, model, sessionId);
-        }
-      })
-      .immediate();
+      .query(
+        "INSERT OR REPLACE INTO recorded_exchanges (request_id, http_status, path, client, session_via, provider_request_id, request_hash, response_hash, request_body, response_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      )
+      .run(e.requestId, e.httpStatus, e.path, e.client, e.sessionVia, e.providerRequestId, e.requestHash, e.responseHash, e.requestBody, e.responseBody);
+  }
+
+  /** Moves a session's update time (Unix epoch ms, never backwards) and records the `provider/model` of its latest request. */
+  touchSession(id: string, model: string, at: number): void {
+    this.db.query("UPDATE sessions SET updated_at = MAX(updated_at, ?), model = ?, rev = rev + 1 WHERE id = ?").run(at, model, id);
   }
 
   /** The exchange stored for a ledger row, or null. */

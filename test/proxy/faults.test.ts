@@ -46,11 +46,10 @@ async function post(root: string, fault: string, stream: boolean, question: stri
 
 function rows(): { row: LedgerRow; httpStatus: number | null }[] {
   const store = openStore(join(home, "cachet.db"));
-  const recorded = new RecordedStore(join(home, "cachet.db"));
+  const recorded = new RecordedStore(store);
   try {
     return store.ledger().map((row) => ({ row, httpStatus: recorded.exchange(row.id)!.httpStatus }));
   } finally {
-    recorded.close();
     store.close();
   }
 }
