@@ -17,7 +17,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const [{ openStore }, { ledgerSums, signedUsd }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
-    const store = openStore();
+    const store = openStore(undefined, { readonly: true });
     try {
       const session = args.session ? store.findSession(args.session) : store.latestSession();
       if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });

@@ -41,7 +41,7 @@ export default defineCommand({
       return;
     }
     const { exportLines, sessionDetails } = await import("../session/session-report.ts");
-    const store = openStore();
+    const store = openStore(undefined, { readonly: true });
     try {
       const ref = a.session ?? store.latestSession()?.id;
       if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions to export", { hint: 'start one with `cachet "PROMPT"`' });

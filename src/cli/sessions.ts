@@ -28,7 +28,7 @@ export default defineCommand({
     }
     const { openStore } = await import("../session/store.ts");
     const report = await import("../session/session-report.ts");
-    const store = openStore();
+    const store = openStore(undefined, { readonly: action !== "rm" });
     try {
       if (action === "list") {
         const { RecordedStore } = await import("../session/recorded.ts");

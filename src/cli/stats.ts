@@ -30,7 +30,7 @@ export default defineCommand({
     if (args.since !== undefined && since === undefined) {
       throw new CachetError("BAD_FLAG", `--since "${args.since}" is neither a duration nor a date`, { hint: "use e.g. --since 0s, --since 7d, --since 36h or --since 2026-01-31" });
     }
-    const store = openStore();
+    const store = openStore(undefined, { readonly: true });
     try {
       if (args.budget) {
         const [{ budgetReport, formatBudgetReport }, { loadConfig }] = await Promise.all([import("../budget/budget-report.ts"), import("../config.ts")]);

@@ -11,7 +11,8 @@
 import type { Config } from "../config.ts";
 import { promptTokens } from "../plugin/usage.ts";
 import type { FigureFilter, FigureGroupBy, FigureSums } from "../session/ledger-figures.ts";
-import type { Store } from "../session/store.ts";
+import { openStore, type Store } from "../session/store.ts";
+import { isCachetError } from "../errors.ts";
 import type { LedgerRow } from "../session/types.ts";
 import type { Catalog } from "./catalog.ts";
 import { formatUsd, priceFromNumber, toUsd } from "./money.ts";
@@ -114,13 +115,34 @@ export async function ledgerSums(store: Store, by: StatsGroupBy, filter: FigureF
   if (figures.pending()) {
     const [{ loadCatalog }, { loadConfig }] = await Promise.all([import("./catalog.ts"), import("../config.ts")]);
     const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
-    figures.backfill((row) => storedLater(row, catalog, config.prices));
+    withWriter(store, (writer) => writer.figures().backfill((row) => storedLater(row, catalog, config.prices)));
   }
   const sums = figures.sums(by, filter);
   const groups = sums.map(statsOf);
   // Per client, the one reading least of its prompt from the cache comes first.
   if (by === "client") groups.sort((a, b) => (a.hitRate ?? 0) - (b.hitRate ?? 0) || b.costUsd - a.costUsd);
   return { groups, total: statsOf(totalOf(sums)) };
+}
+
+/**
+ * Runs `fn` on a store that can write: `store` itself, or (for a read command's
+ * read-only store) the same file opened for writing. In a place cachet cannot
+ * write, `fn` is skipped: the read goes on with what is stored.
+ */
+function withWriter(store: Store, fn: (writer: Store) => void): void {
+  if (!store.readonly) return fn(store);
+  let writer: Store;
+  try {
+    writer = openStore(store.path);
+  } catch (error) {
+    if (isCachetError(error) && error.code === "STORE") return;
+    throw error;
+  }
+  try {
+    fn(writer);
+  } finally {
+    writer.close();
+  }
 }
 
 /** The sums of several groups as one group keyed "total". */

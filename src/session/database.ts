@@ -1,61 +1,169 @@
 /**
  * Opening the store's SQLite file: pragmas (WAL, busy timeout, foreign keys),
  * refusing another program's database, and running the migrations.
+ *
+ * Creation and every migration are serialized across processes: whether the
+ * file is cachet's, and which migrations it still needs, is decided inside
+ * one `BEGIN IMMEDIATE` transaction (SQLite's write lock), so a process never
+ * sees another one's half-made schema. Read commands open the file read-only
+ * and work in a read-only state directory.
  */
-import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { Database, constants } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { CachetError } from "../errors.ts";
 import { MIGRATIONS } from "./schema.ts";
 
+/** Options of {@link openDatabase}. */
+export interface OpenOptions {
+  /**
+   * Open for reading only: nothing is created or changed, a missing store reads
+   * as empty, and a read-only directory is read as of the store's last checkpoint
+   * (SQLite's `immutable` mode, since the WAL index cannot be created there).
+   */
+  readonly?: boolean;
+}
+
 /**
- * Opens (creating if needed) and migrates the store at `path`.
- * @throws CachetError STORE naming the file when it cannot be opened, is not cachet's store, or is newer.
+ * Opens (creating if needed) and migrates the store at `path`; with `readonly`,
+ * opens it for reading only (an in-memory empty store when the file does not exist).
+ * @throws CachetError STORE naming the file when it cannot be opened, is not cachet's store,
+ *   is newer than this cachet, or (for writing) lives in a read-only place.
  */
-export function openDatabase(path: string): Database {
+export function openDatabase(path: string, options: OpenOptions = {}): Database {
+  if (options.readonly && path !== ":memory:") return openForReading(path);
   let db: Database | undefined;
   try {
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { create: true });
     // The busy timeout comes first so that even switching to WAL waits for a concurrent opener.
-    db.exec("PRAGMA busy_timeout = 10000");
-    // Another program's database (tables, but no cachet schema version) is refused before anything in it changes.
-    const unversioned = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version === 0;
-    if (unversioned && (db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number }).n > 0) {
-      throw new CachetError("STORE", `${path} is an SQLite database, but not cachet's session store`, {
-        hint: "move that file away, or set CACHET_HOME to another directory",
-      });
-    }
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // Another program's database is refused before anything in it changes (even its journal mode),
+    // from a consistent snapshot (one read transaction).
+    const due = check(db.transaction(() => schemaState(db!)).deferred(), path);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA foreign_keys = ON");
     // In WAL mode NORMAL survives a crash of the process (not of the OS) and avoids an fsync per turn.
     db.exec("PRAGMA synchronous = NORMAL");
-    migrate(db, path);
+    // A current store takes no write lock for migrating; but a file SQLite could only open read-only
+    // (a read-only directory or file) is refused now, before a turn sends anything it could not store.
+    if (due) migrate(db, path);
+    else probeWritable(db);
     return db;
   } catch (error) {
     db?.close();
-    if (error instanceof CachetError) throw error;
-    throw new CachetError("STORE", `cannot open the session store ${path}: ${(error as Error).message}`, {
-      hint: "if that file is not cachet's store, move it away, or set CACHET_HOME to another directory",
-      cause: error,
-    });
+    throw storeOpenError(error, path);
   }
 }
 
-function migrate(db: Database, path: string): void {
-  const version = (): number => (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-  if (version() > MIGRATIONS.length) {
-    throw new CachetError("STORE", `the session store ${path} was written by a newer cachet (schema ${version()}, this one knows ${MIGRATIONS.length})`, {
+/** How long a connection waits for another process's write lock, ms. */
+const BUSY_TIMEOUT_MS = 10_000;
+
+/** What decides whether a file is cachet's store and what it still needs. */
+interface SchemaState {
+  version: number;
+  tables: number;
+}
+
+function schemaState(db: Database): SchemaState {
+  const { user_version: version } = db.query("PRAGMA user_version").get() as { user_version: number };
+  const { n: tables } = db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
+  return { version, tables };
+}
+
+/**
+ * Refuses another program's database (tables but no cachet schema version) and a newer store.
+ * @returns true when migrations are due
+ */
+function check(state: SchemaState, path: string): boolean {
+  if (state.version === 0 && state.tables > 0) {
+    throw new CachetError("STORE", `${path} is an SQLite database, but not cachet's session store`, {
+      hint: "move that file away, or set CACHET_HOME to another directory",
+    });
+  }
+  if (state.version > MIGRATIONS.length) {
+    throw new CachetError("STORE", `the session store ${path} was written by a newer cachet (schema ${state.version}, this one knows ${MIGRATIONS.length})`, {
       hint: "upgrade cachet, or set CACHET_HOME to another directory",
     });
   }
-  while (version() < MIGRATIONS.length) {
-    db.transaction(() => {
-      // Re-read inside the write lock: another process may have migrated meanwhile.
-      const current = version();
-      if (current >= MIGRATIONS.length) return;
-      db.exec(MIGRATIONS[current]!);
-      db.exec(`PRAGMA user_version = ${current + 1}`);
-    }).immediate();
+  return state.version < MIGRATIONS.length;
+}
+
+function migrate(db: Database, path: string): void {
+  // The check and every migration under the write lock, in one transaction: a concurrent opener
+  // waits for all of it and then sees the finished schema, never an unversioned set of tables.
+  db.transaction(() => {
+    const state = schemaState(db);
+    if (!check(state, path)) return;
+    for (let version = state.version; version < MIGRATIONS.length; version++) db.exec(MIGRATIONS[version]!);
+    db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+/** Writes nothing lasting but needs write access: SQLite opens an unwritable file read-only without a word. */
+function probeWritable(db: Database): void {
+  db.transaction(() => {
+    const { user_version: version } = db.query("PRAGMA user_version").get() as { user_version: number };
+    db.exec(`PRAGMA user_version = ${version}`);
+  }).immediate();
+}
+
+function openForReading(path: string): Database {
+  if (!existsSync(path)) return emptyStore();
+  let db: Database | undefined;
+  try {
+    db = new Database(path, { readonly: true });
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    let state: SchemaState;
+    try {
+      state = db.transaction(() => schemaState(db!)).deferred();
+    } catch (error) {
+      if (!unwritablePlace(error)) throw error;
+      // WAL readers need the -shm index beside the file; in a read-only directory it cannot be made.
+      db.close();
+      db = new Database(`file:${encodeURI(path)}?immutable=1`, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
+      state = schemaState(db);
+    }
+    if (state.version === 0 && state.tables === 0) {
+      db.close();
+      return emptyStore();
+    }
+    if (check(state, path)) {
+      // An older schema: upgrade it once (serialized like any migration), then read.
+      db.close();
+      db = undefined;
+      openDatabase(path).close();
+      return openForReading(path);
+    }
+    return db;
+  } catch (error) {
+    db?.close();
+    throw storeOpenError(error, path);
   }
+}
+
+/** A store with no sessions, for reading before the first turn created the file. */
+function emptyStore(): Database {
+  const db = new Database(":memory:");
+  migrate(db, ":memory:");
+  return db;
+}
+
+function unwritablePlace(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^SQLITE_(READONLY|CANTOPEN)/.test(code);
+}
+
+function storeOpenError(error: unknown, path: string): CachetError {
+  if (error instanceof CachetError) return error;
+  if (unwritablePlace(error)) {
+    return new CachetError("STORE", `cannot open the session store ${path} for writing: ${(error as Error).message}`, {
+      hint: `make ${dirname(path)} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
+      cause: error,
+    });
+  }
+  return new CachetError("STORE", `cannot open the session store ${path}: ${(error as Error).message}`, {
+    hint: "if that file is not cachet's store, move it away, or set CACHET_HOME to another directory",
+    cause: error,
+  });
 }

@@ -16,7 +16,7 @@ import { storeFile } from "../paths.ts";
 import { abortableSleep } from "../sleep.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
 import { newId } from "../context/ids.ts";
-import { openDatabase } from "./database.ts";
+import { openDatabase, type OpenOptions } from "./database.ts";
 import { LEDGER_COLUMNS, ledgerValues, toEntry, toLedgerRow, toPrefixVersion, toSession, type LeaseRow, type MessageRow, type PrefixRow, type RequestRow, type SessionRow } from "./rows.ts";
 import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
 import { LedgerFigures } from "./ledger-figures.ts";
@@ -71,17 +71,22 @@ export interface TurnOptions {
 
 /**
  * Opens (creating directories and the database as needed) and migrates the store.
+ * With `readonly` (the read commands: sessions, cost, why, stats, export) nothing
+ * is created or changed, a missing store reads as empty, and a read-only state
+ * directory works; every write method then fails with STORE.
  * @param path database file; defaults to {@link storeFile} (`CACHET_HOME` or the XDG data directory)
  * @throws CachetError STORE when the file is not a usable SQLite store (it is never deleted or rewritten)
  */
-export function openStore(path: string = storeFile()): Store {
-  return new Store(path);
+export function openStore(path: string = storeFile(), options: OpenOptions = {}): Store {
+  return new Store(path, options);
 }
 
 /** The session store. One instance per process is enough; it caches prepared statements and what it has loaded. */
 export class Store {
   /** Path of the database file. */
   readonly path: string;
+  /** True when opened with `readonly` (every write fails with STORE). */
+  readonly readonly: boolean;
   private readonly db: Database;
   private readonly segmentCache = new Map<string, Segment[]>();
   private readonly logCache = new Map<string, CachedLog>();
@@ -89,9 +94,10 @@ export class Store {
   private readonly tokenMemo = new Map<string, number>();
   private readonly lastChains = new Map<string, ChainBase>();
 
-  constructor(path: string) {
+  constructor(path: string, options: OpenOptions = {}) {
     this.path = path;
-    this.db = openDatabase(path);
+    this.readonly = options.readonly === true;
+    this.db = openDatabase(path, options);
   }
 
   /**

@@ -4,11 +4,14 @@
  *   bun test-child.ts turns SESSION TAG COUNT START   from epoch ms START, run COUNT locked turns, each a user and an assistant message
  *   bun test-child.ts crash SESSION             append a question and a partial answer, say "ready", then wait to be killed
  *   bun test-child.ts hold SESSION              take the turn lease, say "ready", then wait to be killed
+ *   bun test-child.ts fresh NAME START          from epoch ms START, open the store (whichever process comes first creates it) and store one turn in a new session NAME
  * The store is the one CACHET_HOME points to.
  */
 import { openStore } from "./store.ts";
 
 const [mode, sessionId, tag, count, start] = process.argv.slice(2);
+// Every process starts opening the store at the same moment, so creation and migration race.
+if (mode === "fresh") await Bun.sleep(Math.max(0, Number(tag) - Date.now()));
 const store = openStore();
 
 if (mode === "turns") {
@@ -37,6 +40,12 @@ if (mode === "turns") {
   await store.acquireTurn(sessionId!);
   process.stdout.write("ready\n");
   await Bun.sleep(60_000);
+} else if (mode === "fresh") {
+  const id = store.createSession({ model: "anthropic/claude-sonnet-4-5", name: sessionId! }).id;
+  const release = await store.acquireTurn(id);
+  store.appendMessage(id, { id: `${sessionId}-u`, role: "user", content: [{ type: "text", text: `question from ${sessionId}` }] });
+  store.appendMessage(id, { id: `${sessionId}-a`, role: "assistant", content: [{ type: "text", text: `answer to ${sessionId}` }] });
+  release();
 } else {
   throw new Error(`unknown mode ${mode}`);
 }

@@ -23,7 +23,7 @@ export interface WhyReport extends Explanation {
  * @throws CachetError SESSION_NOT_FOUND when there is nothing to explain.
  */
 export async function whyReport(ref?: string): Promise<WhyReport> {
-  const store = openStore();
+  const store = openStore(undefined, { readonly: true });
   try {
     let rows: LedgerRow[];
     let current: LedgerRow;
