@@ -78,7 +78,7 @@ test("a read-only state directory: sessions, cost, why, stats and export read it
     writable(home, true);
   }
   expect((await cachet(["export"], { home })).stdout).toBe(exportedBefore);
-});
+}, 60_000);
 
 test("read commands on a state directory that does not exist yet create nothing", async () => {
   const home = join(freshHome(), "not-yet");
@@ -87,4 +87,4 @@ test("read commands on a state directory that does not exist yet create nothing"
   // export, cost and why have no session to show: SESSION_NOT_FOUND, a usage error.
   expect(codes).toEqual([0, 2, 0, 2, 2]);
   expect(readdirSync(join(home, ".."))).toEqual([]);
-});
+}, 60_000);
