@@ -36,6 +36,7 @@ test("eight processes opening a fresh store at once, 20 rounds: every one opens 
     );
     const results = await Promise.all(children.map(async (child) => ({ code: await child.exited, stderr: await new Response(child.stderr).text() })));
     const failures = results.flatMap((result, i) => (result.code === 0 ? [] : [`round ${index} process ${i}: ${result.stderr.trim()}`]));
+    if (failures.length > 0) return failures;
     const store = openStore(join(home, "cachet.db"), { readonly: true });
     expect(store.listSessions().map((s) => s.name).sort()).toEqual(Array.from({ length: processes }, (_, i) => `p${i}`));
     for (const session of store.listSessions()) expect(store.logEntries(session.id).map((e) => e.message.role)).toEqual(["user", "assistant"]);

@@ -32,9 +32,30 @@ export interface OpenOptions {
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
   if (options.readonly && path !== ":memory:") return openForReading(path);
+  if (path !== ":memory:") {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw storeOpenError(error, path);
+    }
+  }
+  // SQLite answers SQLITE_BUSY at once, without its busy handler, in a few places while another
+  // process is creating the file or switching it to WAL; those races end within milliseconds.
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return openForWriting(path);
+    } catch (error) {
+      const busy = /^SQLITE_BUSY/.test(String((error as { cause?: { code?: unknown } }).cause?.code ?? ""));
+      if (!busy || Date.now() + delay > deadline) throw error;
+      Bun.sleepSync(delay + Math.random() * delay);
+    }
+  }
+}
+
+function openForWriting(path: string): Database {
   let db: Database | undefined;
   try {
-    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { create: true });
     // The busy timeout comes first so that even switching to WAL waits for a concurrent opener.
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
