@@ -79,8 +79,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     const { startEmulator } = await import("../emulator/index.ts");
     emulator = await startEmulator({ port: 0, env });
   }
-  const { loadO200k } = await import("../tokenizer/o200k.ts");
-  const countTokens = await loadO200k();
+  // The tokenizer (token estimates of chain links) takes a moment to load: the proxy serves meanwhile.
+  const tokenizer = import("../tokenizer/o200k.ts").then(({ loadO200k }) => loadO200k());
   const { loadCatalog, priceUsageReport } = await import("../meter/index.ts");
   const { catalog } = await loadCatalog(paths);
   const recorder = new Recorder({
@@ -91,7 +91,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     env,
     reader: new UsageReader(host),
     keepBodies: options.keepBodies === true,
-    countTokens,
+    tokenizer,
     price: (modelRef, report) => priceUsageReport(report, modelRef, catalog, config.prices),
     notice,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),

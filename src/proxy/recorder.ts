@@ -64,8 +64,8 @@ export interface RecorderOptions {
   reader: UsageReader;
   /** Keep request and response bodies (--keep-bodies). */
   keepBodies: boolean;
-  /** Counts tokens of an element's estimate text (o200k), memoized here per content hash. */
-  countTokens: (text: string) => number;
+  /** Counts tokens of an element's estimate text (o200k), memoized here per content hash; loaded while the proxy already serves. */
+  tokenizer: Promise<(text: string) => number>;
   /** Prices a report for `catalogProvider/model` (src/meter priceUsageReport with the catalog in force). */
   price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => { costUsd: number | null };
   /** Called with a one-line notice (recording failures); never with credentials. */
@@ -118,7 +118,8 @@ export class Recorder {
     } catch {
       // Not JSON: the upstream judged it (and its answer is recorded); there is no chain to keep.
     }
-    const chain = body ? this.chainOf({ protocol: e.route.protocol, body, headers: {}, segments: requestSegments(e.route.protocol, body) }) : [];
+    const countTokens = await this.o.tokenizer;
+    const chain = body ? this.chainOf({ protocol: e.route.protocol, body, headers: {}, segments: requestSegments(e.route.protocol, body) }, countTokens) : [];
     const model = e.route.model ?? (typeof body?.model === "string" ? body.model : "unknown");
     const streaming = e.route.streamingEndpoint || body?.stream === true;
     let read: ReadResponse | undefined;
@@ -225,14 +226,14 @@ export class Recorder {
     for (const w of batch) this.o.onRecorded?.(w.row, w.exchange);
   }
 
-  private chainOf(wire: WireRequest): ChainLink[] {
+  private chainOf(wire: WireRequest, countTokens: (text: string) => number): ChainLink[] {
     if (this.tokens.size > TOKEN_MEMO_LIMIT) this.tokens.clear();
     return prefixChain(
       wire,
       (hash, text) => {
         let n = this.tokens.get(hash);
         if (n === undefined) {
-          n = this.o.countTokens(text);
+          n = countTokens(text);
           this.tokens.set(hash, n);
         }
         return n;
