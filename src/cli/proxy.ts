@@ -44,14 +44,16 @@ export default defineCommand({
           `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `$${row.costUsd}`}`,
         ),
     });
+    // Handlers first: a caller may signal as soon as it has read the URL.
+    const stopped = new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
     process.stdout.write(`${proxy.url}\n`);
     await log.info(
       `proxy on ${proxy.url}${proxy.emulatorUrl ? " (forwarding to the built-in emulator)" : ""}: set ANTHROPIC_BASE_URL=${proxy.url}, OPENAI_BASE_URL=${proxy.url}/v1, the Gemini base URL to ${proxy.url}, or ${proxy.url}/PROVIDER for another provider; Ctrl-C stops it`,
     );
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    await stopped;
     await proxy.stop();
     await log.info(`proxy stopped: ${proxy.recorded()} exchange(s) recorded; see \`cachet sessions --recorded\`, \`cachet stats --recorded --by client\``);
   },
