@@ -11,7 +11,7 @@
 import { priceFromNumber, toUsd, type Atto } from "../meter/money.ts";
 import { promptTokens } from "../plugin/usage.ts";
 import type { LedgerRow } from "../session/types.ts";
-import { cacheableMaximum, explain, type ComparedRow } from "../wire/divergence.ts";
+import { explain, liveCacheableMaximum, type ComparedRow } from "../wire/divergence.ts";
 import type { ProbeVariantRun } from "./run-probe.ts";
 
 /** One call of a variant. Token counts are billed tokens; null = unknown (the provider reported no usage). */
@@ -99,7 +99,8 @@ export function probeReport(scenario: string, emulate: boolean, runs: readonly P
 
 function variantOf(run: ProbeVariantRun): ProbeVariant {
   const sessions = new Map<string, number>();
-  const last = new Map<string, { row: ComparedRow; id: string }>();
+  // Each session's requests so far (a fork starts with its parent's): the entries a call may read.
+  const history = new Map<string, ComparedRow[]>();
   const calls: ProbeCall[] = [];
   run.rows.forEach((entry, index) => {
     const { row } = entry;
@@ -107,17 +108,19 @@ function variantOf(run: ProbeVariantRun): ProbeVariant {
     // The scenario's clock, not the wall clock: TTL judgements repeat exactly.
     const current: ComparedRow = { ...row, startedAt: entry.at + index };
     const parent = run.parents.get(row.sessionId);
-    const previous = last.get(row.sessionId)?.row ?? (parent ? last.get(parent)?.row : undefined);
+    if (!history.has(row.sessionId)) history.set(row.sessionId, parent ? [...(history.get(parent) ?? [])] : []);
+    const earlier = history.get(row.sessionId)!;
+    const previous = earlier.at(-1);
     const rules = run.rulesOf(row.provider, row.model);
     // The pipeline records the figure on the row; computed here only for rows that lack it.
-    const max = row.cacheableMax !== undefined ? (row.cacheableMax ?? 0) : cacheableMaximum(previous, current, rules);
+    const max = row.cacheableMax !== undefined ? (row.cacheableMax ?? 0) : liveCacheableMaximum(earlier, current, rules).tokens;
     const u = row.usage;
     const prompt = promptTokens(u);
     const read = u.cacheRead ?? null;
     const write = u.cacheWrite5m === undefined && u.cacheWrite1h === undefined ? null : (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0);
     const efficiency = max > 0 && read !== null ? read / max : null;
     const missed = read === null || read < max || previous === undefined || max === 0;
-    const causes = missed ? explain(previous, current, rules).causes.filter((c) => !c.startsWith("no miss")) : [];
+    const causes = missed ? explain(previous, current, rules, earlier).causes.filter((c) => !c.startsWith("no miss")) : [];
     const notes = [...(entry.problem ? [entry.problem] : []), ...(row.error ? [row.error] : []), ...causes];
     calls.push({
       call: index + 1,
@@ -135,7 +138,7 @@ function variantOf(run: ProbeVariantRun): ProbeVariant {
       change: entry.change,
       note: notes.length ? notes.join("; ") : null,
     });
-    last.set(row.sessionId, { row: current, id: row.id });
+    earlier.push(current);
   });
   return { model: run.model, cache: run.cache, calls, totals: totalsOf(calls) };
 }

@@ -15,7 +15,7 @@ import type { ForkEvent } from "../plugin/hooks.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { WireRequest } from "../plugin/wire.ts";
 import type { LedgerRow, LoadedSession } from "../session/types.ts";
-import { DEFAULT_CACHE_RULES, cacheableMaximum } from "../wire/divergence.ts";
+import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum } from "../wire/divergence.ts";
 import { consume, StreamFailure, type ConsumeResult } from "./consume.ts";
 import { abortableSleep } from "../sleep.ts";
 import type { OutputSink } from "./output.ts";
@@ -374,7 +374,8 @@ async function finishTurn(runtime: Runtime, options: TurnOptions, loaded: Loaded
     messageId: content.length > 0 || saved ? assistantId : null,
     finishReason: result.finish?.reason ?? null,
   };
-  row.cacheableMax = previousRow ? cacheableMaximum(previousRow, row, p.resolved.spec.cacheRules?.(p.ref.model) ?? DEFAULT_CACHE_RULES) : null;
+  const earlier = previousRow ? (p.parentLast && previousRow === p.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
+  row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, p.resolved.spec.cacheRules?.(p.ref.model) ?? DEFAULT_CACHE_RULES).tokens : null;
   // An exact fork's first request is the probe row: inheritance of the parent's cache is measured, not assumed.
   if (p.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
   store.recordRequest(row);

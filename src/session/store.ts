@@ -430,6 +430,12 @@ export class Store {
     return new LedgerFigures(this.db, (row) => toLedgerRow(row, []));
   }
 
+  /** The session's latest `limit` ledger rows, oldest first (the live-entry search of the cacheable maximum). */
+  recentRequests(sessionId: string, limit: number): LedgerRow[] {
+    const rows = this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?").all(sessionId, limit) as RequestRow[];
+    return this.toLedgerRows(rows.reverse());
+  }
+
   /** The session's latest ledger row, or null. */
   lastRequest(sessionId: string): LedgerRow | null {
     const row = this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;

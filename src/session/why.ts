@@ -5,7 +5,7 @@
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
-import { DEFAULT_CACHE_RULES, explain, type Explanation } from "../wire/divergence.ts";
+import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, type Explanation } from "../wire/divergence.ts";
 import { openStore } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
 
@@ -47,7 +47,7 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
       request: { id: current.id, session: current.sessionId, model: `${current.provider}/${current.model}`, index, startedAt: current.startedAt },
       previous: previous ? { id: previous.id, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
       links: current.chain.length,
-      ...explain(previous, current, rules),
+      ...explain(previous, current, rules, rows.slice(Math.max(0, index - LIVE_ENTRY_ROWS), index)),
     };
   } finally {
     store.close();

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { CacheRules } from "../plugin/provider.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { ChainLink } from "../session/types.ts";
-import { cacheableMaximum, explain, type ComparedRow } from "./divergence.ts";
+import { cacheableMaximum, explain, liveCacheableMaximum, type ComparedRow } from "./divergence.ts";
 import { chainHash, hashText } from "./hash.ts";
 
 const anthropic: CacheRules = { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, ttlMs: { "5m": 300_000, "1h": 3_600_000 } };
@@ -116,5 +116,47 @@ describe("explain", () => {
     const ok = explain(previous, row(next, usage(3, 2_150, 50), { startedAt: 61_000 }), anthropic);
     expect(ok.expectedCacheRead).toBe(2_150);
     expect(ok.causes).toEqual(["no miss: the request read everything the previous one cached"]);
+  });
+});
+
+describe("live entries older than the previous request (issue 11)", () => {
+  // Stage A and stage B alternate their schema; each stage's entry stays live while the other stage runs.
+  const stage = (schema: string, turn: string) => chain([["sys", "system", 1_200], ["tools", "tool", 800], [schema, "schema", 300, "5m"], [turn, "text", 40, "5m"]]);
+  const a1 = row(stage("schema-a", "u1"), usage(0, 0, 2_340), { id: "r_a1", provider: "openai", model: "gpt-5", startedAt: 0 });
+  const b1 = row(stage("schema-b", "u2"), usage(2_340, 0, 0), { id: "r_b1", provider: "openai", model: "gpt-5", startedAt: 1_000 });
+  const a2 = row(stage("schema-a", "u3"), usage(40, 2_300, 0), { id: "r_a2", provider: "openai", model: "gpt-5", startedAt: 2_000 });
+
+  test("the maximum is the longest prefix any live entry serves: stage A's entry, not only stage B's", () => {
+    const prefix: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 1 };
+    expect(cacheableMaximum(b1, a2, prefix)).toBe(2_000);
+    const live = liveCacheableMaximum([a1, b1], a2, prefix);
+    expect(live.from).toBe(a1);
+    expect(live.tokens).toBe(2_300);
+    const e = explain(b1, a2, prefix, [a1, b1]);
+    expect(e.expectedCacheRead).toBe(2_300);
+    expect(e.causes).toContain("an older live entry can serve 2,300 tokens: the one written by request r_a1");
+  });
+
+  test("an entry past its TTL, never repeated since, is not live", () => {
+    const late = { ...a2, startedAt: 10 * 60_000 };
+    expect(liveCacheableMaximum([{ ...a1, provider: "anthropic" }], { ...late, provider: "anthropic" }, anthropic).tokens).toBe(0);
+  });
+
+  test("'below the minimum' only for a prompt below it; a short shared prefix is named as such", () => {
+    const big = chain([["sys-2", "system", 7_000, "5m"], ["u9", "text", 660, "5m"]]);
+    const previousBig = row(chain([["sys", "system", 200, "5m"], ["u1", "text", 50, "5m"]]), usage(250, 0, 0));
+    const causes = explain(previousBig, row(big, usage(7_660, 0, 0)), anthropic).causes;
+    expect(causes.some((c) => c.startsWith("below the minimum"))).toBe(false);
+    const tiny = chain([["sys", "system", 200, "5m"], ["u1", "text", 50], ["u2", "text", 40, "5m"]]);
+    expect(explain(previousBig, row(tiny, usage(290, 0, 0)), anthropic).causes).toContain("below the minimum cacheable length (1024 tokens)");
+  });
+
+  test("the same model on another protocol: 'protocol changed', not 'tools changed'", () => {
+    const chat = row(chain([["sys", "system", 1_500], ["tool:a#chat", "tool", 300], ["u1", "text", 50]]), usage(1_850, 0, 0), { provider: "openai", model: "gpt-5" });
+    const responses = row(chain([["sys#r", "system", 1_500], ["tool:a#responses", "tool", 300], ["u1", "text", 50]]), usage(1_850, 0, 0), { provider: "openai-responses", model: "gpt-5" });
+    const causes = explain(chat, responses, openai).causes;
+    expect(causes[0]).toBe("protocol changed (openai → openai-responses): the same model's request renders to other bytes");
+    expect(causes).not.toContain("tools changed");
+    expect(causes).not.toContain("system changed");
   });
 });

@@ -14,7 +14,54 @@ export const DEFAULT_CACHE_RULES: CacheRules = { mode: "prefix", minimumTokens: 
 
 /** The parts of a ledger row the comparison reads. */
 export type ComparedRow = Pick<LedgerRow, "chain" | "usage" | "startedAt" | "affinityKey" | "cacheMode" | "cacheTtl" | "provider" | "model" | "prefixVersion"> &
-  Partial<Pick<LedgerRow, "messageId">>;
+  Partial<Pick<LedgerRow, "messageId" | "id">>;
+
+/** Relative error of cachet's per-node token estimates against a provider's count (other tokenizers, wrapping). */
+const ESTIMATE_ERROR = 0.05;
+
+/** Earlier requests the live-entry search looks at, newest first; entries of older ones are not counted. */
+export const LIVE_ENTRY_ROWS = 32;
+
+/** The cacheable maximum over every live entry, and the request that wrote the best one. */
+export interface LiveMaximum {
+  /** Tokens, in the provider's counting (see {@link cacheableMaximum}). */
+  tokens: number;
+  /** The earlier request whose entry could serve the most; null when none could serve anything. */
+  from: ComparedRow | null;
+}
+
+/**
+ * The cacheable maximum of `current` = the longest prefix any still-live
+ * entry of an earlier request of the session could serve: the best
+ * {@link cacheableMaximum} over the last {@link LIVE_ENTRY_ROWS} requests
+ * (`earlier`, oldest first) whose entries have not expired. An entry lives
+ * for the provider's TTL after the last request that wrote or could have
+ * read it (a later request repeating its whole written prefix); providers
+ * that declare no TTL keep every entry. A provider then never reports more
+ * than this (efficiency ≤ 100%), also when an entry older than the previous
+ * request's serves the call.
+ */
+export function liveCacheableMaximum(earlier: readonly ComparedRow[], current: ComparedRow, rules: CacheRules): LiveMaximum {
+  const recent = earlier.slice(-LIVE_ENTRY_ROWS);
+  let best: LiveMaximum = { tokens: 0, from: null };
+  for (let i = recent.length - 1; i >= 0; i--) {
+    const row = recent[i]!;
+    if (!isLive(row, recent.slice(i + 1), current, rules)) continue;
+    const tokens = cacheableMaximum(row, current, rules);
+    if (tokens > best.tokens) best = { tokens, from: row };
+  }
+  return best;
+}
+
+/** True when `row`'s entries are still alive when `current` starts (later requests repeating them refresh them). */
+function isLive(row: ComparedRow, later: readonly ComparedRow[], current: ComparedRow, rules: CacheRules): boolean {
+  const ttl = ttlOf(row, rules);
+  if (ttl === undefined || current.startedAt - row.startedAt <= ttl) return true;
+  const written = writtenLength(row.chain, rules);
+  let touched = row.startedAt;
+  for (const next of later) if (written > 0 && sharedPrefixLength(row.chain, next.chain) >= written) touched = Math.max(touched, next.startedAt);
+  return current.startedAt - touched <= ttl;
+}
 
 /** Where the previous request's cache entries end, in chain links. */
 export function writtenLength(previous: readonly ChainLink[], rules: CacheRules): number {
@@ -59,10 +106,14 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
     // the billed figure is apportioned by the per-node estimates.
     const tail = rules.mode === "breakpoints" ? 0 : estimate(written, previous.chain.length);
     const writtenEstimate = rules.mode === "breakpoints" ? estimate(0, written) : estimate(0, previous.chain.length);
-    tokens =
-      usable === written
-        ? Math.max(0, billedWritten - tail) + cachedAnswer(previous, current, written, rules)
-        : Math.floor((billedWritten * estimate(0, usable)) / Math.max(1, writtenEstimate));
+    if (usable === written) tokens = Math.max(0, billedWritten - tail) + cachedAnswer(previous, current, written, rules);
+    else {
+      // Apportioned by cachet's estimates, which differ from the provider's count by a few percent. A read
+      // reported within that error of the estimate is the provider's exact count of the same prefix.
+      const apportioned = Math.floor((billedWritten * estimate(0, usable)) / Math.max(1, writtenEstimate));
+      const read = current.usage.cacheRead ?? 0;
+      tokens = read > apportioned && read <= Math.min(billedWritten, apportioned * (1 + ESTIMATE_ERROR)) ? read : apportioned;
+    }
   } else {
     tokens = estimate(0, usable);
   }
@@ -108,28 +159,42 @@ export interface Explanation {
 }
 
 /**
- * Explains `current` against `previous`, with the provider's cache rules.
- * Pure: reads only the two rows.
+ * Explains `current` against `previous`, with the provider's cache rules;
+ * `earlier` (the session's earlier requests, oldest first, `previous` last)
+ * sets the cacheable maximum over every live entry and names an older entry
+ * when one could serve more than the previous request's. Pure.
  */
-export function explain(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules): Explanation {
+export function explain(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules, earlier: readonly ComparedRow[] = previous ? [previous] : []): Explanation {
   const actual = current.usage.cacheRead;
   if (!previous) {
     return { divergence: null, sharedLinks: 0, expectedCacheRead: 0, actualCacheRead: actual, causes: ["first request of the session: nothing cached yet"] };
   }
   const shared = sharedPrefixLength(previous.chain, current.chain);
-  const expected = cacheableMaximum(previous, current, rules);
+  const live = liveCacheableMaximum(earlier, current, rules);
+  const fromPrevious = cacheableMaximum(previous, current, rules);
+  const expected = Math.max(live.tokens, fromPrevious);
   const causes: string[] = [];
   let divergence: Explanation["divergence"] = null;
   const written = writtenLength(previous.chain, rules);
+  const sameModel = previous.model === current.model;
+  // Another provider serving the same model (chat vs responses) renders every node to other bytes: nothing the user changed.
+  const protocolChanged = sameModel && previous.provider !== current.provider;
   if (shared < Math.min(written, current.chain.length)) {
     const link = current.chain[shared]!;
     const before = previous.chain[shared] ?? null;
     divergence = { index: shared, nodeId: link.nodeId, kind: link.kind, previousNodeId: before?.nodeId ?? null };
-    causes.push(divergenceCause(previous.chain, current.chain, shared));
-    // The first divergence hides later ones: a client that changed its system prompt and reordered its tools in one turn is told both.
-    for (const change of headChanges(previous.chain, current.chain)) if (!causes.includes(change)) causes.push(change);
+    if (!protocolChanged) {
+      causes.push(divergenceCause(previous.chain, current.chain, shared));
+      // The first divergence hides later ones: a client that changed its system prompt and reordered its tools in one turn is told both.
+      for (const change of headChanges(previous.chain, current.chain)) if (!causes.includes(change)) causes.push(change);
+    }
   }
-  if (previous.provider !== current.provider || previous.model !== current.model) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model})`);
+  if (protocolChanged) causes.push(`protocol changed (${previous.provider} → ${current.provider}): the same model's request renders to other bytes`);
+  else if (!sameModel) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model})`);
+  if (live.from !== null && live.from !== previous && live.tokens > fromPrevious) {
+    const writer = live.from.id ?? `started at ${new Date(live.from.startedAt).toISOString()}`;
+    causes.push(`an older live entry can serve ${live.tokens.toLocaleString("en-US")} tokens: the one written by request ${writer}`);
+  }
   if (current.cacheMode === "off") causes.push("cache strategies off (--cache off)");
   if ((previous.affinityKey ?? null) !== (current.affinityKey ?? null)) causes.push("different affinity key");
   if (rules.mode === "breakpoints" && written === 0) causes.push("the previous request had no breakpoint, so it wrote no cache entry");
@@ -141,7 +206,11 @@ export function explain(previous: ComparedRow | null | undefined, current: Compa
   const gap = current.startedAt - previous.startedAt;
   if (ttlMs !== undefined && gap > ttlMs) causes.push(`TTL expired (${duration(gap)} since the previous request > ${duration(ttlMs)})`);
   const sharedTokens = current.chain.slice(0, Math.min(shared, written)).reduce((n, l) => n + l.tokens, 0);
-  if (expected === 0 && shared > 0 && sharedTokens < rules.minimumTokens) causes.push(`below the minimum cacheable length (${rules.minimumTokens} tokens)`);
+  const promptSize = current.chain.reduce((n, l) => n + l.tokens, 0);
+  if (expected === 0 && promptSize < rules.minimumTokens) causes.push(`below the minimum cacheable length (${rules.minimumTokens} tokens)`);
+  else if (expected === 0 && shared > 0 && sharedTokens < rules.minimumTokens) {
+    causes.push(`only ${sharedTokens.toLocaleString("en-US")} tokens are shared with the cached prefix; the provider caches prefixes from ${rules.minimumTokens.toLocaleString("en-US")}`);
+  }
   if (causes.length === 0 && actual !== undefined && actual < expected) causes.push("unexplained by the wire: the provider evicted the entry or routed the request elsewhere");
   if (causes.length === 0) causes.push(actual !== undefined && actual >= expected ? "no miss: the request read everything the previous one cached" : "usage unknown");
   return { divergence, sharedLinks: shared, expectedCacheRead: expected, actualCacheRead: actual, causes };

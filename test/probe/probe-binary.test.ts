@@ -54,6 +54,15 @@ describe.each(PAIRS)("%s", (shape) => {
     for (const call of steady) expect({ call: call.call, efficiency: call.efficiency! >= 0.99 }).toEqual({ call: call.call, efficiency: true });
   });
 
+  test("no call and no total reads more than its cacheable maximum (efficiency ≤ 100%), naive or default", () => {
+    for (const variant of [...naive.variants, ...fallback.variants]) {
+      for (const call of variant.calls) {
+        expect({ model: variant.model, call: call.call, readWithinMax: (call.cacheRead ?? 0) <= call.cacheableMax }).toEqual({ model: variant.model, call: call.call, readWithinMax: true });
+      }
+      expect(variant.totals.efficiency === null || variant.totals.efficiency <= 1).toBe(true);
+    }
+  });
+
   test("naive form collapses: its hit rate and cost against the default's, per model", () => {
     for (const variant of naive.variants) {
       const twin = fallback.variants.find((v) => v.model === variant.model)!;

@@ -26,12 +26,19 @@ export const openaiChat: ProtocolHandler = {
     const honorsCacheControl = route.provider === "alibaba" || route.provider === "openrouter";
     const honorsBreakpoints = route.provider === "openai" || route.provider === "unknown" || route.provider === "openrouter";
     const items: ContentItem[] = [];
-    for (const tool of (body.tools as unknown[] | undefined) ?? []) items.push({ role: "tool", text: canonicalJson(tool), messageEnd: true });
-    if (body.response_format !== undefined) items.push({ role: "format", text: canonicalJson(body.response_format), messageEnd: true });
+    // Prompt order: the leading system/developer instructions, then the tool definitions and the output format,
+    // then the conversation (OpenAI's harmony format renders instructions before tools in the developer message).
+    // @see https://cookbook.openai.com/articles/openai-harmony
+    const head = () => {
+      for (const tool of (body.tools as unknown[] | undefined) ?? []) items.push({ role: "tool", text: canonicalJson(tool), messageEnd: true });
+      if (body.response_format !== undefined) items.push({ role: "format", text: canonicalJson(body.response_format), messageEnd: true });
+    };
     const messages = body.messages as Record<string, unknown>[];
+    const firstTurn = messages.findIndex((m) => m.role !== "system" && m.role !== "developer");
     let assistantTurns = 0;
     let initialDeveloper = true;
     messages.forEach((message, index) => {
+      if (index === firstTurn) head();
       const role = String(message.role);
       if (role === "assistant") assistantTurns++;
       const next = messages[index + 1];
@@ -57,6 +64,7 @@ export const openaiChat: ProtocolHandler = {
       items[items.length - 1]!.messageEnd = true;
       items[items.length - 1]!.eligible = eligible;
     });
+    if (firstTurn === -1) head();
     const streamOptions = body.stream_options as { include_usage?: boolean } | undefined;
     const maxTokens = body.max_completion_tokens ?? body.max_tokens;
     return {

@@ -20,10 +20,11 @@ export const openaiResponses: ProtocolHandler = {
     const model = body.model;
     if (typeof model !== "string" || model === "") throw invalidRequest("you must provide a model parameter");
     const items: ContentItem[] = [];
+    // Instructions first, then tools and the output format (the order of the chat parser, see there).
+    if (typeof body.instructions === "string") items.push({ role: "developer>", text: body.instructions, messageEnd: true, eligible: true });
     for (const tool of (body.tools as unknown[] | undefined) ?? []) items.push({ role: "tool", text: canonicalJson(tool), messageEnd: true });
     const format = (body.text as { format?: unknown } | undefined)?.format;
     if (format !== undefined) items.push({ role: "format", text: canonicalJson(format), messageEnd: true });
-    if (typeof body.instructions === "string") items.push({ role: "developer>", text: body.instructions, messageEnd: true, eligible: true });
     const input = typeof body.input === "string" ? [{ role: "user", content: body.input }] : ((body.input as Record<string, unknown>[] | undefined) ?? []);
     let assistantTurns = 0;
     let previousAssistant = false;
