@@ -15,6 +15,9 @@ import { Recorder } from "./recorder.ts";
 import { proxyHandler } from "./server.ts";
 import { UsageReader } from "./usage-reader.ts";
 
+/** Recorded sessions a restarted proxy remembers, most recent first. */
+const WARM_SESSIONS = 500;
+
 /** Options of {@link startProxy}. */
 export interface ProxyOptions {
   /** TCP port; 0 picks a free one. */
@@ -96,6 +99,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     notice,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });
+  recorder.warm(WARM_SESSIONS);
   const configured = Object.fromEntries(Object.entries(config.providers ?? {}).map(([id, p]) => [id, p?.base_url]));
   const handler = proxyHandler({
     choice: {

@@ -92,6 +92,22 @@ export class Recorder {
 
   constructor(private readonly o: RecorderOptions) {}
 
+  /**
+   * Remembers the most recently updated recorded sessions (their affinity key
+   * and latest request), so a client's next request after a restart of the
+   * proxy joins its session instead of starting a new one.
+   */
+  warm(sessions: number): void {
+    // Oldest first, so where two sessions share a log prefix the most recent one wins.
+    for (const session of this.o.recorded.sessions(sessions).reverse()) {
+      const row = this.o.store.lastRequest(session.id);
+      if (!row) continue;
+      // A session without a key of its own carries its id as affinity key.
+      this.finder.remember(session.id, session.affinityKey === session.id ? undefined : session.affinityKey, row.provider, row.chain);
+      this.last.set(session.id, row);
+    }
+  }
+
   /** Starts reading an exchange; storing follows in finishing order. */
   capture(exchange: CapturedExchange): void {
     const prepared = this.prepare(exchange);

@@ -103,11 +103,11 @@ export class RecordedStore {
     };
   }
 
-  /** Every recorded session, most recently updated first. */
-  sessions(): RecordedSessionInfo[] {
-    return (this.db.query("SELECT id, client, affinity_key FROM sessions WHERE source = 'recorded' ORDER BY updated_at DESC, rowid DESC").all() as { id: string; client: string | null; affinity_key: string }[]).map(
-      (r) => ({ id: r.id, client: r.client, affinityKey: r.affinity_key }),
-    );
+  /** Recorded sessions, most recently updated first (at most `limit` of them). */
+  sessions(limit = -1): RecordedSessionInfo[] {
+    return (
+      this.db.query("SELECT id, client, affinity_key FROM sessions WHERE source = 'recorded' ORDER BY updated_at DESC, rowid DESC LIMIT ?").all(limit) as { id: string; client: string | null; affinity_key: string }[]
+    ).map((r) => ({ id: r.id, client: r.client, affinityKey: r.affinity_key }));
   }
 
   /** The source of every session, by id. */

@@ -3,7 +3,8 @@
  * making the two classic cache mistakes: it stamps the date and time into its
  * system prompt on every request, and on turn 5 it sends its tools in another
  * order. It sends no affinity key, so its turns are joined into one recorded
- * session by their log alone; `cachet why` then diagnoses each turn.
+ * session by their log alone, across a restart of the proxy after turn 3;
+ * `cachet why` then diagnoses each turn.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cachet, cleanHomes, freshHome } from "../e2e/harness.ts";
@@ -12,6 +13,8 @@ import { spawnProxy } from "./harness.ts";
 const TURNS = 8;
 /** 0-based: the fifth turn reorders the tools. */
 const REORDERED = 4;
+/** 0-based: the proxy is restarted before this turn. */
+const RESTART = 3;
 const TOOLS = ["read_file", "write_file", "run_shell", "search_code"].map((name) => ({
   name,
   description: `${name.replace("_", " ")}: ${"a tool of the agent, described at length. ".repeat(40)}`,
@@ -24,9 +27,15 @@ const whys: Why[] = [];
 
 beforeAll(async () => {
   home = freshHome();
-  const proxy = await spawnProxy(home, ["--emulate"]);
+  let proxy = await spawnProxy(home, ["--emulate"]);
+  const lines: string[] = [];
   const messages: unknown[] = [];
   for (let turn = 0; turn < TURNS; turn++) {
+    if (turn === RESTART) {
+      lines.push(...(await proxy.recorded(turn)));
+      await proxy.stop();
+      proxy = await spawnProxy(home, ["--emulate"]);
+    }
     messages.push({ role: "user", content: [{ type: "text", text: `step ${turn}: continue the refactoring` }] });
     const tools = turn >= REORDERED ? [...TOOLS].reverse() : TOOLS;
     const response = await fetch(`${proxy.url}/v1/messages`, {
@@ -43,7 +52,7 @@ beforeAll(async () => {
     const answer = (await response.json()) as { content: unknown[] };
     messages.push({ role: "assistant", content: answer.content });
   }
-  const lines = await proxy.recorded(TURNS);
+  lines.push(...(await proxy.recorded(TURNS - RESTART)));
   await proxy.stop();
   for (const line of lines) {
     const id = /recorded (r_\w+)/.exec(line)![1]!;
@@ -54,7 +63,8 @@ beforeAll(async () => {
 afterAll(cleanHomes);
 
 describe("a scripted agent with the date in its system prompt and tools reordered on turn 5", () => {
-  test("its turns form one recorded session, found from the log", () => {
+  test("its turns form one recorded session, found from the log, also after the proxy restarted", () => {
+    expect(whys).toHaveLength(TURNS);
     expect(new Set(whys.map((w) => w.request.session)).size).toBe(1);
   });
 
