@@ -6,7 +6,7 @@
 import type { Block, Message, StablePrefix } from "../context/types.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
-import type { LogEntry } from "./store.ts";
+import type { LogEntry } from "./log.ts";
 import type { ChainLink, LedgerRow, PrefixVersion, RequestStatus, SessionRecord } from "./types.ts";
 import { FIGURE_COLUMNS, figureValues } from "./ledger-figures.ts";
 

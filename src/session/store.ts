@@ -1,7 +1,9 @@
 /**
  * The session store: one SQLite database (bun:sqlite, WAL) holding sessions,
  * their stable prefix versions, the append-only log, summary state, the
- * ledger, the token memo and the per-session turn lease.
+ * ledger, the token memo and the per-session turn lease. Each concern lives in
+ * its own module (sessions, prefixes, log, ledger, token-memo, leases); this
+ * class is the one API over them and runs what spans several in one write.
  *
  * Every write is a short `BEGIN IMMEDIATE` transaction, so concurrent
  * processes queue on SQLite's write lock (bounded by `busy_timeout`) instead
@@ -9,17 +11,24 @@
  * is serialized per session by {@link Store.acquireTurn}.
  */
 import type { Database } from "bun:sqlite";
-import { hostname } from "node:os";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
-import { abortableSleep } from "../sleep.ts";
-import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
-import { newId } from "../context/ids.ts";
-import { openDatabase, type OpenOptions } from "./database.ts";
-import { LEDGER_COLUMNS, ledgerValues, toEntry, toLedgerRow, toPrefixVersion, toSession, type LeaseRow, type MessageRow, type PrefixRow, type RequestRow, type SessionRow } from "./rows.ts";
-import type { ChainLink, LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
+import { StoreCore } from "./core.ts";
+import type { OpenOptions } from "./database.ts";
+import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
+import { Leases, type TurnOptions } from "./leases.ts";
+import { MessageLog, type LogEntry } from "./log.ts";
+import { PrefixTable } from "./prefixes.ts";
+import { SessionTable } from "./sessions.ts";
+import { TokenMemo } from "./token-memo.ts";
 import { LedgerFigures } from "./ledger-figures.ts";
+import { toLedgerRow } from "./rows.ts";
+import type { LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
+
+export type { LedgerFilter, LedgerPatch } from "./ledger.ts";
+export type { TurnOptions } from "./leases.ts";
+export type { LogEntry } from "./log.ts";
 
 /** Options of {@link Store.createSession}. */
 export interface NewSession {
@@ -37,36 +46,6 @@ export interface NewSession {
   forkPoint?: string | null;
   /** Defaults to the new session's id. An exact fork passes the parent's. */
   affinityKey?: string;
-}
-
-/** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
-export interface LogEntry {
-  sessionId: string;
-  /** Per-session sequence number, 1-based, contiguous. */
-  seq: number;
-  /** Unix epoch ms when the message was appended. */
-  createdAt: number;
-  message: Message;
-}
-
-/** Fields of a ledger row that {@link Store.updateRequest} may change (the chain is immutable: later rows are stored as deltas of it). */
-export type LedgerPatch = Partial<Omit<LedgerRow, "id" | "sessionId" | "chain">>;
-
-/** Filter of {@link Store.ledger}. */
-export interface LedgerFilter {
-  sessionId?: string;
-  /** Only requests started at or after this Unix epoch ms. */
-  since?: number;
-}
-
-/** Options of {@link Store.acquireTurn}. */
-export interface TurnOptions {
-  /** How long to wait for another process's turn to finish, ms (default 180,000). */
-  waitMs?: number;
-  /** Lease lifetime without a refresh, ms (default 15,000); the holder refreshes it every third of that. */
-  leaseMs?: number;
-  /** Ends the wait (SIGINT / SIGTERM): acquireTurn rejects with the signal's reason. */
-  signal?: AbortSignal;
 }
 
 /**
@@ -87,17 +66,27 @@ export class Store {
   readonly path: string;
   /** True when opened with `readonly` (every write fails with STORE). */
   readonly readonly: boolean;
+  /** The open database (tests reach it to simulate a failing disk). */
   private readonly db: Database;
-  private readonly segmentCache = new Map<string, Segment[]>();
-  private readonly logCache = new Map<string, CachedLog>();
-  private readonly prefixCache = new Map<string, PrefixVersion>();
-  private readonly tokenMemo = new Map<string, number>();
-  private readonly lastChains = new Map<string, ChainBase>();
+  private readonly core: StoreCore;
+  private readonly sessions: SessionTable;
+  private readonly prefixes: PrefixTable;
+  private readonly log: MessageLog;
+  private readonly ledgerRows: Ledger;
+  private readonly tokens: TokenMemo;
+  private readonly leases: Leases;
 
   constructor(path: string, options: OpenOptions = {}) {
     this.path = path;
     this.readonly = options.readonly === true;
-    this.db = openDatabase(path, options);
+    this.core = new StoreCore(path, options);
+    this.db = this.core.db;
+    this.sessions = new SessionTable(this.core);
+    this.prefixes = new PrefixTable(this.core);
+    this.log = new MessageLog(this.core);
+    this.ledgerRows = new Ledger(this.core);
+    this.tokens = new TokenMemo(this.core);
+    this.leases = new Leases(this.core);
   }
 
   /**
@@ -108,7 +97,7 @@ export class Store {
    * @throws CachetError STORE when the file cannot be written (nothing is changed)
    */
   transaction<T>(fn: (db: Database) => T): T {
-    return this.write(() => fn(this.db));
+    return this.core.write(() => fn(this.db));
   }
 
   /** The store's connection, for reads by modules that keep their own tables in the store. */
@@ -132,20 +121,15 @@ export class Store {
    *   INPUT_INVALID when `forkPoint` is not in the parent's log
    */
   createSession(options: NewSession): SessionRecord {
-    return this.write(() => {
+    return this.core.write(() => {
       const name = options.name ?? null;
-      if (name !== null && this.db.query("SELECT 1 FROM sessions WHERE name = ?").get(name)) {
-        throw new CachetError("SESSION_CONFLICT", `a session named "${name}" already exists`, {
-          hint: `continue it with \`--session ${name}\`, or pick another name`,
-        });
-      }
-      const id = newId("s");
-      const now = this.nextUpdateTime();
+      if (name !== null) this.sessions.checkNameFree(name);
+      const now = this.core.nextUpdateTime();
       let forkPoint: string | null = null;
       let parentLog: LogEntry[] = [];
       const parentId = options.parentId ?? null;
       if (parentId !== null) {
-        const parent = this.findSession(parentId);
+        const parent = this.sessions.find(parentId);
         parentLog = this.logEntries(parent.id);
         if (options.forkPoint === undefined) {
           forkPoint = parentLog.at(-1)?.message.id ?? null;
@@ -158,11 +142,9 @@ export class Store {
           }
         }
       }
-      this.db
-        .query("INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-        .run(id, name, options.model, parentId, forkPoint, options.affinityKey ?? id, now, now);
-      if (parentId !== null) this.inheritFromParent(id, parentId, forkPoint, parentLog, now);
-      return this.findSession(id);
+      const id = this.sessions.insert({ name, model: options.model, parentId, forkPoint, affinityKey: options.affinityKey, now });
+      if (parentId !== null) this.prefixes.inherit(id, parentId, forkPoint, parentLog.map((entry) => entry.message.id), now);
+      return this.sessions.find(id);
     });
   }
 
@@ -171,45 +153,33 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   findSession(idOrName: string): SessionRecord {
-    const row = this.db.query("SELECT * FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1").get(idOrName) as SessionRow | null;
-    if (!row) {
-      throw new CachetError("SESSION_NOT_FOUND", `no session "${idOrName}"`, { hint: "run `cachet sessions` to list sessions" });
-    }
-    return toSession(row);
+    return this.sessions.find(idOrName);
   }
 
   /** The most recently updated of cachet's own sessions (not those recorded by `cachet proxy`), or null when there is none. */
   latestSession(): SessionRecord | null {
-    const row = this.db.query("SELECT * FROM sessions WHERE source = 'own' ORDER BY updated_at DESC, rowid DESC LIMIT 1").get() as SessionRow | null;
-    return row ? toSession(row) : null;
+    return this.sessions.latest();
   }
 
   /** Every session, most recently updated first. */
   listSessions(): SessionRecord[] {
-    return (this.db.query("SELECT * FROM sessions ORDER BY updated_at DESC, rowid DESC").all() as SessionRow[]).map(toSession);
+    return this.sessions.list();
   }
 
   /** The sessions forked directly from this one. */
   forksOf(sessionId: string): SessionRecord[] {
-    return (this.db.query("SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, rowid").all(sessionId) as SessionRow[]).map(toSession);
+    return this.sessions.forksOf(sessionId);
   }
 
   /** Counts for listings: messages in the session's visible log and ledger rows. */
   sessionCounts(sessionId: string): { messages: number; requests: number } {
-    const requests = (this.db.query("SELECT COUNT(*) AS n FROM requests WHERE session_id = ?").get(sessionId) as { n: number }).n;
-    let messages = 0;
-    for (const segment of this.segments(sessionId)) {
-      messages += (this.db.query("SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND seq <= ?").get(segment.sessionId, segment.maxSeq) as { n: number }).n;
-    }
-    return { messages, requests };
+    const requests = this.ledgerRows.count(sessionId);
+    return { messages: this.log.count(sessionId), requests };
   }
 
   /** Records the `provider/model` of the session's latest turn. */
   setModel(sessionId: string, model: string): void {
-    this.write(() => {
-      this.touch(sessionId);
-      this.db.query("UPDATE sessions SET model = ? WHERE id = ?").run(model, sessionId);
-    });
+    this.core.write(() => this.sessions.setModel(sessionId, model));
   }
 
   /**
@@ -220,19 +190,21 @@ export class Store {
    *   (with `force`, the forks, which need its messages, are removed too)
    */
   removeSession(idOrName: string, options: { force?: boolean } = {}): string[] {
-    return this.write(() => {
-      const session = this.findSession(idOrName);
-      const forks = this.forksOf(session.id);
+    return this.core.write(() => {
+      const session = this.sessions.find(idOrName);
+      const forks = this.sessions.forksOf(session.id);
       if (forks.length > 0 && !options.force) {
         throw new CachetError("SESSION_CONFLICT", `session ${session.id} has ${forks.length} fork(s): ${forks.map((f) => f.id).join(", ")}`, {
           hint: "remove the forks first, or pass --force to remove them too",
         });
       }
-      const order = descendants(session.id, (id) => this.forksOf(id).map((f) => f.id));
+      const order = this.sessions.descendants(session.id);
       // Deepest first: a fork's row references its parent.
       for (const id of [...order].reverse()) {
-        this.db.query("DELETE FROM sessions WHERE id = ?").run(id);
-        this.forget(id);
+        this.sessions.delete(id);
+        this.log.forget(id);
+        this.ledgerRows.forget(id);
+        this.prefixes.forget(id);
       }
       return order;
     });
@@ -242,20 +214,12 @@ export class Store {
 
   /** The session's current stable prefix version, or null before the first. */
   currentPrefix(sessionId: string): PrefixVersion | null {
-    const row = this.db.query("SELECT version FROM prefixes WHERE session_id = ? ORDER BY version DESC LIMIT 1").get(sessionId) as { version: number } | null;
-    if (!row) return null;
-    const key = `${sessionId}:${row.version}`;
-    const cached = this.prefixCache.get(key);
-    if (cached) return cached;
-    const full = this.db.query("SELECT * FROM prefixes WHERE session_id = ? AND version = ?").get(sessionId, row.version) as PrefixRow;
-    const version = toPrefixVersion(full);
-    this.prefixCache.set(key, version);
-    return version;
+    return this.prefixes.current(sessionId);
   }
 
   /** Every prefix version of the session, oldest first. */
   prefixVersions(sessionId: string): PrefixVersion[] {
-    return (this.db.query("SELECT * FROM prefixes WHERE session_id = ? ORDER BY version").all(sessionId) as PrefixRow[]).map(toPrefixVersion);
+    return this.prefixes.versions(sessionId);
   }
 
   /**
@@ -266,22 +230,12 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   setPrefix(sessionId: string, prefix: StablePrefix, reason: string | null): PrefixVersion {
-    return this.write(() => {
-      const current = this.currentPrefix(sessionId);
-      if (current && current.prefix.fingerprint === prefix.fingerprint) return current;
-      this.touch(sessionId);
-      const version = (current?.version ?? 0) + 1;
-      this.db
-        .query("INSERT INTO prefixes (session_id, version, fingerprint, prefix, reason, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-        .run(sessionId, version, prefix.fingerprint, JSON.stringify(prefix), version === 1 ? null : reason, Date.now());
-      return this.currentPrefix(sessionId)!;
-    });
+    return this.core.write(() => this.prefixes.set(sessionId, prefix, reason));
   }
 
   /** The session's summary state (empty until the first compaction). */
   summary(sessionId: string): SummaryState {
-    const row = this.db.query("SELECT messages, covers_through FROM summaries WHERE session_id = ?").get(sessionId) as { messages: string; covers_through: string | null } | null;
-    return row ? { messages: JSON.parse(row.messages) as Message[], coversThrough: row.covers_through } : { messages: [], coversThrough: null };
+    return this.prefixes.summary(sessionId);
   }
 
   /**
@@ -289,12 +243,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   saveSummary(sessionId: string, summary: SummaryState): void {
-    this.write(() => {
-      this.touch(sessionId);
-      this.db
-        .query("INSERT INTO summaries (session_id, messages, covers_through) VALUES (?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET messages = excluded.messages, covers_through = excluded.covers_through")
-        .run(sessionId, JSON.stringify(summary.messages), summary.coversThrough);
-    });
+    this.core.write(() => this.prefixes.saveSummary(sessionId, summary));
   }
 
   // ── log ─────────────────────────────────────────────────────────────────
@@ -308,12 +257,12 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND; STORE when the session has no stable prefix yet
    */
   loadSession(idOrName: string): LoadedSession {
-    const session = this.findSession(idOrName);
-    const prefix = this.currentPrefix(session.id);
+    const session = this.sessions.find(idOrName);
+    const prefix = this.prefixes.current(session.id);
     if (!prefix) {
       throw new CachetError("STORE", `session ${session.id} has no stable prefix yet`, { hint: "it was created but no turn was stored; start a new session" });
     }
-    return { session, prefix, summary: this.summary(session.id), messages: this.visibleLog(session.id).messages.slice() };
+    return { session, prefix, summary: this.prefixes.summary(session.id), messages: this.log.visible(session.id).messages.slice() };
   }
 
   /**
@@ -322,7 +271,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   logEntries(sessionId: string): LogEntry[] {
-    return this.visibleLog(sessionId).entries.slice();
+    return this.log.visible(sessionId).entries.slice();
   }
 
   /**
@@ -333,22 +282,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND; STORE when the id is taken by another message
    */
   appendMessage(sessionId: string, message: Message): void {
-    const content = JSON.stringify(message.content);
-    const incomplete = message.incomplete ? 1 : 0;
-    this.write(() => {
-      this.touch(sessionId);
-      const existing = this.db.query("SELECT role, content, incomplete FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete"> | null;
-      if (existing) {
-        if (existing.role === message.role && existing.content === content && existing.incomplete === incomplete) return;
-        throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
-          hint: "stored messages never change; append a new message with a new id",
-        });
-      }
-      const { next } = this.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
-      this.db
-        .query("INSERT INTO messages (session_id, seq, id, role, content, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        .run(sessionId, next, message.id, message.role, content, incomplete, Date.now());
-    });
+    this.core.write(() => this.log.append(sessionId, message));
   }
 
   /**
@@ -357,17 +291,7 @@ export class Store {
    * @throws CachetError STORE when the message does not exist in this session or is already complete
    */
   updatePartial(sessionId: string, messageId: string, content: Block[], incomplete: boolean): void {
-    this.write(() => {
-      const { changes } = this.db
-        .query("UPDATE messages SET content = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
-        .run(JSON.stringify(content), incomplete ? 1 : 0, sessionId, messageId);
-      if (changes === 0) {
-        throw new CachetError("STORE", `message ${messageId} of session ${sessionId} is not an incomplete message`, {
-          hint: "only a streaming answer stored with `incomplete: true` can be updated",
-        });
-      }
-      this.touch(sessionId);
-    });
+    this.core.write(() => this.log.updatePartial(sessionId, messageId, content, incomplete));
   }
 
   // ── ledger ──────────────────────────────────────────────────────────────
@@ -381,16 +305,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   recordRequest(row: LedgerRow): boolean {
-    return this.write(() => {
-      this.rev(row.sessionId);
-      const delta = encodeChain(row.chain, this.chainBase(row.sessionId));
-      const { changes } = this.db
-        .query(`INSERT OR IGNORE INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
-        .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
-      if (changes === 0) return false;
-      this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
-      return true;
-    });
+    return this.core.write(() => this.ledgerRows.record(row));
   }
 
   /**
@@ -399,30 +314,17 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND when there is no row with this id
    */
   updateRequest(id: string, patch: LedgerPatch): boolean {
-    return this.write(() => {
-      const current = this.request(id);
-      const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
-      try {
-        this.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
-      } catch (error) {
-        if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") return false;
-        throw error;
-      }
-      return true;
-    });
+    return this.core.write(() => this.ledgerRows.update(id, patch));
   }
 
   /** The session's ledger rows in the order the requests started. */
   requests(sessionId: string): LedgerRow[] {
-    return this.toLedgerRows(this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at, rowid").all(sessionId) as RequestRow[]);
+    return this.ledgerRows.requests(sessionId);
   }
 
   /** Ledger rows of every session (or one), started at or after `since`, in start order. */
   ledger(filter: LedgerFilter = {}): LedgerRow[] {
-    const rows = this.db
-      .query("SELECT * FROM requests WHERE (?1 IS NULL OR session_id = ?1) AND started_at >= ?2 ORDER BY started_at, rowid")
-      .all(filter.sessionId ?? null, filter.since ?? 0) as RequestRow[];
-    return this.toLedgerRows(rows);
+    return this.ledgerRows.rows(filter);
   }
 
   /** The ledger's stored per-request figures and their aggregation in SQL (`cachet stats`, `cachet cost`). */
@@ -438,8 +340,7 @@ export class Store {
 
   /** The session's latest ledger row, or null. */
   lastRequest(sessionId: string): LedgerRow | null {
-    const row = this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
-    return row ? this.toLedgerRows([row])[0]! : null;
+    return this.ledgerRows.last(sessionId);
   }
 
   /**
@@ -447,9 +348,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND when no request has this id
    */
   request(id: string): LedgerRow {
-    const row = this.db.query("SELECT * FROM requests WHERE id = ?").get(id) as RequestRow | null;
-    if (!row) throw new CachetError("SESSION_NOT_FOUND", `no request "${id}" in the ledger`, { hint: "run `cachet sessions show` to see a session's requests" });
-    return this.toLedgerRows([row])[0]!;
+    return this.ledgerRows.request(id);
   }
 
   // ── token memo ──────────────────────────────────────────────────────────
@@ -459,33 +358,12 @@ export class Store {
    * the hash if counts differ between tokenizers). Missing hashes are absent.
    */
   nodeTokens(hashes: readonly string[]): Map<string, number> {
-    const out = new Map<string, number>();
-    const missing: string[] = [];
-    for (const hash of hashes) {
-      const tokens = this.tokenMemo.get(hash);
-      if (tokens === undefined) missing.push(hash);
-      else out.set(hash, tokens);
-    }
-    for (let i = 0; i < missing.length; i += TOKEN_CHUNK) {
-      const chunk = missing.slice(i, i + TOKEN_CHUNK);
-      const rows = this.db.query(`SELECT hash, tokens FROM node_tokens WHERE hash IN (${chunk.map(() => "?").join(", ")})`).all(...chunk) as { hash: string; tokens: number }[];
-      for (const row of rows) {
-        this.tokenMemo.set(row.hash, row.tokens);
-        out.set(row.hash, row.tokens);
-      }
-    }
-    return out;
+    return this.tokens.get(hashes);
   }
 
   /** Stores token counts by content hash. */
   saveNodeTokens(entries: Iterable<readonly [string, number]>): void {
-    this.write(() => {
-      const insert = this.db.query("INSERT OR REPLACE INTO node_tokens (hash, tokens) VALUES (?, ?)");
-      for (const [hash, tokens] of entries) {
-        insert.run(hash, tokens);
-        this.tokenMemo.set(hash, tokens);
-      }
-    });
+    this.core.write(() => this.tokens.save(entries));
   }
 
   // ── turn lock ───────────────────────────────────────────────────────────
@@ -498,281 +376,7 @@ export class Store {
    * (calling it twice is harmless).
    * @throws CachetError SESSION_CONFLICT after `waitMs`; SESSION_NOT_FOUND
    */
-  async acquireTurn(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
-    const waitMs = options.waitMs ?? 180_000;
-    const leaseMs = options.leaseMs ?? 15_000;
-    const token = newId("t");
-    const host = hostname();
-    const deadline = Date.now() + waitMs;
-    let delay = 5;
-    for (;;) {
-      const holder = this.tryLease(sessionId, token, host, leaseMs);
-      if (holder === null) break;
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new CachetError("SESSION_CONFLICT", `session ${sessionId} is busy: process ${holder.owner_pid} on ${holder.host} has been running a turn for over ${Math.round(waitMs / 1000)} s`, {
-          hint: "wait for it to finish, or stop that process (a dead process's lease is taken over automatically)",
-        });
-      }
-      await abortableSleep(Math.min(left, delay + Math.random() * delay), options.signal);
-      delay = Math.min(delay * 2, 50);
-    }
-    const refresh = setInterval(() => {
-      try {
-        this.db.query("UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND token = ?").run(Date.now() + leaseMs, sessionId, token);
-      } catch {
-        // A busy or closed database: the next tick retries, and the lease outlives two missed ticks.
-      }
-    }, Math.max(10, Math.floor(leaseMs / 3)));
-    refresh.unref();
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      clearInterval(refresh);
-      this.write(() => this.db.query("DELETE FROM turn_leases WHERE session_id = ? AND token = ?").run(sessionId, token));
-    };
-  }
-
-  // ── internals ───────────────────────────────────────────────────────────
-
-  /**
-   * Runs `fn` in a BEGIN IMMEDIATE transaction (nested calls join the outer one).
-   * A failed write rolls back whole; SQLite failures the user can act on (disk
-   * full, read-only or corrupt file) become STORE errors naming the file.
-   */
-  private write<T>(fn: () => T): T {
-    if (this.db.inTransaction) return fn();
-    try {
-      return this.db.transaction(fn).immediate();
-    } catch (error) {
-      const code = (error as { code?: unknown }).code;
-      if (typeof code === "string" && /^SQLITE_(FULL|READONLY|CORRUPT|NOTADB|IOERR|CANTOPEN|PERM)/.test(code)) {
-        throw new CachetError("STORE", `cannot write the session store ${this.path}: ${(error as Error).message}`, {
-          hint: "check free disk space and permissions; nothing already stored was changed",
-          cause: error,
-        });
-      }
-      throw error;
-    }
-  }
-
-  /** Bumps the session's revision and update time. @throws CachetError SESSION_NOT_FOUND */
-  private touch(sessionId: string): void {
-    const { changes } = this.db.query("UPDATE sessions SET rev = rev + 1, updated_at = ? WHERE id = ?").run(this.nextUpdateTime(), sessionId);
-    if (changes === 0) throw new CachetError("SESSION_NOT_FOUND", `no session "${sessionId}"`, { hint: "run `cachet sessions` to list sessions" });
-  }
-
-  /**
-   * Now, in Unix epoch ms, but later than any session's update time, so the
-   * latest session (`-c`) is well defined even for updates in the same millisecond.
-   */
-  private nextUpdateTime(): number {
-    const { latest } = this.db.query("SELECT MAX(updated_at) AS latest FROM sessions").get() as { latest: number | null };
-    return Math.max(Date.now(), (latest ?? 0) + 1);
-  }
-
-  private rev(sessionId: string): number {
-    const row = this.db.query("SELECT rev FROM sessions WHERE id = ?").get(sessionId) as { rev: number } | null;
-    if (!row) throw new CachetError("SESSION_NOT_FOUND", `no session "${sessionId}"`, { hint: "run `cachet sessions` to list sessions" });
-    return row.rev;
-  }
-
-  /** Drops what this process cached about a removed session. */
-  private forget(sessionId: string): void {
-    this.segmentCache.delete(sessionId);
-    this.logCache.delete(sessionId);
-    this.lastChains.delete(sessionId);
-    for (const key of this.prefixCache.keys()) if (key.startsWith(`${sessionId}:`)) this.prefixCache.delete(key);
-  }
-
-  /**
-   * Where a session's visible log lives: (session, last seq) ranges, oldest
-   * first. Fixed at creation (parent and fork point never change), so cached.
-   */
-  private segments(sessionId: string): Segment[] {
-    const cached = this.segmentCache.get(sessionId);
-    if (cached) return cached;
-    const row = this.db.query("SELECT parent_id, fork_point FROM sessions WHERE id = ?").get(sessionId) as { parent_id: string | null; fork_point: string | null } | null;
-    if (!row) throw new CachetError("SESSION_NOT_FOUND", `no session "${sessionId}"`, { hint: "run `cachet sessions` to list sessions" });
-    const own: Segment = { sessionId, maxSeq: Number.MAX_SAFE_INTEGER };
-    let result: Segment[] = [own];
-    if (row.parent_id !== null && row.fork_point !== null) {
-      const inherited = this.segments(row.parent_id);
-      const at = this.locate(inherited, row.fork_point);
-      result = [...inherited.slice(0, at.index), { sessionId: inherited[at.index]!.sessionId, maxSeq: at.seq }, own];
-    }
-    this.segmentCache.set(sessionId, result);
-    return result;
-  }
-
-  private locate(segments: Segment[], messageId: string): { index: number; seq: number } {
-    for (let index = segments.length - 1; index >= 0; index--) {
-      const segment = segments[index]!;
-      const hit = this.db.query("SELECT seq FROM messages WHERE session_id = ? AND id = ?").get(segment.sessionId, messageId) as { seq: number } | null;
-      if (hit && hit.seq <= segment.maxSeq) return { index, seq: hit.seq };
-    }
-    throw new CachetError("STORE", `the store is inconsistent: fork point ${messageId} is missing`, { hint: `move ${this.path} away and report the problem` });
-  }
-
-  /**
-   * The cached visible log, brought up to date. Only the session's revisions
-   * are compared; when only the session's own rows changed, just its new rows
-   * and the rows that were incomplete are read. The result is shared: callers copy.
-   */
-  private visibleLog(sessionId: string): CachedLog {
-    const segments = this.segments(sessionId);
-    const revs = segments.map((segment) => this.rev(segment.sessionId));
-    const cached = this.logCache.get(sessionId);
-    if (cached && sameRevs(cached.revs, revs)) return cached;
-    if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1))) {
-      this.refreshOwn(sessionId, cached);
-      cached.revs = revs;
-      return cached;
-    }
-    const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0 };
-    for (const segment of segments) {
-      for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
-        push(log, toEntry(row), sessionId);
-      }
-    }
-    this.logCache.set(sessionId, log);
-    return log;
-  }
-
-  /** Re-reads the own rows that were incomplete, and appends the own rows stored since. */
-  private refreshOwn(sessionId: string, log: CachedLog): void {
-    const stillIncomplete: number[] = [];
-    for (const index of log.incomplete) {
-      const entry = toEntry(this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, log.entries[index]!.seq) as MessageRow);
-      log.entries[index] = entry;
-      log.messages[index] = entry.message;
-      if (entry.message.incomplete) stillIncomplete.push(index);
-    }
-    log.incomplete = stillIncomplete;
-    for (const row of this.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, log.lastOwnSeq) as MessageRow[]) {
-      push(log, toEntry(row), sessionId);
-    }
-  }
-
-  private inheritFromParent(id: string, parentId: string, forkPoint: string | null, parentLog: LogEntry[], now: number): void {
-    const prefix = this.currentPrefix(parentId);
-    if (prefix) {
-      this.db
-        .query("INSERT INTO prefixes (session_id, version, fingerprint, prefix, reason, created_at) VALUES (?, 1, ?, ?, NULL, ?)")
-        .run(id, prefix.prefix.fingerprint, JSON.stringify(prefix.prefix), now);
-    }
-    const summary = this.summary(parentId);
-    if (summary.messages.length === 0 && summary.coversThrough === null) return;
-    // The summary is only valid for the fork when everything it covers is in the fork's log.
-    const visible = forkPoint === null ? 0 : parentLog.findIndex((entry) => entry.message.id === forkPoint) + 1;
-    const covered = summary.coversThrough === null ? 0 : parentLog.findIndex((entry) => entry.message.id === summary.coversThrough) + 1;
-    if (covered > 0 && covered <= visible) {
-      this.db.query("INSERT INTO summaries (session_id, messages, covers_through) VALUES (?, ?, ?)").run(id, JSON.stringify(summary.messages), summary.coversThrough);
-    }
-  }
-
-  private tryLease(sessionId: string, token: string, host: string, leaseMs: number): LeaseRow | null {
-    try {
-      return this.write(() => {
-        this.rev(sessionId);
-        const now = Date.now();
-        const holder = this.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
-        if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return holder;
-        this.db
-          .query("INSERT OR REPLACE INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)")
-          .run(sessionId, process.pid, host, token, now + leaseMs);
-        return null;
-      });
-    } catch (error) {
-      // busy_timeout already waited; treat a still-busy database as "held" and poll again.
-      if ((error as { code?: string }).code === "SQLITE_BUSY") return { session_id: sessionId, owner_pid: 0, host: "(busy database)", token: "", expires_at: 0 };
-      throw error;
-    }
-  }
-
-  /** The chain a new request of the session is delta-encoded against. */
-  private chainBase(sessionId: string): ChainBase | undefined {
-    const memo = this.lastChains.get(sessionId);
-    if (memo) return memo;
-    const row = this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
-    if (!row) return undefined;
-    return { id: row.id, chain: this.resolveChains([row]).get(row.id)!, depth: row.chain_depth };
-  }
-
-  private toLedgerRows(rows: RequestRow[]): LedgerRow[] {
-    const chains = this.resolveChains(rows);
-    return rows.map((row) => toLedgerRow(row, chains.get(row.id)!));
-  }
-
-  /** Rebuilds the chains of `rows`, reading bases that are not among them. */
-  private resolveChains(rows: RequestRow[]): Map<string, ChainLink[]> {
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    const chains = new Map<string, ChainLink[]>();
-    const resolve = (row: RequestRow): ChainLink[] => {
-      const known = chains.get(row.id);
-      if (known) return known;
-      const tail = JSON.parse(row.chain_tail) as ChainLink[];
-      let chain = tail;
-      if (row.chain_base !== null) {
-        const base = byId.get(row.chain_base) ?? (this.db.query("SELECT * FROM requests WHERE id = ?").get(row.chain_base) as RequestRow | null);
-        if (!base) throw new CachetError("STORE", `the store is inconsistent: request ${row.id} refers to missing request ${row.chain_base}`, { hint: `move ${this.path} away and report the problem` });
-        chain = decodeChain(resolve(base), row.chain_shared, tail);
-      }
-      chains.set(row.id, chain);
-      return chain;
-    };
-    for (const row of rows) resolve(row);
-    return chains;
+  acquireTurn(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
+    return this.leases.acquire(sessionId, options);
   }
 }
-
-const TOKEN_CHUNK = 256;
-
-interface Segment {
-  sessionId: string;
-  /** Last sequence number of this session visible here. */
-  maxSeq: number;
-}
-
-interface CachedLog {
-  /** Revision of each segment's session when `entries` were read. */
-  revs: number[];
-  entries: LogEntry[];
-  /** `entries[i].message`, kept alongside so a load copies one array instead of mapping. */
-  messages: Message[];
-  /** Indexes of the session's own entries that were incomplete (they may still be updated). */
-  incomplete: number[];
-  /** Highest own sequence number read. */
-  lastOwnSeq: number;
-}
-
-function push(log: CachedLog, entry: LogEntry, ownSessionId: string): void {
-  if (entry.sessionId === ownSessionId) {
-    log.lastOwnSeq = entry.seq;
-    if (entry.message.incomplete) log.incomplete.push(log.entries.length);
-  }
-  log.entries.push(entry);
-  log.messages.push(entry.message);
-}
-
-function sameRevs(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((value, i) => value === b[i]);
-}
-
-function descendants(root: string, children: (id: string) => string[]): string[] {
-  const out = [root];
-  for (let i = 0; i < out.length; i++) out.push(...children(out[i]!));
-  return out;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as { code?: string }).code === "EPERM";
-  }
-}
-

@@ -1,0 +1,91 @@
+/**
+ * The per-session turn lease: one process at a time runs a turn of a session.
+ * A holder whose process is gone (same host) or whose lease expired unrefreshed
+ * is taken over.
+ */
+import { hostname } from "node:os";
+import { newId } from "../context/ids.ts";
+import { CachetError } from "../errors.ts";
+import { abortableSleep } from "../sleep.ts";
+import type { StoreCore } from "./core.ts";
+import type { LeaseRow } from "./rows.ts";
+
+/** Options of {@link Store.acquireTurn}. */
+export interface TurnOptions {
+  /** How long to wait for another process's turn to finish, ms (default 180,000). */
+  waitMs?: number;
+  /** Lease lifetime without a refresh, ms (default 15,000); the holder refreshes it every third of that. */
+  leaseMs?: number;
+  /** Ends the wait (SIGINT / SIGTERM): acquireTurn rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Takes and releases turn leases. */
+export class Leases {
+  constructor(private readonly core: StoreCore) {}
+
+  async acquire(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
+    const waitMs = options.waitMs ?? 180_000;
+    const leaseMs = options.leaseMs ?? 15_000;
+    const token = newId("t");
+    const host = hostname();
+    const deadline = Date.now() + waitMs;
+    let delay = 5;
+    for (;;) {
+      const holder = this.tryLease(sessionId, token, host, leaseMs);
+      if (holder === null) break;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new CachetError("SESSION_CONFLICT", `session ${sessionId} is busy: process ${holder.owner_pid} on ${holder.host} has been running a turn for over ${Math.round(waitMs / 1000)} s`, {
+          hint: "wait for it to finish, or stop that process (a dead process's lease is taken over automatically)",
+        });
+      }
+      await abortableSleep(Math.min(left, delay + Math.random() * delay), options.signal);
+      delay = Math.min(delay * 2, 50);
+    }
+    const refresh = setInterval(() => {
+      try {
+        this.core.db.query("UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND token = ?").run(Date.now() + leaseMs, sessionId, token);
+      } catch {
+        // A busy or closed database: the next tick retries, and the lease outlives two missed ticks.
+      }
+    }, Math.max(10, Math.floor(leaseMs / 3)));
+    refresh.unref();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      clearInterval(refresh);
+      this.core.write(() => this.core.db.query("DELETE FROM turn_leases WHERE session_id = ? AND token = ?").run(sessionId, token));
+    };
+  }
+
+  private tryLease(sessionId: string, token: string, host: string, leaseMs: number): LeaseRow | null {
+    try {
+      return this.core.write(() => {
+        this.core.rev(sessionId);
+        const now = Date.now();
+        const holder = this.core.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
+        if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return holder;
+        this.core.db
+          .query("INSERT OR REPLACE INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)")
+          .run(sessionId, process.pid, host, token, now + leaseMs);
+        return null;
+      });
+    } catch (error) {
+      // busy_timeout already waited; treat a still-busy database as "held" and poll again.
+      if ((error as { code?: string }).code === "SQLITE_BUSY") return { session_id: sessionId, owner_pid: 0, host: "(busy database)", token: "", expires_at: 0 };
+      throw error;
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as { code?: string }).code === "EPERM";
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The ledger: one row per provider call, priced. Each row's wire hash chain is
+ * stored as a delta of the session's previous row (chain-delta.ts).
+ */
+import { CachetError } from "../errors.ts";
+import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
+import type { StoreCore } from "./core.ts";
+import { LEDGER_COLUMNS, ledgerValues, toLedgerRow, type RequestRow } from "./rows.ts";
+import type { ChainLink, LedgerRow } from "./types.ts";
+
+/** Fields of a ledger row that {@link Store.updateRequest} may change (the chain is immutable: later rows are stored as deltas of it). */
+export type LedgerPatch = Partial<Omit<LedgerRow, "id" | "sessionId" | "chain">>;
+
+/** Filter of {@link Store.ledger}. */
+export interface LedgerFilter {
+  sessionId?: string;
+  /** Only requests started at or after this Unix epoch ms. */
+  since?: number;
+}
+
+/** Ledger rows. Writes must run inside {@link StoreCore.write}. */
+export class Ledger {
+  private readonly lastChains = new Map<string, ChainBase>();
+
+  constructor(private readonly core: StoreCore) {}
+
+  record(row: LedgerRow): boolean {
+    this.core.rev(row.sessionId);
+    const delta = encodeChain(row.chain, this.chainBase(row.sessionId));
+    const { changes } = this.core.db
+      .query(`INSERT OR IGNORE INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
+      .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
+    if (changes === 0) return false;
+    this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
+    return true;
+  }
+
+  update(id: string, patch: LedgerPatch): boolean {
+    const current = this.request(id);
+    const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
+    try {
+      this.core.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
+    } catch (error) {
+      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") return false;
+      throw error;
+    }
+    return true;
+  }
+
+  requests(sessionId: string): LedgerRow[] {
+    return this.toLedgerRows(this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at, rowid").all(sessionId) as RequestRow[]);
+  }
+
+  rows(filter: LedgerFilter): LedgerRow[] {
+    const rows = this.core.db
+      .query("SELECT * FROM requests WHERE (?1 IS NULL OR session_id = ?1) AND started_at >= ?2 ORDER BY started_at, rowid")
+      .all(filter.sessionId ?? null, filter.since ?? 0) as RequestRow[];
+    return this.toLedgerRows(rows);
+  }
+
+  last(sessionId: string): LedgerRow | null {
+    const row = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
+    return row ? this.toLedgerRows([row])[0]! : null;
+  }
+
+  /** Requests of the session (`requests` count of a listing). */
+  count(sessionId: string): number {
+    return (this.core.db.query("SELECT COUNT(*) AS n FROM requests WHERE session_id = ?").get(sessionId) as { n: number }).n;
+  }
+
+  request(id: string): LedgerRow {
+    const row = this.core.db.query("SELECT * FROM requests WHERE id = ?").get(id) as RequestRow | null;
+    if (!row) throw new CachetError("SESSION_NOT_FOUND", `no request "${id}" in the ledger`, { hint: "run `cachet sessions show` to see a session's requests" });
+    return this.toLedgerRows([row])[0]!;
+  }
+
+  /** Drops what this process cached about a removed session. */
+  forget(sessionId: string): void {
+    this.lastChains.delete(sessionId);
+  }
+
+  /** The chain a new request of the session is delta-encoded against. */
+  private chainBase(sessionId: string): ChainBase | undefined {
+    const memo = this.lastChains.get(sessionId);
+    if (memo) return memo;
+    const row = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
+    if (!row) return undefined;
+    return { id: row.id, chain: this.resolveChains([row]).get(row.id)!, depth: row.chain_depth };
+  }
+
+  private toLedgerRows(rows: RequestRow[]): LedgerRow[] {
+    const chains = this.resolveChains(rows);
+    return rows.map((row) => toLedgerRow(row, chains.get(row.id)!));
+  }
+
+  /** Rebuilds the chains of `rows`, reading bases that are not among them. */
+  private resolveChains(rows: RequestRow[]): Map<string, ChainLink[]> {
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const chains = new Map<string, ChainLink[]>();
+    const resolve = (row: RequestRow): ChainLink[] => {
+      const known = chains.get(row.id);
+      if (known) return known;
+      const tail = JSON.parse(row.chain_tail) as ChainLink[];
+      let chain = tail;
+      if (row.chain_base !== null) {
+        const base = byId.get(row.chain_base) ?? (this.core.db.query("SELECT * FROM requests WHERE id = ?").get(row.chain_base) as RequestRow | null);
+        if (!base) throw this.core.inconsistent(`request ${row.id} refers to missing request ${row.chain_base}`);
+        chain = decodeChain(resolve(base), row.chain_shared, tail);
+      }
+      chains.set(row.id, chain);
+      return chain;
+    };
+    for (const row of rows) resolve(row);
+    return chains;
+  }
+}

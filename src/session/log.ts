@@ -1,0 +1,176 @@
+/**
+ * The append-only message log. A fork's visible log is its parent's messages up
+ * to the fork point (rows shared, not copied), then its own; it is cached per
+ * process and brought up to date by reading only what changed.
+ */
+import type { Block, Message } from "../context/types.ts";
+import { CachetError } from "../errors.ts";
+import { sessionNotFound, type StoreCore } from "./core.ts";
+import { toEntry, type MessageRow } from "./rows.ts";
+
+/** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
+export interface LogEntry {
+  sessionId: string;
+  /** Per-session sequence number, 1-based, contiguous. */
+  seq: number;
+  /** Unix epoch ms when the message was appended. */
+  createdAt: number;
+  message: Message;
+}
+
+/** The cached visible log of a session. Shared: callers copy. */
+export interface VisibleLog {
+  entries: LogEntry[];
+  /** `entries[i].message`, kept alongside so a load copies one array instead of mapping. */
+  messages: Message[];
+}
+
+/** Messages of every session. Writes must run inside {@link StoreCore.write}. */
+export class MessageLog {
+  private readonly segmentCache = new Map<string, Segment[]>();
+  private readonly logCache = new Map<string, CachedLog>();
+
+  constructor(private readonly core: StoreCore) {}
+
+  /** Messages in the session's visible log. */
+  count(sessionId: string): number {
+    let messages = 0;
+    for (const segment of this.segments(sessionId)) {
+      messages += (this.core.db.query("SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND seq <= ?").get(segment.sessionId, segment.maxSeq) as { n: number }).n;
+    }
+    return messages;
+  }
+
+  append(sessionId: string, message: Message): void {
+    const content = JSON.stringify(message.content);
+    const incomplete = message.incomplete ? 1 : 0;
+    this.core.touch(sessionId);
+    const existing = this.core.db.query("SELECT role, content, incomplete FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete"> | null;
+    if (existing) {
+      if (existing.role === message.role && existing.content === content && existing.incomplete === incomplete) return;
+      throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
+        hint: "stored messages never change; append a new message with a new id",
+      });
+    }
+    const { next } = this.core.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
+    this.core.db
+      .query("INSERT INTO messages (session_id, seq, id, role, content, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+      .run(sessionId, next, message.id, message.role, content, incomplete, Date.now());
+  }
+
+  updatePartial(sessionId: string, messageId: string, content: Block[], incomplete: boolean): void {
+    const { changes } = this.core.db
+      .query("UPDATE messages SET content = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
+      .run(JSON.stringify(content), incomplete ? 1 : 0, sessionId, messageId);
+    if (changes === 0) {
+      throw new CachetError("STORE", `message ${messageId} of session ${sessionId} is not an incomplete message`, {
+        hint: "only a streaming answer stored with `incomplete: true` can be updated",
+      });
+    }
+    this.core.touch(sessionId);
+  }
+
+  /**
+   * The cached visible log, brought up to date. Only the session's revisions
+   * are compared; when only the session's own rows changed, just its new rows
+   * and the rows that were incomplete are read. The result is shared: callers copy.
+   * @throws CachetError SESSION_NOT_FOUND
+   */
+  visible(sessionId: string): VisibleLog {
+    const segments = this.segments(sessionId);
+    const revs = segments.map((segment) => this.core.rev(segment.sessionId));
+    const cached = this.logCache.get(sessionId);
+    if (cached && sameRevs(cached.revs, revs)) return cached;
+    if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1))) {
+      this.refreshOwn(sessionId, cached);
+      cached.revs = revs;
+      return cached;
+    }
+    const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0 };
+    for (const segment of segments) {
+      for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
+        push(log, toEntry(row), sessionId);
+      }
+    }
+    this.logCache.set(sessionId, log);
+    return log;
+  }
+
+  /** Drops what this process cached about a removed session. */
+  forget(sessionId: string): void {
+    this.segmentCache.delete(sessionId);
+    this.logCache.delete(sessionId);
+  }
+
+  /**
+   * Where a session's visible log lives: (session, last seq) ranges, oldest
+   * first. Fixed at creation (parent and fork point never change), so cached.
+   */
+  private segments(sessionId: string): Segment[] {
+    const cached = this.segmentCache.get(sessionId);
+    if (cached) return cached;
+    const row = this.core.db.query("SELECT parent_id, fork_point FROM sessions WHERE id = ?").get(sessionId) as { parent_id: string | null; fork_point: string | null } | null;
+    if (!row) throw sessionNotFound(sessionId);
+    const own: Segment = { sessionId, maxSeq: Number.MAX_SAFE_INTEGER };
+    let result: Segment[] = [own];
+    if (row.parent_id !== null && row.fork_point !== null) {
+      const inherited = this.segments(row.parent_id);
+      const at = this.locate(inherited, row.fork_point);
+      result = [...inherited.slice(0, at.index), { sessionId: inherited[at.index]!.sessionId, maxSeq: at.seq }, own];
+    }
+    this.segmentCache.set(sessionId, result);
+    return result;
+  }
+
+  private locate(segments: Segment[], messageId: string): { index: number; seq: number } {
+    for (let index = segments.length - 1; index >= 0; index--) {
+      const segment = segments[index]!;
+      const hit = this.core.db.query("SELECT seq FROM messages WHERE session_id = ? AND id = ?").get(segment.sessionId, messageId) as { seq: number } | null;
+      if (hit && hit.seq <= segment.maxSeq) return { index, seq: hit.seq };
+    }
+    throw this.core.inconsistent(`fork point ${messageId} is missing`);
+  }
+
+  /** Re-reads the own rows that were incomplete, and appends the own rows stored since. */
+  private refreshOwn(sessionId: string, log: CachedLog): void {
+    const stillIncomplete: number[] = [];
+    for (const index of log.incomplete) {
+      const entry = toEntry(this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, log.entries[index]!.seq) as MessageRow);
+      log.entries[index] = entry;
+      log.messages[index] = entry.message;
+      if (entry.message.incomplete) stillIncomplete.push(index);
+    }
+    log.incomplete = stillIncomplete;
+    for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, log.lastOwnSeq) as MessageRow[]) {
+      push(log, toEntry(row), sessionId);
+    }
+  }
+}
+
+interface Segment {
+  sessionId: string;
+  /** Last sequence number of this session visible here. */
+  maxSeq: number;
+}
+
+interface CachedLog extends VisibleLog {
+  /** Revision of each segment's session when `entries` were read. */
+  revs: number[];
+  /** Indexes of the session's own entries that were incomplete (they may still be updated). */
+  incomplete: number[];
+  /** Highest own sequence number read. */
+  lastOwnSeq: number;
+}
+
+function push(log: CachedLog, entry: LogEntry, ownSessionId: string): void {
+  if (entry.sessionId === ownSessionId) {
+    log.lastOwnSeq = entry.seq;
+    if (entry.message.incomplete) log.incomplete.push(log.entries.length);
+  }
+  log.entries.push(entry);
+  log.messages.push(entry.message);
+}
+
+function sameRevs(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}

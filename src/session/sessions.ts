@@ -1,0 +1,78 @@
+/** The sessions table: creating, finding, listing and deleting session rows. */
+import { newId } from "../context/ids.ts";
+import { CachetError } from "../errors.ts";
+import { sessionNotFound, type StoreCore } from "./core.ts";
+import { toSession, type SessionRow } from "./rows.ts";
+import type { SessionRecord } from "./types.ts";
+
+/** Columns of a new session row. */
+export interface SessionInsert {
+  name: string | null;
+  model: string;
+  parentId: string | null;
+  forkPoint: string | null;
+  /** Defaults to the new session's id. */
+  affinityKey?: string;
+  /** Unix epoch ms, used as both creation and update time. */
+  now: number;
+}
+
+/** Session rows. Writes must run inside {@link StoreCore.write}. */
+export class SessionTable {
+  constructor(private readonly core: StoreCore) {}
+
+  /** @throws CachetError SESSION_CONFLICT when the name is taken */
+  checkNameFree(name: string): void {
+    if (this.core.db.query("SELECT 1 FROM sessions WHERE name = ?").get(name)) {
+      throw new CachetError("SESSION_CONFLICT", `a session named "${name}" already exists`, {
+        hint: `continue it with \`--session ${name}\`, or pick another name`,
+      });
+    }
+  }
+
+  /** Inserts a session row and returns its new id. */
+  insert(row: SessionInsert): string {
+    const id = newId("s");
+    this.core.db
+      .query("INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id, row.now, row.now);
+    return id;
+  }
+
+  /** @throws CachetError SESSION_NOT_FOUND */
+  find(idOrName: string): SessionRecord {
+    const row = this.core.db.query("SELECT * FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1").get(idOrName) as SessionRow | null;
+    if (!row) throw sessionNotFound(idOrName);
+    return toSession(row);
+  }
+
+  latest(): SessionRecord | null {
+    const row = this.core.db.query("SELECT * FROM sessions WHERE source = 'own' ORDER BY updated_at DESC, rowid DESC LIMIT 1").get() as SessionRow | null;
+    return row ? toSession(row) : null;
+  }
+
+  list(): SessionRecord[] {
+    return (this.core.db.query("SELECT * FROM sessions ORDER BY updated_at DESC, rowid DESC").all() as SessionRow[]).map(toSession);
+  }
+
+  forksOf(sessionId: string): SessionRecord[] {
+    return (this.core.db.query("SELECT * FROM sessions WHERE parent_id = ? ORDER BY created_at, rowid").all(sessionId) as SessionRow[]).map(toSession);
+  }
+
+  setModel(sessionId: string, model: string): void {
+    this.core.touch(sessionId);
+    this.core.db.query("UPDATE sessions SET model = ? WHERE id = ?").run(model, sessionId);
+  }
+
+  /** Deletes one session row (its own rows in other tables go with it by foreign key). */
+  delete(sessionId: string): void {
+    this.core.db.query("DELETE FROM sessions WHERE id = ?").run(sessionId);
+  }
+
+  /** The session and its forks, recursively, parents before children. */
+  descendants(root: string): string[] {
+    const out = [root];
+    for (let i = 0; i < out.length; i++) out.push(...this.forksOf(out[i]!).map((f) => f.id));
+    return out;
+  }
+}
