@@ -63,6 +63,12 @@ export class Ledger {
     return row ? this.toLedgerRows([row])[0]! : null;
   }
 
+  /** The session's latest `limit` rows, oldest first. */
+  recent(sessionId: string, limit: number): LedgerRow[] {
+    const rows = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?").all(sessionId, limit) as RequestRow[];
+    return this.toLedgerRows(rows.reverse());
+  }
+
   /** Requests of the session (`requests` count of a listing). */
   count(sessionId: string): number {
     return (this.core.db.query("SELECT COUNT(*) AS n FROM requests WHERE session_id = ?").get(sessionId) as { n: number }).n;

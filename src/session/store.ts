@@ -334,8 +334,7 @@ export class Store {
 
   /** The session's latest `limit` ledger rows, oldest first (the live-entry search of the cacheable maximum). */
   recentRequests(sessionId: string, limit: number): LedgerRow[] {
-    const rows = this.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?").all(sessionId, limit) as RequestRow[];
-    return this.toLedgerRows(rows.reverse());
+    return this.ledgerRows.recent(sessionId, limit);
   }
 
   /** The session's latest ledger row, or null. */

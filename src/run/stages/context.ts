@@ -1,0 +1,61 @@
+/**
+ * Stage "assemble the context": the request context of a turn (stable prefix,
+ * summary, log plus the new user message, overlay), with a prefix change
+ * stored as a new version and announced.
+ */
+import { prefixChange } from "../../context/prefix.ts";
+import type { RequestContext } from "../../context/types.ts";
+import type { PrefixVersion } from "../../session/types.ts";
+import type { Runtime } from "../runtime.ts";
+import type { TurnOptions } from "../turn-types.ts";
+import type { TurnInput } from "./input.ts";
+import type { OpenedSession } from "./session.ts";
+
+/** A turn's assembled context. */
+export interface AssembledContext {
+  sessionId: string;
+  /** The prefix version the request is rendered with. */
+  prefixVersion: PrefixVersion;
+  context: RequestContext;
+}
+
+/**
+ * Assembles the context, storing a changed prefix as a new version and the
+ * session's model, and emitting the `session` event. Overlays are the
+ * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
+ * @throws CachetError PLUGIN_HOOK when a `context:overlay` hook fails
+ */
+export async function assembleContext(runtime: Runtime, options: TurnOptions, opened: OpenedSession, input: TurnInput): Promise<AssembledContext> {
+  const { store, host } = runtime;
+  const { loaded } = opened;
+  const sessionId = loaded.session.id;
+  let prefixVersion = loaded.prefix;
+  const change = prefixChange(prefixVersion.prefix, input.prefix);
+  if (change) {
+    prefixVersion = store.setPrefix(sessionId, input.prefix, change);
+    options.notice?.(`stable prefix changed (${change}): version ${prefixVersion.version}; the provider's cache restarts from here`);
+  }
+  options.sink.event({
+    type: "session",
+    id: sessionId,
+    name: loaded.session.name,
+    model: input.modelRef,
+    prefix_version: prefixVersion.version,
+    ...(opened.forkedFrom ? { forked_from: opened.forkedFrom } : {}),
+    ...(change ? { prefix_change: change } : {}),
+  });
+  if (loaded.session.model !== input.modelRef) store.setModel(sessionId, input.modelRef);
+
+  const context: RequestContext = {
+    model: input.ref.model,
+    provider: input.ref.provider,
+    prefix: prefixVersion.prefix,
+    summary: loaded.summary.messages,
+    messages: [...loaded.messages, input.userMessage],
+    generation: options.generation,
+    cache: { ...options.cache, affinityKey: loaded.session.affinityKey },
+  };
+  const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];
+  if (overlays.length) context.overlay = overlays.join("\n");
+  return { sessionId, prefixVersion, context };
+}

@@ -1,0 +1,49 @@
+/**
+ * Stage "finish": a structured answer is validated, the sink gets the closing
+ * `answer`, `error` and `done` events, and the turn's result is returned (or
+ * its failure thrown).
+ */
+import type { Message } from "../../context/types.ts";
+import type { CachetError } from "../../errors.ts";
+import type { Runtime } from "../runtime.ts";
+import type { TurnOptions, TurnResult } from "../turn-types.ts";
+import type { AssembledContext } from "./context.ts";
+import type { Recorded } from "./record.ts";
+import type { SendOutcome } from "./send.ts";
+
+/**
+ * Ends the turn on the sink.
+ * @throws the provider failure of `sent`; CachetError ANSWER_INVALID when a `--schema` answer does not validate
+ */
+export async function finishTurn(runtime: Runtime, options: TurnOptions, assembled: AssembledContext, sent: SendOutcome, recorded: Recorded): Promise<TurnResult> {
+  const { sessionId, context } = assembled;
+  const { result, failure } = sent;
+  const { row, report, priced } = recorded;
+  const requestId = row.id;
+  const content = result.content;
+  let answer: unknown;
+  if (failure === undefined && context.prefix.schema) {
+    try {
+      answer = await runtime.checkAnswer(row.protocol, context.prefix.schema, content);
+    } catch (error) {
+      const e = error as CachetError;
+      options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message, ...(e.hint ? { hint: e.hint } : {}), incomplete: false });
+      options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
+      await options.sink.end();
+      throw error;
+    }
+    options.sink.event({ type: "answer", value: answer });
+  }
+
+  if (failure !== undefined) {
+    const e = failure as { code?: string; message?: string; hint?: string };
+    options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message ?? String(failure), ...(e.hint ? { hint: e.hint } : {}), incomplete: content.length > 0 });
+    options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: null, incomplete: true });
+    await options.sink.end();
+    throw failure;
+  }
+  options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
+  await options.sink.end();
+  const message: Message = { id: sent.answer.id, role: "assistant", content };
+  return { sessionId, requestId, message, report, costUsd: priced.costUsd, finishReason: result.finish?.reason ?? null, incomplete: false, row, ...(answer !== undefined ? { answer } : {}) };
+}

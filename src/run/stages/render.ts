@@ -1,0 +1,27 @@
+/**
+ * Stages "render" and "cache strategies": the provider adapter turns the
+ * context into the wire request; the cache strategies of the wire's protocol
+ * and provider then place markers on it, and `request:before` hooks see it last.
+ */
+import type { RequestContext } from "../../context/types.ts";
+import type { PluginHost } from "../../plugin/host.ts";
+import type { WireRequest } from "../../plugin/wire.ts";
+import type { TurnInput } from "./input.ts";
+
+/**
+ * The wire request of a context, as the provider's adapter renders it.
+ * @throws whatever the adapter's render throws (a plugin's render is guarded by the host)
+ */
+export function renderRequest(input: TurnInput, context: RequestContext): WireRequest {
+  return input.resolved.adapter.render(context);
+}
+
+/**
+ * Applies the cache strategies (none with cache mode `off`), then the
+ * `request:before` hooks, in plugin order.
+ * @throws CachetError PLUGIN_HOOK naming the plugin and strategy that failed
+ */
+export async function applyCacheStrategies(host: PluginHost, rendered: WireRequest, context: RequestContext): Promise<WireRequest> {
+  const wire = context.cache.mode === "off" ? rendered : host.applyStrategies(rendered, context, context.provider);
+  return host.callSequential("request:before", wire, context);
+}

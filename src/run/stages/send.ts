@@ -1,0 +1,168 @@
+/**
+ * Stage "send": the user message is stored, the wire request is sent and its
+ * stream consumed (text to the sink, the answer stored as it grows), with
+ * retries of a retryable failure before any output was written.
+ */
+import type { Reservation } from "../../budget/budget.ts";
+import { newId } from "../../context/ids.ts";
+import type { Message, RequestContext } from "../../context/types.ts";
+import { CachetError, ProviderError } from "../../errors.ts";
+import type { WireRequest } from "../../plugin/wire.ts";
+import { abortableSleep } from "../../sleep.ts";
+import type { ChainLink } from "../../session/types.ts";
+import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
+import type { Runtime } from "../runtime.ts";
+import type { TurnOptions } from "../turn-types.ts";
+import type { TurnInput } from "./input.ts";
+import { PartialAnswer } from "./partial-answer.ts";
+
+/** What sending produced. */
+export interface SendOutcome {
+  /** The stream's result, or what arrived before the failure. */
+  result: ConsumeResult;
+  /** The failure (with a hint), undefined on success. */
+  failure: unknown;
+  /** The assistant message, stored (when anything arrived) under `answer.id`. */
+  answer: PartialAnswer;
+  /** Wire hash chain of the request, computed while the provider answered. */
+  chain: Promise<ChainLink[]>;
+  /** The budget's reservation of the last attempt, settled once the call is priced (src/budget). */
+  reservation: Reservation | undefined;
+  /** `provider/model` of the price catalog. */
+  catalogRef: string;
+  /** Unix epoch ms when the first attempt started and the last one ended. */
+  startedAt: number;
+  finishedAt: number;
+}
+
+/** Inputs from this many characters on get garbage collected between the steps that copy them. */
+const HUGE_INPUT_CHARS = 8 << 20;
+
+/**
+ * Reserves the call's forecast under a spending limit, stores the user
+ * message, sends `wire` and consumes the answer. Never throws
+ * for a provider failure: it is returned in `failure` with the partial answer
+ * stored and marked incomplete.
+ * @throws CachetError STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
+ */
+export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest): Promise<SendOutcome> {
+  const { store, host } = runtime;
+  // With a huge input (100 MB on stdin) each step makes a transient copy of it
+  // (stored JSON, canonical JSON for hashing); collecting between the steps
+  // keeps them from piling up in the peak memory.
+  const huge = messageChars(input.userMessage) >= HUGE_INPUT_CHARS;
+  if (huge) Bun.gc(true);
+  // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
+  // overlaps the provider's time to first token instead of delaying the exit.
+  const chain = runtime.chainOf(wire);
+  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
+  const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chain, maxTokens: options.generation.maxTokens, cache: options.cache });
+  let reservation = runtime.budget ? await admit() : undefined;
+  store.appendMessage(sessionId, input.userMessage);
+  if (huge) Bun.gc(true);
+  chain.catch(() => {});
+  if (huge) Bun.gc(true);
+
+  const answer = new PartialAnswer(store, sessionId, newId("m"));
+  const startedAt = Date.now();
+  let outcome: ConsumeResult | undefined;
+  let failure: unknown;
+  let partial: ConsumeResult | undefined;
+  let emitted = false;
+  let attempts = 0;
+
+  for (let attempt = 0; ; attempt++) {
+    attempts = attempt + 1;
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      outcome = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), {
+        idleMs: options.idleMs,
+        ...(options.thinkingMs ? { thinkingMs: options.thinkingMs } : {}),
+        stream: options.generation.stream,
+        abort,
+        onEvent: async (event, content) => {
+          await host.callParallel("response:event", event, context);
+          if (event.type === "text" && !context.prefix.schema) {
+            options.sink.text(event.delta);
+            emitted = true;
+          } else if (event.type === "tool_call") {
+            options.sink.event({ type: "tool_call", id: event.id, name: event.name, arguments: event.arguments });
+            emitted = true;
+          }
+          // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
+          if (event.type !== "chatter" && event.type !== "finish") answer.saveSoon(content);
+        },
+      });
+      break;
+    } catch (error) {
+      const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
+      const cause = options.signal?.aborted ? new CachetError("INTERRUPTED", "interrupted; the partial answer is stored and marked incomplete") : f.error;
+      const retryable = cause instanceof ProviderError && cause.retryable && !emitted && f.partial.content.length === 0;
+      if (retryable && attempt < options.retries && !options.signal?.aborted) {
+        const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
+        options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
+        try {
+          await abortableSleep(wait, options.signal);
+        } catch {
+          // Ctrl-C during the wait: nothing more is sent (CASES.md case 45).
+          failure = new CachetError("INTERRUPTED", "interrupted while waiting to retry; nothing more was sent");
+          partial = f.partial;
+          break;
+        }
+        // A refusal with an HTTP status is not billed; a stream cut before content may be, so its forecast stays spent.
+        reservation?.settle((cause as ProviderError).status !== undefined ? 0 : null);
+        try {
+          reservation = runtime.budget ? await admit() : undefined;
+        } catch (refusal) {
+          reservation = undefined;
+          failure = refusal;
+          partial = { content: [], finish: undefined, firstContentAt: undefined };
+          break;
+        }
+        continue;
+      }
+      failure = cause;
+      partial = f.partial;
+      break;
+    } finally {
+      options.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  answer.cancel();
+  const result = outcome ?? partial!;
+  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
+  if (result.content.length > 0 || answer.saved) answer.save(result.content, failure !== undefined);
+  return { result, failure, answer, chain, reservation, catalogRef, startedAt, finishedAt: Date.now() };
+}
+
+/**
+ * The failure with a hint saying what to do, when it carries none: after a
+ * partial answer, how to go on; after a retryable refusal, how many attempts
+ * were made and how to allow more.
+ */
+function withHint(failure: unknown, partial: boolean, attempts: number): unknown {
+  if (!(failure instanceof ProviderError) || failure.hint) return failure;
+  let hint: string | undefined;
+  if (partial) hint = "the partial answer is stored and marked incomplete; `cachet -c` continues the session";
+  else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
+  else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
+  if (!hint) return failure;
+  return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
+    hint,
+    cause: failure.cause ?? failure,
+    exitCode: failure.exitCode,
+    ...(failure.status !== undefined ? { status: failure.status } : {}),
+    retryable: failure.retryable,
+    ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+  });
+}
+
+function messageChars(message: Message): number {
+  let n = 0;
+  for (const block of message.content) n += block.type === "text" ? block.text.length : block.type === "tool_result" ? block.content.length : 0;
+  return n;
+}

@@ -1,0 +1,129 @@
+/**
+ * Stage "choose the session": which session a turn belongs to, its turn lease,
+ * and for a fork or a new session, creating it once the input is valid.
+ */
+import { CachetError } from "../../errors.ts";
+import type { PluginHost } from "../../plugin/host.ts";
+import type { ForkEvent } from "../../plugin/hooks.ts";
+import type { LedgerRow, LoadedSession, SessionRecord } from "../../session/types.ts";
+import type { Runtime } from "../runtime.ts";
+import type { TurnOptions } from "../turn-types.ts";
+import type { TurnInput } from "./input.ts";
+
+/** The session a turn runs in, loaded and leased. */
+export interface OpenedSession {
+  loaded: LoadedSession;
+  /** Parent id when this turn forked. */
+  forkedFrom?: string;
+  /** The fork kept the parent's model and prefix, so it shares the parent's affinity key and cache. */
+  exactFork?: boolean;
+  /** The parent's last ledger row: the cache a fork's first request inherits. */
+  parentLast?: LedgerRow | null;
+}
+
+/**
+ * The existing session the options name, or undefined for a new one.
+ * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id, or a fork target that does not exist
+ */
+export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork">): SessionRecord | undefined {
+  const { store } = runtime;
+  switch (options.session.mode) {
+    case "continue": {
+      if (runtime.ephemeral) {
+        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read", {
+          hint: "drop --no-store and unset CACHET_NO_STORE to continue a stored session",
+        });
+      }
+      const latest = store.latestSession();
+      if (!latest) {
+        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)", {
+          hint: "run without -c to start one",
+        });
+      }
+      return latest;
+    }
+    case "named": {
+      const ref = options.session.ref;
+      // A NAME that does not exist yet starts a new named session; an id or a fork target must exist.
+      if (options.fork || /^s_[a-z2-7]{12}$/.test(ref)) return store.findSession(ref);
+      try {
+        return store.findSession(ref);
+      } catch (error) {
+        if ((error as CachetError).code === "SESSION_NOT_FOUND") return undefined;
+        throw error;
+      }
+    }
+    case "new":
+      return options.fork ? (store.latestSession() ?? undefined) : undefined;
+  }
+}
+
+/**
+ * Leases `target`, loads it, resolves the input against it (nothing is stored
+ * if that throws), then runs `body` in the session the turn belongs to: the
+ * target itself, a fork of it (the parent's lease is released, the child's
+ * taken, `session:fork` fired), or a new session (removed again when `body` fails before anything was
+ * stored in it, so `-c` does not pick up an empty session). Every lease taken
+ * is released exactly once.
+ * @throws CachetError SESSION_NOT_FOUND when forking without a session; whatever `resolve` and `body` throw
+ */
+export async function inSession<T>(
+  runtime: Pick<Runtime, "store" | "host">,
+  options: TurnOptions,
+  target: SessionRecord | undefined,
+  resolve: (loaded: LoadedSession | undefined) => TurnInput,
+  body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
+): Promise<T> {
+  const { store, host } = runtime;
+  const lease = target ? await store.acquireTurn(target.id, options.signal ? { signal: options.signal } : {}) : undefined;
+  let held = lease !== undefined;
+  const release = () => {
+    if (held) lease!();
+    held = false;
+  };
+  try {
+    const loaded = target ? store.loadSession(target.id) : undefined;
+    const input = resolve(loaded);
+    // Validation is done: from here on, things are stored.
+    if (options.fork) {
+      if (!loaded) throw new CachetError("SESSION_NOT_FOUND", "there is no session to fork", { hint: "start one first, or name it with --session" });
+      const exact = loaded.session.model === input.modelRef && loaded.prefix.prefix.fingerprint === input.prefix.fingerprint;
+      const child = store.createSession({
+        model: input.modelRef,
+        parentId: loaded.session.id,
+        forkPoint: loaded.messages.at(-1)?.id ?? null,
+        affinityKey: exact ? loaded.session.affinityKey : undefined,
+      });
+      store.setPrefix(child.id, loaded.prefix.prefix, null);
+      await announceFork(host, options, { parentId: loaded.session.id, childId: child.id, exact });
+      release();
+      const releaseChild = await store.acquireTurn(child.id);
+      const opened = { loaded: store.loadSession(child.id), forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
+      return await body(opened, input).finally(releaseChild);
+    }
+    if (loaded) return await body({ loaded }, input);
+    const created = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : options.session.mode === "named" ? options.session.ref : undefined });
+    const releaseNew = await store.acquireTurn(created.id);
+    try {
+      store.setPrefix(created.id, input.prefix, null);
+      return await body({ loaded: store.loadSession(created.id) }, input);
+    } catch (error) {
+      // Failed before anything was stored in it (a plugin hook threw while rendering): leave no empty session for -c to pick up.
+      if (store.sessionCounts(created.id).messages === 0) store.removeSession(created.id);
+      throw error;
+    } finally {
+      releaseNew();
+    }
+  } finally {
+    release();
+  }
+}
+
+/** Fires `session:fork`; an observer failing must not fail the fork, so it is a warning. */
+async function announceFork(host: PluginHost, options: TurnOptions, event: ForkEvent): Promise<void> {
+  try {
+    await host.callParallel("session:fork", event);
+  } catch (error) {
+    options.notice?.((error as Error).message);
+  }
+}

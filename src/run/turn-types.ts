@@ -1,0 +1,64 @@
+/**
+ * What a turn takes and gives: the options of {@link runTurn} and its result.
+ * Shared by the turn pipeline (turn.ts) and its stages (stages/).
+ */
+import type { CacheSettings, GenerationSettings, Message, OutputSchema, ToolDefinition } from "../context/types.ts";
+import type { UsageReport } from "../plugin/usage.ts";
+import type { LedgerRow } from "../session/types.ts";
+import type { OutputSink } from "./output.ts";
+
+/** Which session a turn belongs to. */
+export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string };
+
+/** Everything one turn needs besides the runtime. */
+export interface TurnOptions {
+  /** The user text (stdin and PROMPT already merged); undefined with a tool result only. */
+  prompt: string | undefined;
+  /** `--tool-result ID`: the user side answers tool call `id` with `content`. */
+  toolResult?: { id: string; content: string; isError?: boolean };
+  /** `provider/model`; defaults to the session's, then the config's, then {@link DEFAULT_MODEL}. */
+  model?: string;
+  /** System texts; undefined keeps the session's (none for a new session). */
+  system?: string[];
+  /** Tool definitions; undefined keeps the session's. */
+  tools?: ToolDefinition[];
+  /** Output schema; undefined keeps the session's. */
+  schema?: OutputSchema;
+  /** Volatile text for this request only. */
+  overlay?: string;
+  session: SessionChoice;
+  /** Fork the chosen session (default: the latest) before this turn. */
+  fork?: boolean;
+  generation: GenerationSettings;
+  cache: Omit<CacheSettings, "affinityKey">;
+  /** Why the call is made: `main`, `probe`, ... */
+  role: string;
+  /** `--base-url`. */
+  baseUrl?: string;
+  /** Longest wait for progress, ms; 0: no limit (see consume.ts). */
+  idleMs: number;
+  /** Longest hidden thinking, ms; 0 or undefined: no limit (see consume.ts). */
+  thinkingMs?: number;
+  /** Retries of a retryable failure before any output was written. */
+  retries: number;
+  sink: OutputSink;
+  /** Aborts the turn (Ctrl-C). */
+  signal?: AbortSignal;
+  /** Called with one-line notices for stderr (prefix changes, retries). */
+  notice?: (message: string) => void;
+}
+
+/** What a turn produced. */
+export interface TurnResult {
+  sessionId: string;
+  /** Ledger row id of the final attempt. */
+  requestId: string;
+  message: Message;
+  report: UsageReport | undefined;
+  costUsd: number | null;
+  finishReason: string | null;
+  incomplete: boolean;
+  /** Parsed and validated answer with `--schema`. */
+  answer?: unknown;
+  row: LedgerRow;
+}
