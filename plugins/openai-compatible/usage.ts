@@ -4,7 +4,7 @@
  * whether reasoning is inside `completion_tokens` (providers.md §1).
  */
 import type { UsageReport } from "../../src/plugin/index.ts";
-import { chatModalities, chatUsage, inclusiveUsage, objectOf, responsesUsage, tokenCount } from "../openai/usage.ts";
+import { chatModalities, chatUsage, inclusiveUsage, objectOf, tokenCount } from "../openai/usage.ts";
 
 /**
  * DeepSeek: `prompt_tokens = prompt_cache_hit_tokens + prompt_cache_miss_tokens`;
@@ -148,11 +148,5 @@ export function xaiUsage(raw: unknown): UsageReport {
   );
 }
 
-/**
- * Any other OpenAI-compatible server: the Chat Completions mapping (or the
- * Responses one when the object has `input_tokens`).
- */
-export function openaiCompatibleUsage(raw: unknown): UsageReport {
-  const u = objectOf(raw);
-  return u !== undefined && "input_tokens" in u && !("prompt_tokens" in u) ? responsesUsage(raw) : chatUsage(raw);
-}
+/** Any other OpenAI-compatible server: the Chat Completions mapping (which reads a Responses usage as one). */
+export const openaiCompatibleUsage = chatUsage;

@@ -13,11 +13,14 @@ import type { ModalityTokens, Usage, UsageExample, UsageReport } from "../../src
  * `prompt_tokens_details.{cached_tokens, cache_write_tokens}`, `completion_tokens`,
  * `completion_tokens_details.reasoning_tokens`). Cache writes go to
  * `cacheWrite5m` (OpenAI has a single write TTL); `cacheWrite1h` is 0.
- * Pure; a field the provider did not send stays undefined.
+ * An object with `input_tokens` and no `prompt_tokens` is a Responses usage
+ * and is read as one. Pure; a field the provider did not send stays undefined.
  * @see https://github.com/openai/openai-node/blob/master/src/resources/completions.ts
  */
 export function chatUsage(raw: unknown): UsageReport {
   const u = objectOf(raw);
+  // A Responses usage (e.g. a Codex log record) priced under a chat provider: read it as what it is.
+  if (u !== undefined && !("prompt_tokens" in u) && "input_tokens" in u) return responsesUsage(raw);
   const details = objectOf(u?.prompt_tokens_details);
   const completionDetails = objectOf(u?.completion_tokens_details);
   return inclusiveUsage(raw, {

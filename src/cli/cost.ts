@@ -31,10 +31,16 @@ export default defineCommand({
         else process.stdout.write(formatRequestFigures(requests) + totalLine);
         return;
       }
-      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }] = await Promise.all([import("../config.ts"), import("../meter/catalog.ts"), import("../meter/session-cost.ts")]);
+      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor }] = await Promise.all([
+        import("../config.ts"),
+        import("../meter/catalog.ts"),
+        import("../meter/session-cost.ts"),
+        import("../run/model-resolution.ts"),
+      ]);
       const rows = store.requests(session.id);
       const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
-      const views = sessionCost(rows, catalog, config.prices);
+      // Each row's model priced under its provider's catalog id (openai-responses and plugins with catalogId), as `run` priced it.
+      const views = sessionCost(rows, catalog, config.prices, catalogRefFor(await loadModelHost(config)));
       if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
       else process.stdout.write(formatSessionCost(views, true) + totalLine);
     } finally {

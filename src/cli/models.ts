@@ -17,12 +17,19 @@ export default defineCommand({
     const { loadCatalog } = await import("../meter/catalog.ts");
     const { listModels, formatModels } = await import("../meter/model-list.ts");
     const { catalog } = await loadCatalog();
-    if (args.provider !== undefined && !Object.hasOwn(catalog, args.provider)) {
-      throw new CachetError("UNKNOWN_PROVIDER", `the price catalog has no provider "${args.provider}"`, {
-        hint: `known providers: ${Object.keys(catalog).sort().join(", ")}`,
-      });
+    let catalogId = args.provider;
+    if (args.provider !== undefined) {
+      // A provider `run -m` accepts lists its catalog id's models under its own id (openai-responses → openai).
+      const [{ loadConfig }, { loadModelHost, catalogIdOf }] = await Promise.all([import("../config.ts"), import("../run/model-resolution.ts")]);
+      const host = await loadModelHost(await loadConfig());
+      if (host.providers.has(args.provider)) catalogId = catalogIdOf(host.provider(args.provider));
+      if (!Object.hasOwn(catalog, catalogId!)) {
+        throw new CachetError("UNKNOWN_PROVIDER", `the price catalog has no provider "${args.provider}"`, {
+          hint: `known providers: ${[...new Set([...host.providers.keys(), ...Object.keys(catalog)])].sort().join(", ")}`,
+        });
+      }
     }
-    const rows = listModels(catalog, args.provider);
+    const rows = listModels(catalog, catalogId, args.provider);
     if (args.json) process.stdout.write(rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
     else process.stdout.write(formatModels(rows));
   },

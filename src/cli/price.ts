@@ -1,7 +1,8 @@
 /**
  * `cachet price --model provider/model --usage FILE|- [--prices FILE] [--json]`:
- * prices one raw provider usage object. Loads no plugin: the usage mappings
- * are pure files imported directly, so start-up stays fast.
+ * prices one raw provider usage object (or a response carrying it), with the
+ * model resolved as `run -m` resolves it: the provider's own `usage()` and
+ * its catalog id (src/run/model-resolution.ts).
  */
 import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "./_args.ts";
@@ -26,8 +27,12 @@ export default defineCommand({
     const usageText = a.usage === "-" ? decodeInput(await Bun.stdin.bytes(), { label: "stdin", code: "STDIN_INVALID_UTF8" }) : await readTextFile(a.usage, { label: `--usage ${a.usage}`, hint: "give a file with the provider's raw usage JSON, or - for stdin" });
     const pricesText = a.prices === undefined ? undefined : await readTextFile(a.prices, { label: `--prices ${a.prices}`, hint: "give a models.dev api.json-shaped file" });
     const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+    const { loadModelHost, resolveModel } = await import("../run/model-resolution.ts");
+    const resolved = resolveModel(await loadModelHost(config), a.model);
     const { output, cost } = priceRawUsage({
       model: a.model,
+      catalogRef: resolved.catalogRef,
+      read: resolved.usage,
       usageText,
       usageOrigin: a.usage === "-" ? "stdin" : a.usage,
       catalog,

@@ -11,7 +11,7 @@ export default defineCommand({
   args: {
     action: { type: "positional", required: true, description: "check" },
     file: { type: "positional", required: true, description: "Schema file, or inline JSON starting with {" },
-    provider: { type: "string", required: true, description: "openai, anthropic or gemini (or a model id such as openai/gpt-5)" },
+    provider: { type: "string", required: true, description: "openai, anthropic or gemini, or any provider or provider/model `run -m` accepts (e.g. deepseek/deepseek-chat)" },
     ...jsonArg,
     ...globalArgs,
   },
@@ -21,8 +21,8 @@ export default defineCommand({
       throw new CachetError("UNKNOWN_COMMAND", `unknown action "${args.action}" for \`cachet schema\``, { hint: "use `cachet schema check FILE --provider P`" });
     }
     const { resolveSchemaArg, checkSchema } = await import("../schema/index.ts");
-    const { formatSchemaCheck, schemaTargetOf } = await import("../schema/check-report.ts");
-    const target = schemaTargetOf(args.provider);
+    const { formatSchemaCheck } = await import("../schema/check-report.ts");
+    const target = await targetOf(args.provider);
     const { schema } = await resolveSchemaArg(args.file);
     const check = checkSchema(target, schema);
     process.stdout.write(formatSchemaCheck(target, check, args.json === true));
@@ -32,3 +32,17 @@ export default defineCommand({
     }
   },
 });
+
+/**
+ * The contract `run --schema` would check for `--provider`: a contract name
+ * (`openai`, `anthropic`, `gemini`), or any provider or `provider/model` the
+ * loaded plugins register, by its protocol (src/run/model-resolution.ts).
+ */
+async function targetOf(provider: string) {
+  const { SCHEMA_TARGETS } = await import("../schema/contract.ts");
+  if ((SCHEMA_TARGETS as readonly string[]).includes(provider)) return provider as (typeof SCHEMA_TARGETS)[number];
+  const [{ loadConfig }, { loadModelHost, resolveModel, schemaTargetOfProtocol }] = await Promise.all([import("../config.ts"), import("../run/model-resolution.ts")]);
+  const host = await loadModelHost(await loadConfig());
+  const spec = provider.includes("/") ? resolveModel(host, provider).spec : host.provider(provider);
+  return schemaTargetOfProtocol(spec.protocol);
+}

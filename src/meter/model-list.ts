@@ -19,15 +19,15 @@ export interface ModelRow {
   maxOutput: number | null;
 }
 
-/** The models of `catalog` (of one provider with `provider`), sorted by id. */
-export function listModels(catalog: Catalog, provider?: string): ModelRow[] {
+/** The models of `catalog` (of one catalog provider with `provider`, ids shown under `shownAs` when given), sorted by id. */
+export function listModels(catalog: Catalog, provider?: string, shownAs?: string): ModelRow[] {
   const rows: ModelRow[] = [];
   for (const [providerId, p] of Object.entries(catalog)) {
     if (provider !== undefined && providerId !== provider) continue;
     for (const [modelId, m] of Object.entries(p.models)) {
       const c = m.cost;
       rows.push({
-        id: `${providerId}/${modelId}`,
+        id: `${shownAs ?? providerId}/${modelId}`,
         name: m.name ?? null,
         input: c?.input ?? null,
         output: c?.output ?? null,

@@ -1,13 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { CASE_PRICES_FILE, COST_CASES } from "../../test/fixtures/meter/cases.ts";
+import { parseConfig } from "../config.ts";
+import { loadModelHost, resolveModel } from "../run/model-resolution.ts";
 import { embeddedCatalog } from "./catalog.ts";
 import { formatPriceTable, priceRawUsage } from "./price-raw-usage.ts";
 
 const pricesText = readFileSync(CASE_PRICES_FILE, "utf8");
+const host = await loadModelHost(parseConfig({}, "test"), {});
+
+/** The model as `cachet price` resolves it (the provider's own usage mapping and catalog id). */
+function resolved(model: string) {
+  const r = resolveModel(host, model);
+  return { model, catalogRef: r.catalogRef, read: r.usage };
+}
 
 function price(model: string, usage: unknown, extra: { overrides?: Record<string, Record<string, number>>; partial?: boolean } = {}) {
-  return priceRawUsage({ model, usageText: JSON.stringify(usage), usageOrigin: "test", catalog: embeddedCatalog(), pricesText, pricesOrigin: CASE_PRICES_FILE, ...extra });
+  return priceRawUsage({ ...resolved(model), usageText: JSON.stringify(usage), usageOrigin: "test", catalog: embeddedCatalog(), pricesText, pricesOrigin: CASE_PRICES_FILE, ...extra });
 }
 
 describe("cost cases through the price command's library function", () => {
@@ -70,40 +79,39 @@ describe("price output details", () => {
 
   test("a missing cache_read price makes the cost unknown, not free", () => {
     const { output } = priceRawUsage({
-      model: "acme/model-x",
+      ...resolved("openai-compatible/model-x"),
       usageText: JSON.stringify({ prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 50 } }),
       usageOrigin: "test",
-      catalog: { acme: { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
+      catalog: { "openai-compatible": { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
     });
     expect(output.cost_usd).toBeNull();
-    expect(output.unknown_reason).toBe("no cache_read price for acme/model-x and 50 cache_read tokens");
-    expect(output.estimates[0]).toContain('provider "acme" has no usage preset');
+    expect(output.unknown_reason).toBe("no cache_read price for openai-compatible/model-x and 50 cache_read tokens");
   });
 
   test("a missing cache price with zero tokens in that category does not block the cost", () => {
     const { output } = priceRawUsage({
-      model: "acme/model-x",
+      ...resolved("openai-compatible/model-x"),
       usageText: JSON.stringify({ prompt_tokens: 100, completion_tokens: 10 }),
       usageOrigin: "test",
-      catalog: { acme: { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
+      catalog: { "openai-compatible": { models: { "model-x": { cost: { input: 1, output: 2 } } } } },
     });
     expect(output.cost_usd_exact).toBe("0.00012");
   });
 
   test("bad input: malformed JSON, wrong shape, unknown model, bad --prices", () => {
-    const base = { model: "openai/gpt-4o", usageOrigin: "u.json", catalog: embeddedCatalog() };
+    const base = { ...resolved("openai/gpt-4o"), usageOrigin: "u.json", catalog: embeddedCatalog() };
     expect(() => priceRawUsage({ ...base, usageText: "{nope" })).toThrow(/malformed JSON in usage u.json/);
     expect(() => priceRawUsage({ ...base, usageText: "[1,2]" })).toThrow(/usage object of provider openai/);
     expect(() => priceRawUsage({ ...base, usageText: '{"foo":1}' })).toThrow(/no input or output token counts/);
-    expect(() => priceRawUsage({ ...base, model: "openai/no-such-model", usageText: '{"prompt_tokens":1,"completion_tokens":1}' })).toThrow(/unknown model openai\/no-such-model/);
-    expect(() => priceRawUsage({ ...base, model: "gpt-4o", usageText: "{}" })).toThrow(/provider\/model/);
+    expect(() => priceRawUsage({ ...base, ...resolved("openai/no-such-model"), usageText: '{"prompt_tokens":1,"completion_tokens":1}' })).toThrow(/unknown model openai\/no-such-model/);
+    expect(() => resolveModel(host, "gpt-4o")).toThrow(/provider\/model/);
     expect(() => priceRawUsage({ ...base, usageText: '{"prompt_tokens":1,"completion_tokens":1}', pricesText: '{"openai":{"models":{"gpt-4o":{"cost":{"input":"cheap"}}}}}', pricesOrigin: "p.json" })).toThrow(
       /invalid price catalog p.json at "openai.models.gpt-4o.cost.input"/,
     );
   });
 
   test("the embedded catalog prices a real model", () => {
-    const { output } = priceRawUsage({ model: "anthropic/claude-sonnet-4-5", usageText: '{"input_tokens":1000000,"output_tokens":0}', usageOrigin: "t", catalog: embeddedCatalog() });
+    const { output } = priceRawUsage({ ...resolved("anthropic/claude-sonnet-4-5"), usageText: '{"input_tokens":1000000,"output_tokens":0}', usageOrigin: "t", catalog: embeddedCatalog() });
     expect(output.cost_usd_exact).toBe("3");
   });
 

@@ -7,13 +7,16 @@ import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
 import { extrasOf, priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
-import { usageMapperFor } from "./usage-mapper.ts";
-import { usageJson, type UsageJson } from "../plugin/usage.ts";
+import { usageJson, type UsageJson, type UsageReport } from "../plugin/usage.ts";
 
 /** Inputs of {@link priceRawUsage}. */
 export interface PriceRawUsageOptions {
-  /** `provider/model`. */
+  /** `provider/model` as given (shown in the output). */
   model: string;
+  /** `catalogId/model`: where prices are looked up (src/run/model-resolution.ts). */
+  catalogRef: string;
+  /** The provider's own usage mapping (the one `run` uses). */
+  read: (raw: unknown) => { report: UsageReport; warning?: string };
   /** The raw usage as JSON text. */
   usageText: string;
   /** Where the usage came from (file name or "stdin"), named in errors. */
@@ -58,7 +61,7 @@ export interface PriceOutput {
  *   usage of the provider's shape), CATALOG_INVALID (bad `--prices` file),
  *   UNKNOWN_MODEL (no price for the model, or not `provider/model`).
  */
-export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOutput; cost: RequestCost; mapping: string } {
+export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOutput; cost: RequestCost } {
   const { provider } = splitModelId(options.model);
   let raw: unknown;
   try {
@@ -70,25 +73,24 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
     });
   }
   const { usage: rawUsage, serviceTier } = unwrapResponse(raw);
-  const mapper = usageMapperFor(provider, rawUsage);
-  const report = mapper.map(rawUsage);
+  const { report, warning } = options.read(rawUsage);
   if (serviceTier !== undefined) report.serviceTier ??= serviceTier;
   if (typeof raw !== "object" || raw === null || Array.isArray(raw) || (report.usage.input === undefined && report.usage.output === undefined)) {
-    throw new CachetError("INPUT_INVALID", `usage ${options.usageOrigin} does not look like a usage object of provider ${provider}: no input or output token counts found (read with ${mapper.name})`, {
+    throw new CachetError("INPUT_INVALID", `usage ${options.usageOrigin} does not look like a usage object of provider ${provider}: no input or output token counts found${warning ? ` (${warning})` : ""}`, {
       hint: "pass the provider's final usage object as it returns it (see README.md, Cost)",
     });
   }
   const catalog = options.pricesText === undefined ? options.catalog : overlayCatalog(options.catalog, parseCatalog(options.pricesText, options.pricesOrigin ?? "--prices"));
-  const resolved = resolvePrice(catalog, options.model, options.overrides);
+  const resolved = resolvePrice(catalog, options.catalogRef, options.overrides);
   if (resolved === undefined) {
-    throw new CachetError("UNKNOWN_MODEL", `unknown model ${options.model}: it has no price in the catalog`, {
+    throw new CachetError("UNKNOWN_MODEL", `unknown model ${options.model}: it has no price in the catalog${options.catalogRef === options.model ? "" : ` (looked up as ${options.catalogRef})`}`, {
       hint: "see `cachet models`, run `cachet prices update`, or pass --prices FILE",
     });
   }
-  const estimates = [...(mapper.note ? [mapper.note] : []), ...(report.estimates ?? [])];
-  const cost = priceUsage(report.usage, resolved, options.model, { ...extrasOf(report), estimates, partial: options.partial === true });
+  const cost = priceUsage(report.usage, resolved, options.catalogRef, { ...extrasOf(report), partial: options.partial === true });
+  cost.model = options.model;
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
-  return { output: toPriceOutput(cost), cost, mapping: mapper.name };
+  return { output: toPriceOutput(cost), cost };
 }
 
 /**

@@ -12,6 +12,7 @@ import { ChainMeter, ratesOf, type AttributeOptions, type AttributedTokens, type
 import type { Catalog } from "./catalog.ts";
 import { formatUsd, toUsd, type Atto } from "./money.ts";
 import { priceUsage, resolvePrice } from "./pricing.ts";
+import { plainRef, type CatalogRefOf } from "./stats.ts";
 
 /** One node (or a message grouping its blocks) of a request's cost tree. USD exact as a decimal string. */
 export interface CostTreeNode extends AttributedTokens {
@@ -40,15 +41,16 @@ export interface RequestCostView {
 
 /**
  * Attributes every request of a session (rows in start order). Prices for
- * per-node USD come from `catalog` (with `overrides`); without a price, USD
- * fields are null and tokens are still attributed.
+ * per-node USD come from `catalog` (with `overrides`), each row's model
+ * looked up as `catalogRef` maps it (a provider's catalog id); without a
+ * price, USD fields are null and tokens are still attributed.
  */
-export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overrides: Config["prices"] = {}): RequestCostView[] {
+export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overrides: Config["prices"] = {}, catalogRef: CatalogRefOf = plainRef): RequestCostView[] {
   const meter = new ChainMeter();
   return [...rows]
     .sort((a, b) => a.startedAt - b.startedAt)
     .map((row) => {
-      const modelId = `${row.provider}/${row.model}`;
+      const modelId = catalogRef(row.provider, row.model);
       const resolved = resolvePrice(catalog, modelId, overrides);
       const options: AttributeOptions = { messageId: row.messageId };
       if (resolved) Object.assign(options, ratesOf(priceUsage(row.usage, resolved, modelId)));

@@ -70,6 +70,8 @@ export interface StatsOptions {
   /** Prices for rows recorded before their uncached cost was stored; without them those rows are left out of savings. */
   catalog?: Catalog;
   overrides?: Config["prices"];
+  /** Where the catalog lists a row's model (default: its provider id). */
+  catalogRef?: CatalogRefOf;
 }
 
 /**
@@ -113,9 +115,10 @@ export function ledgerTotal(rows: readonly LedgerRow[], options: Omit<StatsOptio
 export async function ledgerSums(store: Store, by: StatsGroupBy, filter: FigureFilter = {}): Promise<{ groups: StatsGroup[]; total: StatsGroup }> {
   const figures = store.figures();
   if (figures.pending()) {
-    const [{ loadCatalog }, { loadConfig }] = await Promise.all([import("./catalog.ts"), import("../config.ts")]);
+    const [{ loadCatalog }, { loadConfig }, { loadModelHost, catalogRefFor }] = await Promise.all([import("./catalog.ts"), import("../config.ts"), import("../run/model-resolution.ts")]);
     const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
-    withWriter(store, (writer) => writer.figures().backfill((row) => storedLater(row, catalog, config.prices)));
+    const catalogRef = catalogRefFor(await loadModelHost(config));
+    withWriter(store, (writer) => writer.figures().backfill((row) => storedLater(row, catalog, config.prices, catalogRef)));
   }
   const sums = figures.sums(by, filter);
   const groups = sums.map(statsOf);
@@ -207,7 +210,7 @@ function addRow(sums: FigureSums, row: LedgerRow, options: StatsOptions): void {
   if (cost === null) sums.unpriced++;
   else sums.costPico += cost;
   if (row.costEstimate) sums.estimated++;
-  const noCacheUsd = row.noCacheCostUsd !== undefined ? row.noCacheCostUsd : options.catalog ? storedLater(row, options.catalog, options.overrides) : null;
+  const noCacheUsd = row.noCacheCostUsd !== undefined ? row.noCacheCostUsd : options.catalog ? storedLater(row, options.catalog, options.overrides, options.catalogRef) : null;
   if (cost === null || noCacheUsd === null) sums.savingsLeftOut++;
   else {
     const noCache = priceFromNumber(noCacheUsd);
@@ -224,9 +227,15 @@ function addRow(sums: FigureSums, row: LedgerRow, options: StatsOptions): void {
  * The uncached cost of a row recorded before it was stored, at the catalog's
  * prices (what `LedgerFigures.backfill` stores once).
  */
-export function storedLater(row: LedgerRow, catalog: Catalog, overrides: Config["prices"] = {}): number | null {
-  return uncachedCost({ usage: row.usage, raw: row.rawUsage }, `${row.provider}/${row.model}`, catalog, overrides);
+export function storedLater(row: LedgerRow, catalog: Catalog, overrides: Config["prices"] = {}, catalogRef: CatalogRefOf = plainRef): number | null {
+  return uncachedCost({ usage: row.usage, raw: row.rawUsage }, catalogRef(row.provider, row.model), catalog, overrides);
 }
+
+/** `provider/model` as the catalog lists it (src/run/model-resolution.ts `catalogRefFor` maps a provider to its catalog id). */
+export type CatalogRefOf = (provider: string, model: string) => string;
+
+/** The stored provider id as the catalog id (for rows of providers whose catalog id is their own). */
+export const plainRef: CatalogRefOf = (provider, model) => `${provider}/${model}`;
 
 function groupKey(row: LedgerRow, by: StatsGroupBy): string {
   switch (by) {

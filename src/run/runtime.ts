@@ -188,8 +188,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
         });
       }
       const { fromWireAnswer, validateAnswer } = await import("../schema/index.ts");
-      const target = protocol === "anthropic-messages" ? "anthropic" : protocol === "gemini" ? "gemini" : "openai";
-      const mapped = fromWireAnswer(target, schema.schema, value);
+      const { schemaTargetOfProtocol } = await import("./model-resolution.ts");
+      const mapped = fromWireAnswer(schemaTargetOfProtocol(protocol), schema.schema, value);
       const verdict = await validateAnswer(schema.schema, mapped);
       if (!verdict.ok) {
         throw new CachetError("ANSWER_INVALID", `the answer does not match the schema: ${verdict.errors.slice(0, 3).join("; ")}`, {

@@ -1,13 +1,6 @@
 import { expect, test } from "bun:test";
-import { formatSchemaCheck, schemaTargetOf } from "./check-report.ts";
+import { formatSchemaCheck } from "./check-report.ts";
 import { checkSchema } from "./wire-schema.ts";
-
-test("--provider accepts provider ids and model ids", () => {
-  expect(schemaTargetOf("openai")).toBe("openai");
-  expect(schemaTargetOf("google/gemini-2.5-flash")).toBe("gemini");
-  expect(schemaTargetOf("Anthropic")).toBe("anthropic");
-  expect(() => schemaTargetOf("acme")).toThrow('--provider "acme" has no known structured-output contract');
-});
 
 test("text report: the wire schema, or one line per violation with its hint", () => {
   const ok = checkSchema("openai", { type: "object", properties: { a: { type: "string" } } });

@@ -2,27 +2,8 @@
  * What `cachet schema check` prints: the wire schema, or the violations with
  * their JSON paths, as text or JSON. Data for stdout; pure.
  */
-import { CachetError } from "../errors.ts";
-import { SCHEMA_TARGETS, type SchemaTarget } from "./contract.ts";
+import type { SchemaTarget } from "./contract.ts";
 import type { SchemaCheck } from "./wire-schema.ts";
-
-/** Provider names `--provider` accepts, and the contract each one uses. */
-const PROVIDER_TARGETS: Record<string, SchemaTarget> = { openai: "openai", anthropic: "anthropic", gemini: "gemini", google: "gemini" };
-
-/**
- * The contract for `--provider P`: `openai`, `anthropic`, `gemini` (or
- * `google`), or a model id whose provider is one of them (`openai/gpt-5`).
- * @throws CachetError BAD_FLAG for any other provider.
- */
-export function schemaTargetOf(provider: string): SchemaTarget {
-  const target = PROVIDER_TARGETS[provider.split("/")[0]!.toLowerCase()];
-  if (target === undefined) {
-    throw new CachetError("BAD_FLAG", `--provider ${JSON.stringify(provider)} has no known structured-output contract`, {
-      hint: `use one of ${[...SCHEMA_TARGETS, "google"].join(", ")}`,
-    });
-  }
-  return target;
-}
 
 /**
  * The report text: with `json`, one JSON object `{provider, ok, strict?, schema?, violations}`;

@@ -19,7 +19,8 @@ import { calcPrice, findProvider, type Usage as GenaiUsage } from "@pydantic/gen
 import { GENAI_PROVIDERS, genaiModel } from "../../build/genai-prices.ts";
 import { embeddedCatalog } from "../../src/meter/catalog.ts";
 import { extrasOf, priceUsage, resolvePrice, type RequestCost } from "../../src/meter/pricing.ts";
-import { usageMapperFor } from "../../src/meter/usage-mapper.ts";
+import { parseConfig } from "../../src/config.ts";
+import { loadModelHost, resolveModel } from "../../src/run/model-resolution.ts";
 import type { UsageReport } from "../../src/plugin/usage.ts";
 import { COST_CASES } from "../fixtures/meter/cases.ts";
 
@@ -107,6 +108,8 @@ function promptOf(cost: RequestCost): number {
   return (u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0);
 }
 
+const host = await loadModelHost(parseConfig({}, "test"), {});
+
 function crossCheck(): { agreed: number; compared: number; disagreements: Disagreement[] } {
   const catalog = embeddedCatalog();
   const genaiOf = Object.fromEntries(Object.entries(GENAI_PROVIDERS).map(([genai, ours]) => [ours, genai]));
@@ -117,7 +120,8 @@ function crossCheck(): { agreed: number; compared: number; disagreements: Disagr
     const genaiId = genaiOf[item.provider];
     const provider = genaiId === undefined ? undefined : findProvider({ providerId: genaiId });
     if (!provider) continue;
-    const report = usageMapperFor(item.provider, item.raw).map(item.raw);
+    // Read by the provider's own mapping, as `run` and `cachet price` read it.
+    const report = resolveModel(host, `${item.provider}/any`).usage(item.raw).report;
     if (item.serviceTier) report.serviceTier = item.serviceTier;
     for (const [id, entry] of Object.entries(catalog[item.provider]?.models ?? {})) {
       if (!entry.cost) continue;

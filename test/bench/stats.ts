@@ -1,0 +1,147 @@
+/**
+ * Ledger statistics at scale (run: `bun test/bench/stats.ts`, or with every
+ * bench by `npm run bench`). Prints medians and ratios.
+ *
+ * A store with 1,000,000 ledger rows over 1,000 sessions and 90 days
+ * (session sizes Zipf-distributed, as real use is: the largest session holds
+ * about 134,000 requests), written as the turn pipeline records them (with
+ * their per-request figures). Measured in the same run on the same file:
+ * - `cachet stats --by session|model|role|day` (the compiled binary, a new
+ *   process each time, as a user runs it) against the equivalent
+ *   hand-written SQLite aggregate query (bun:sqlite, rows fetched);
+ * - `cachet cost LARGEST` against the hand-written query listing that
+ *   session's requests with their costs and its totals.
+ * Target: each ratio ≤ 3. Exits 1 when one is above.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "../../src/session/store.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const BINARY = join(ROOT, "dist", "cachet");
+const ROWS = 1_000_000;
+const SESSIONS = 1_000;
+const DAYS = 90;
+const SAMPLES = 5;
+const TARGET = 3;
+const SUMS = `COUNT(*), SUM(input), SUM(cache_read), SUM(cache_write_5m), SUM(cache_write_1h), SUM(output), SUM(reasoning), SUM(cacheable_max),
+  SUM(cost_pico), COUNT(*) - COUNT(cost_pico), SUM(no_cache_pico - cost_pico), SUM(CASE WHEN finished_at > first_token_at THEN output END),
+  SUM(CASE WHEN finished_at > first_token_at THEN finished_at - first_token_at END)`;
+
+if (!existsSync(BINARY)) {
+  console.log(`stats bench: ${BINARY} is missing (run \`npm run build:host\`)`);
+  process.exit(1);
+}
+
+// CACHET_BENCH_STORE=DIR keeps (or reuses) the populated store in DIR, to profile without writing it again.
+const kept = process.env.CACHET_BENCH_STORE;
+const home = kept ?? mkdtempSync(join(tmpdir(), "cachet-bench-stats-"));
+const file = join(home, "cachet.db");
+try {
+  const largest = kept && existsSync(file) ? { id: "s_bench00000", requests: largestSize() } : populate();
+  const db = new Database(file, { readonly: true });
+  const results: Array<{ what: string; cachet: number; sql: number }> = [];
+  for (const by of ["session", "model", "role", "day"] as const) {
+    results.push({ what: `stats --by ${by}`, cachet: medianMs(() => cachet(["stats", "--by", by])), sql: medianMs(() => statsQuery(db, by)) });
+  }
+  results.push({ what: `cost (largest session, ${largest.requests} requests)`, cachet: medianMs(() => cachet(["cost", largest.id])), sql: medianMs(() => costQuery(db, largest.id)) });
+  db.close();
+
+  let failed = false;
+  for (const r of results) {
+    const ratio = r.cachet / r.sql;
+    if (ratio > TARGET) failed = true;
+    console.log(`${r.what.padEnd(44)} cachet ${r.cachet.toFixed(0).padStart(6)} ms   hand-written SQL ${r.sql.toFixed(0).padStart(6)} ms   ratio ${ratio.toFixed(2)}  (target ≤ ${TARGET})`);
+  }
+  process.exitCode = failed ? 1 : 0;
+} finally {
+  if (!kept) rmSync(home, { recursive: true, force: true });
+}
+
+function largestSize(): number {
+  const db = new Database(file, { readonly: true });
+  const { n } = db.query("SELECT COUNT(*) AS n FROM requests WHERE session_id = 's_bench00000'").get() as { n: number };
+  db.close();
+  return n;
+}
+
+/** Writes the store; returns the largest session. */
+function populate(): { id: string; requests: number } {
+  const started = performance.now();
+  openStore(file).close(); // the schema, migrated as cachet does
+  const db = new Database(file);
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = OFF");
+  const weights = Array.from({ length: SESSIONS }, (_, k) => 1 / (k + 1));
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const sizes = weights.map((w) => Math.floor((w / sum) * ROWS));
+  sizes[0]! += ROWS - sizes.reduce((a, b) => a + b, 0);
+  const end = Date.UTC(2026, 10, 1);
+  const span = DAYS * 86_400_000;
+  const models = [["anthropic", "claude-sonnet-4-6", "anthropic-messages", 3, 15, 0.3, 3.75], ["openai", "gpt-5", "openai-responses", 1.25, 10, 0.125, 0], ["google", "gemini-2.5-flash", "gemini", 0.3, 2.5, 0.03, 0]] as const;
+  const roles = ["main", "main", "main", "subagent", "title", "compaction"];
+  const session = db.query("INSERT INTO sessions (id, model, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
+  const request = db.query(
+    `INSERT INTO requests (id, session_id, prefix_version, role, provider, model, protocol, started_at, first_token_at, finished_at,
+       input, cache_read, cache_write_5m, cache_write_1h, output, reasoning, cost_usd, cache_mode, cache_ttl, chain_tail, cacheable_max, status,
+       cost_pico, no_cache_pico, figured)
+     VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, 'auto', '5m', '[]', ?, 'ok', ?, ?, 1)`,
+  );
+  let n = 0;
+  let seed = 42;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  for (let s = 0; s < SESSIONS; s++) {
+    const id = `s_bench${String(s).padStart(5, "0")}`;
+    const [provider, model, protocol, pin, pout, pread, pwrite] = models[s % models.length]!;
+    const first = end - span + Math.floor(random() * span * 0.5);
+    const size = sizes[s]!;
+    const step = Math.max(1, Math.floor((end - first) / size));
+    db.transaction(() => {
+      session.run(id, `${provider}/${model}`, id, first, first + size * step);
+      for (let i = 0; i < size; i++) {
+        const input = 50 + Math.floor(random() * 500);
+        const read = i === 0 ? 0 : 2_000 + Math.floor(random() * 20_000);
+        const write = Math.floor(random() * 800);
+        const output = 20 + Math.floor(random() * 600);
+        const pico = Math.round((input * pin + read * pread + write * (pwrite || pin) + output * pout) * 1e6);
+        const noCache = Math.round(((input + read + write) * pin + output * pout) * 1e6);
+        const at = first + i * step;
+        request.run(`r_b${(n++).toString(36)}`, id, roles[i % roles.length]!, provider, model, protocol, at, at + 300, at + 2_300, input, read, write, output, pico / 1e12, read, pico, noCache);
+      }
+    })();
+  }
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+  console.log(`wrote ${ROWS.toLocaleString("en-US")} ledger rows over ${SESSIONS} sessions and ${DAYS} days in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return { id: "s_bench00000", requests: sizes[0]! };
+}
+
+function cachet(args: string[]): void {
+  const r = Bun.spawnSync([BINARY, ...args], { env: { ...process.env, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+  if (r.exitCode !== 0) throw new Error(`cachet ${args.join(" ")} failed: ${r.stderr.toString()}`);
+}
+
+/** The aggregate a person would write by hand for `cachet stats --by`, over cachet's own sessions. */
+function statsQuery(db: Database, by: "session" | "model" | "role" | "day"): void {
+  const key = { session: "r.session_id", model: "r.provider || '/' || r.model", role: "r.role", day: "date(r.started_at / 1000, 'unixepoch')" }[by];
+  db.query(`SELECT ${key}, ${SUMS.replaceAll(/\b(input|cache_read|cache_write_5m|cache_write_1h|output|reasoning|cacheable_max|cost_pico|no_cache_pico|finished_at|first_token_at)\b/g, "r.$1")}
+            FROM requests r JOIN sessions s ON s.id = r.session_id WHERE s.source = 'own' GROUP BY 1`).all();
+}
+
+/** The session's requests with their costs, and its totals: what `cachet cost SESSION` prints. */
+function costQuery(db: Database, sessionId: string): void {
+  db.query("SELECT id, role, provider, model, cost_usd, input, cache_read, cache_write_5m + cache_write_1h, output FROM requests WHERE session_id = ? ORDER BY started_at").all(sessionId);
+  db.query(`SELECT ${SUMS} FROM requests WHERE session_id = ?`).all(sessionId);
+}
+
+function medianMs(run: () => void): number {
+  run(); // warm the page cache
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const t = performance.now();
+    run();
+    times.push(performance.now() - t);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(SAMPLES / 2)]!;
+}
