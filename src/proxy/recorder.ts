@@ -74,6 +74,9 @@ export interface RecorderOptions {
   onRecorded?: (row: LedgerRow, exchange: RecordedExchange) => void;
 }
 
+const UTF8 = new TextDecoder();
+const UTF8_OUT = new TextEncoder();
+
 /** Token counts remembered per content hash before the memo is cleared. */
 const TOKEN_MEMO_LIMIT = 200_000;
 
@@ -129,7 +132,7 @@ export class Recorder {
   private async prepare(e: CapturedExchange): Promise<Prepared> {
     let body: Record<string, unknown> | undefined;
     try {
-      const parsed = JSON.parse(new TextDecoder().decode(e.requestBytes)) as unknown;
+      const parsed = JSON.parse(UTF8.decode(e.requestBytes)) as unknown;
       if (parsed !== null && typeof parsed === "object" && !Array.isArray(parsed)) body = parsed as Record<string, unknown>;
     } catch {
       // Not JSON: the upstream judged it (and its answer is recorded); there is no chain to keep.
@@ -141,10 +144,14 @@ export class Recorder {
     let read: ReadResponse | undefined;
     const decoded = e.responseBytes ? decode(e.responseBytes, e.responseHeaders) : null;
     if (e.httpStatus !== null && e.httpStatus >= 200 && e.httpStatus < 300 && decoded) {
-      const headers = new Headers(e.responseHeaders ?? undefined);
-      headers.delete("content-encoding");
-      headers.delete("content-length");
-      read = await this.o.reader.read(e.route.provider, e.route.protocol, model, streaming, new Response(decoded, { status: e.httpStatus, headers }));
+      if (!streaming && /json/i.test(e.responseHeaders?.get("content-type") ?? "")) {
+        read = this.o.reader.readJson(e.route.provider, e.route.protocol, UTF8.decode(decoded));
+      } else {
+        const headers = new Headers(e.responseHeaders ?? undefined);
+        headers.delete("content-encoding");
+        headers.delete("content-length");
+        read = await this.o.reader.read(e.route.provider, e.route.protocol, model, streaming, new Response(decoded, { status: e.httpStatus, headers }));
+      }
     }
     const spec = this.o.host.providers.get(e.route.provider)?.value;
     const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : { costUsd: null };
@@ -206,8 +213,8 @@ export class Recorder {
       providerRequestId: p.read?.requestId ?? null,
       requestHash: hashBytes(e.requestBytes),
       responseHash: e.responseBytes ? hashBytes(e.responseBytes) : null,
-      requestBody: this.o.keepBodies ? redact(new TextDecoder().decode(e.requestBytes), e.secrets) : null,
-      responseBody: this.o.keepBodies && p.decoded ? new TextEncoder().encode(redact(new TextDecoder().decode(p.decoded), e.secrets)) : null,
+      requestBody: this.o.keepBodies ? redact(UTF8.decode(e.requestBytes), e.secrets) : null,
+      responseBody: this.o.keepBodies && p.decoded ? UTF8_OUT.encode(redact(UTF8.decode(p.decoded), e.secrets)) : null,
     };
     this.pending.push({ newSession, row, exchange, session: { id: sessionId, model, at: e.finishedAt } });
     this.flushing ??= new Promise((resolve) =>
@@ -292,7 +299,7 @@ function errorMessage(e: CapturedExchange): string {
   if (!e.responseBytes) return "";
   try {
     const decoded = decode(e.responseBytes, e.responseHeaders);
-    const body = JSON.parse(new TextDecoder().decode(decoded)) as { error?: { message?: unknown; type?: unknown; status?: unknown } | unknown[] };
+    const body = JSON.parse(UTF8.decode(decoded)) as { error?: { message?: unknown; type?: unknown; status?: unknown } | unknown[] };
     const error = (Array.isArray(body) ? (body[0] as { error?: unknown })?.error : body.error) as { message?: unknown; type?: unknown; status?: unknown } | undefined;
     const kind = error?.type ?? error?.status;
     const message = typeof error?.message === "string" ? error.message : "";

@@ -69,8 +69,8 @@ export class UsageReader {
     return out;
   }
 
-  /** A non-streamed JSON answer: usage, id and content at their places in the protocol's body. */
-  private readJson(provider: string, protocol: Protocol, text: string): ReadResponse {
+  /** Reads a non-streamed JSON answer: usage, id and content at their places in the protocol's body. Never throws. */
+  readJson(provider: string, protocol: Protocol, text: string): ReadResponse {
     const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined };
     try {
       const body = JSON.parse(text) as Record<string, unknown>;

@@ -84,8 +84,9 @@ async function main(): Promise<void> {
       "",
     ].join("\n"),
   );
-  // Only a gross regression fails the bench (shared machine): half the throughput target, twice the latency one, or lost rows.
-  if (proxied.proxied.perSecond < 500 || added > 4 || recorded !== expected || proxied.proxied.errors > 0) process.exit(1);
+  // Only a gross regression fails the bench: the machine is shared, so throughput is judged against the direct run
+  // in the same minute (a tenth of it), latency at twice its target; a lost row or an error always fails.
+  if (proxied.proxied.perSecond < direct.direct.perSecond / 10 || added > 4 || recorded !== expected || proxied.proxied.errors > 0) process.exit(1);
 }
 
 /** CPU time (user + system) a process has used, seconds (Linux /proc; NaN elsewhere). */
