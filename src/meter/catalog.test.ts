@@ -6,7 +6,7 @@ import { buildCatalog, CATALOG_SOURCE } from "../../build/catalog.ts";
 import { supplementCatalog } from "../../build/genai-prices.ts";
 import { parseConfig } from "../config.ts";
 import { statePaths } from "../paths.ts";
-import { embeddedCatalog, findModel, loadCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
+import { embeddedCatalog, findModel, loadCatalog, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
 import { formatModels, listModels } from "./model-list.ts";
 
 function home() {
@@ -36,7 +36,10 @@ describe("prices update", () => {
     const paths = home();
     const file = join(paths.data, "new.json");
     writeFileSync(file, JSON.stringify({ acme: { models: { m1: { cost: { input: 1, output: 2 } } } } }));
-    expect(await updateCatalog(file, paths)).toEqual({ path: storedCatalogFile(paths), providers: 1, models: 1 });
+    const result = await updateCatalog(file, paths, { replace: true });
+    expect(result).toMatchObject({ path: storedCatalogFile(paths), mode: "replace", providers: 1, models: 1, read: 1 });
+    expect(result.changes.find((c) => c.model === "acme/m1")).toEqual({ model: "acme/m1", kind: "added", fields: { input: { before: null, after: 1 }, output: { before: null, after: 2 } } });
+    expect(result.changes.filter((c) => c.kind === "removed").length).toBe(Object.values(embeddedCatalog()).reduce((n, p) => n + Object.keys(p.models).length, 0));
     const loaded = await loadCatalog(paths);
     expect(loaded.source).toBe("updated");
     expect(findModel(loaded.catalog, "acme/m1")?.cost?.output).toBe(2);
@@ -54,6 +57,26 @@ describe("prices update", () => {
     writeFileSync(bad, "{truncated");
     await expect(updateCatalog(bad, paths)).rejects.toThrow(/malformed JSON/);
     expect(readFileSync(storedCatalogFile(paths), "utf8")).toBe(before);
+  });
+
+  test("by default a file is merged: its models replace the same models, every other model stays; the changes are listed", async () => {
+    const paths = home();
+    const file = join(paths.data, "one.json");
+    const gpt5 = findModel(embeddedCatalog(), "openai/gpt-5")!;
+    writeFileSync(file, JSON.stringify({ openai: { models: { "gpt-5": { ...gpt5, cost: { ...gpt5.cost, input: 9 } }, "gpt-9": { cost: { input: 1, output: 2 } } } } }));
+    const result = await updateCatalog(file, paths);
+    expect(result.mode).toBe("merge");
+    expect(result.read).toBe(2);
+    expect(result.changes).toEqual([
+      { model: "openai/gpt-5", kind: "changed", fields: { input: { before: gpt5.cost!.input, after: 9 } } },
+      { model: "openai/gpt-9", kind: "added", fields: { input: { before: null, after: 1 }, output: { before: null, after: 2 } } },
+    ]);
+    const { catalog } = await loadCatalog(paths);
+    expect(findModel(catalog, "anthropic/claude-sonnet-4-6")?.cost).toEqual(findModel(embeddedCatalog(), "anthropic/claude-sonnet-4-6")!.cost!);
+    expect(result.models).toBe(Object.values(embeddedCatalog()).reduce((n, p) => n + Object.keys(p.models).length, 0) + 1);
+    expect(resetCatalog(paths)).toBe(true);
+    expect((await loadCatalog(paths)).source).toBe("embedded");
+    expect(resetCatalog(paths)).toBe(false);
   });
 
   test("without an update the embedded catalog is used", async () => {

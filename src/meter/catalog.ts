@@ -5,7 +5,7 @@
  * at build time (build/catalog.ts).
  * @see https://models.dev/api.json
  */
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import * as v from "valibot";
 import { CachetError, isCachetError } from "../errors.ts";
@@ -122,24 +122,43 @@ export function parseCatalog(text: string, origin: string): Catalog {
   return result.output;
 }
 
+/** One model whose price an update changed. */
+export interface PriceChange {
+  /** `provider/model`. */
+  model: string;
+  /** "added": the catalog in force did not list it; "changed": its cost table differs; "removed": only with `replace`. */
+  kind: "added" | "changed" | "removed";
+  /** The cost fields that differ, before → after (USD per million; `null` when absent). */
+  fields: Record<string, { before: unknown; after: unknown }>;
+}
+
 /** Result of {@link updateCatalog}. */
 export interface CatalogUpdate {
   /** Where the catalog was stored. */
   path: string;
+  /** "merge": the file's models over the catalog in force; "replace": the file whole. */
+  mode: "merge" | "replace";
+  /** Providers and models of the stored catalog. */
   providers: number;
   models: number;
+  /** Models of the file read. */
+  read: number;
+  /** Models whose price was added, changed or (replace) removed; unchanged ones are not listed. */
+  changes: PriceChange[];
 }
 
 /** Default source of `cachet prices update`. */
 export const DEFAULT_CATALOG_URL = "https://models.dev/api.json";
 
 /**
- * Fetches (http/https URL) or reads (file path) a catalog, validates it whole
- * and stores it atomically (temp file + rename): the stored catalog is either
- * the old one or the new one, never a mix.
+ * Fetches (http/https URL) or reads (file path) a catalog, validates it
+ * whole, and stores it atomically (temp file + rename): merged over the
+ * catalog in force by default (a model in the file replaces the same model;
+ * every other model stays), or as it is with `replace`. The stored catalog is
+ * either the old one or the new one, never a mix.
  * @throws CachetError CATALOG_INVALID (bad JSON or shape, nothing stored), INPUT_INVALID (unreadable source).
  */
-export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: StatePaths = statePaths()): Promise<CatalogUpdate> {
+export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: StatePaths = statePaths(), options: { replace?: boolean } = {}): Promise<CatalogUpdate> {
   let text: string;
   try {
     if (/^https?:\/\//.test(from)) {
@@ -147,26 +166,66 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       text = await response.text();
     } else {
-      const { readTextFile } = await import("../input/read-input.ts");
-      text = await readTextFile(from, { label: `price catalog ${from}`, hint: "give a reachable URL or an existing file with --from" });
+      text = await Bun.file(from).text();
     }
   } catch (cause) {
-    if (isCachetError(cause)) throw cause;
     throw new CachetError("INPUT_INVALID", `cannot read price catalog ${from}: ${(cause as Error).message}`, {
       hint: "give a reachable URL or an existing file with --from",
       cause,
     });
   }
-  const catalog = parseCatalog(text, from);
-  const providers = Object.keys(catalog).length;
-  if (providers === 0) throw new CachetError("CATALOG_INVALID", `price catalog ${from} has no providers`, { hint: "give a models.dev api.json-shaped file" });
+  const incoming = parseCatalog(text, from);
+  if (Object.keys(incoming).length === 0) throw new CachetError("CATALOG_INVALID", `price catalog ${from} has no providers`, { hint: "give a models.dev api.json-shaped file" });
+  const { catalog: current } = await loadCatalog(paths);
+  const next = options.replace ? incoming : overlayCatalog(current, incoming);
   const path = storedCatalogFile(paths);
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(catalog));
+  writeFileSync(temp, JSON.stringify(next));
   renameSync(temp, path);
-  const models = Object.values(catalog).reduce((n, p) => n + Object.keys(p.models).length, 0);
-  return { path, providers, models };
+  return { path, mode: options.replace ? "replace" : "merge", providers: Object.keys(next).length, models: countModels(next), read: countModels(incoming), changes: priceChanges(current, next) };
+}
+
+/**
+ * Removes the stored update: the embedded catalog is in force again.
+ * @returns whether there was one
+ */
+export function resetCatalog(paths: StatePaths = statePaths()): boolean {
+  const path = storedCatalogFile(paths);
+  if (!existsSync(path)) return false;
+  rmSync(path);
+  return true;
+}
+
+/** Models whose cost table differs between two catalogs, sorted by id. */
+export function priceChanges(before: Catalog, after: Catalog): PriceChange[] {
+  const changes: PriceChange[] = [];
+  const ids = new Set([...modelIds(before), ...modelIds(after)]);
+  for (const id of [...ids].sort()) {
+    const old = findModel(before, id);
+    const now = findModel(after, id);
+    if (!now) {
+      changes.push({ model: id, kind: "removed", fields: {} });
+      continue;
+    }
+    const a = (old?.cost ?? {}) as Record<string, unknown>;
+    const b = (now.cost ?? {}) as Record<string, unknown>;
+    const fields: PriceChange["fields"] = {};
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) fields[key] = { before: a[key] ?? null, after: b[key] ?? null };
+    }
+    if (!old) changes.push({ model: id, kind: "added", fields });
+    else if (Object.keys(fields).length > 0) changes.push({ model: id, kind: "changed", fields });
+  }
+  return changes;
+}
+
+function modelIds(catalog: Catalog): string[] {
+  return Object.entries(catalog).flatMap(([provider, p]) => Object.keys(p.models).map((m) => `${provider}/${m}`));
+}
+
+function countModels(catalog: Catalog): number {
+  return Object.values(catalog).reduce((n, p) => n + Object.keys(p.models).length, 0);
 }
 
 /** A `provider/model` id split at the first slash (model ids may contain more slashes). */

@@ -35,6 +35,12 @@ export interface RequestCostView {
   /** Billed prompt tokens, and the sum over the nodes (always equal when the chain is not empty). */
   billedPrompt: number;
   nodeTokens: number;
+  /**
+   * cachet's own token estimate of the chain. Node figures are these
+   * estimates scaled by billedPrompt / estimatedPrompt, so an unchanged node's
+   * share moves a little from request to request as that ratio moves.
+   */
+  estimatedPrompt: number;
   tree: CostTreeNode[];
   output: { messageId: string | null; tokens: number | undefined; usd: number | null; usdExact: string | null };
 }
@@ -65,6 +71,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         costUsd: row.costUsd,
         billedPrompt: a.billedPrompt,
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
+        estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
         tree: buildTree(nodes),
         output: { messageId: a.output.messageId, tokens: a.output.tokens, usd: a.output.usd, usdExact: a.output.usdAtto === null ? null : formatUsd(a.output.usdAtto) },
       };
@@ -139,6 +146,10 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
       `${v.requestId}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? 0} · write ${(u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
+    if (v.estimatedPrompt > 0 && v.estimatedPrompt !== v.billedPrompt) {
+      // Why an unchanged node's tokens differ between requests: its share is an estimate scaled to this request's bill.
+      lines.push(`  nodes: estimated ${v.estimatedPrompt} tokens scaled ×${(v.billedPrompt / v.estimatedPrompt).toFixed(4)} to the ${v.billedPrompt} billed`);
+    }
     const walk = (nodes: readonly CostTreeNode[], depth: number): void => {
       for (const n of nodes) {
         lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}`);

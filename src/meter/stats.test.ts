@@ -102,6 +102,7 @@ describe("session cost tree", () => {
     const views = sessionCost(rows, catalog);
     for (const v of views) expect(v.nodeTokens).toBe(v.billedPrompt);
     const second = views[1]!;
+    expect(second.estimatedPrompt).toBe(5000);
     expect(second.tree.map((n) => [n.id, n.status])).toEqual([["sys", "read"], ["tool:a", "read"], ["m1", "read"], ["m2", "write-5m"], ["m3", "write-5m"]]);
     expect(second.tree[2]!.children!.map((c) => c.id)).toEqual(["m1#0"]);
     // 3000 read at 0.3 + 2000 written at 3.75 = 0.0009 + 0.0075; output 100 at 15 = 0.0015.
