@@ -7,6 +7,7 @@
  * the usage inside `choices[0]` of the final chunk; then `data: [DONE]`.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
+import { servedTier } from "../facts/service-tier.ts";
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
@@ -105,7 +106,7 @@ export const openaiChat: ProtocolHandler = {
       ...head(exchange, "chat.completion"),
       choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(answer) }],
       usage,
-      service_tier: "default",
+      service_tier: servedTier(exchange.body.service_tier),
     };
   },
 
@@ -149,7 +150,7 @@ export function openaiErrorType(status: number, type: string): string {
 }
 
 function head(exchange: Exchange, object: string) {
-  return { id: `chatcmpl-emu${exchange.id}`, object, created: exchange.created, model: exchange.request.model, system_fingerprint: "fp_emulator" };
+  return { id: `chatcmpl-emu${exchange.id}`, object, created: exchange.created, model: exchange.request.model, service_tier: servedTier(exchange.body.service_tier), system_fingerprint: "fp_emulator" };
 }
 
 function finishReason(answer: Answer): string {

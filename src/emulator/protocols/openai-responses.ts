@@ -5,6 +5,7 @@
  * `previous_response_id` is not emulated: send the whole input.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
+import { servedTier } from "../facts/service-tier.ts";
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
@@ -171,6 +172,7 @@ function responseObject(exchange: Exchange, output: Record<string, unknown>[], u
     previous_response_id: null,
     prompt_cache_key: body.prompt_cache_key ?? null,
     reasoning: { effort: null, summary: null },
+    service_tier: servedTier(body.service_tier),
     store: body.store ?? false,
     temperature: body.temperature ?? 1,
     text: body.text ?? { format: { type: "text" } },
