@@ -65,6 +65,8 @@ export function proxyHandler(options: ProxyHandlerOptions): (request: Request) =
         redirect: "manual",
         // The client gets the bytes as the upstream encoded them.
         decompress: false,
+        // No idle limit of the proxy's own (Bun's default is 5 minutes): a stalled upstream is the client's to time out.
+        timeout: false,
       } as RequestInit);
     } catch (error) {
       request.signal.removeEventListener("abort", onClientGone);
