@@ -4,16 +4,25 @@
  * cache outcome (mutually exclusive counts) and the answer.
  * Sources per provider below (providers.md §1 collects them).
  */
+import { openrouterPrices } from "./facts/model-facts.ts";
 import type { Answer, CacheOutcome, EmulatedProvider } from "./types.ts";
 
 /**
- * Emulated OpenRouter `cost`, in credits (USD): fixed emulator rates per
- * million tokens, not the upstream's prices: input 1.00, cache read 0.10,
- * 5m write 1.25, 1h write 2.00, output 4.00.
+ * Emulated OpenRouter `cost`, in credits (USD): the model's published
+ * per-million prices (OpenRouter's /models data as models.dev publishes it:
+ * prompt, completion, cache read, cache write; a 1-hour write at 2x the
+ * prompt price, Anthropic's rule), so the emulated bill agrees with the
+ * provider's price list. A model the data does not list is billed at fixed
+ * emulator rates: input 1.00, cache read 0.10, 5m write 1.25, 1h write 2.00, output 4.00.
+ * @see https://openrouter.ai/docs/use-cases/usage-accounting
+ * @see https://openrouter.ai/docs/api-reference/list-available-models (pricing.prompt, completion, input_cache_read, input_cache_write)
  */
-export function emulatedCost(outcome: CacheOutcome, output: number): { total: number; prompt: number; completion: number } {
-  const prompt = (outcome.input * 1 + outcome.read * 0.1 + outcome.write5m * 1.25 + outcome.write1h * 2) / 1e6;
-  const completion = (output * 4) / 1e6;
+export function emulatedCost(outcome: CacheOutcome, output: number, model: string): { total: number; prompt: number; completion: number } {
+  const r = openrouterPrices(model) ?? { input: 1, output: 4, cache_read: 0.1, cache_write: 1.25 };
+  const read = r.cache_read ?? r.input;
+  const write = r.cache_write ?? r.input;
+  const prompt = (outcome.input * r.input + outcome.read * read + outcome.write5m * write + outcome.write1h * r.input * 2) / 1e6;
+  const completion = (output * r.output) / 1e6;
   return { total: prompt + completion, prompt, completion };
 }
 
@@ -34,7 +43,7 @@ export function emulatedCost(outcome: CacheOutcome, output: number): { total: nu
  * - xai: reasoning OUTSIDE `completion_tokens`; `total_tokens` = prompt + completion + reasoning.
  *   @see https://docs.x.ai/developers/advanced-api-usage/prompt-caching/usage-and-pricing
  */
-export function chatUsage(provider: EmulatedProvider | "unknown", outcome: CacheOutcome, answer: Answer): Record<string, unknown> {
+export function chatUsage(provider: EmulatedProvider | "unknown", outcome: CacheOutcome, answer: Answer, model = ""): Record<string, unknown> {
   const prompt = outcome.input + outcome.read + outcome.write5m + outcome.write1h;
   const writes = outcome.write5m + outcome.write1h;
   const reasoning = answer.reasoningTokens;
@@ -58,7 +67,7 @@ export function chatUsage(provider: EmulatedProvider | "unknown", outcome: Cache
         ...(reasoning > 0 ? { completion_tokens_details: { reasoning_tokens: reasoning } } : {}),
       };
     case "openrouter": {
-      const cost = emulatedCost(outcome, completion);
+      const cost = emulatedCost(outcome, completion, model);
       return {
         ...base,
         cost: cost.total,

@@ -76,4 +76,11 @@ describe("cost cases through emulated runs", () => {
     expect(Math.abs((cost.cost_usd as number) - expected)).toBeLessThan(1e-9);
     await samePriceEverywhere(home, "openai/gpt-5", raw, expected);
   }, 120_000);
+
+  test("OpenRouter's emulated cost is billed at the model's published prices: it agrees with cachet's computed cost", async () => {
+    const { cost, raw } = await emulatedRun("openrouter/anthropic/claude-sonnet-4.5", "", []);
+    expect(raw.is_byok).toBe(false);
+    expect(typeof cost.provider_cost_usd).toBe("number");
+    expect(Math.abs((cost.provider_cost_usd as number) - (cost.cost_usd as number))).toBeLessThan(1e-9);
+  }, 120_000);
 });

@@ -127,7 +127,7 @@ describe("kimi (moonshotai)", () => {
 });
 
 describe("openrouter", () => {
-  test("anthropic upstream: cache_control writes 1,100 (cache_write_tokens), reads 1,100; cost at the emulator's flat rates", async () => {
+  test("anthropic upstream: cache_control writes 1,100 (cache_write_tokens), reads 1,100; cost at the model's published prices (3 / write 3.75 / read 0.3 / out 15)", async () => {
     const body = {
       model: "anthropic/claude-sonnet-4.5",
       messages: [{ role: "user", content: [{ type: "text", text: tokens(1100), cache_control: { type: "ephemeral" } }] }],
@@ -135,10 +135,10 @@ describe("openrouter", () => {
     const first = await chat("openrouter", body);
     const out = first.json.usage.completion_tokens;
     expect(first.json.usage).toMatchObject({ prompt_tokens: 1100, is_byok: false, prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 1100 } });
-    expect(first.json.usage.cost).toBeCloseTo((1100 * 1.25 + out * 4) / 1e6, 12);
+    expect(first.json.usage.cost).toBeCloseTo((1100 * 3.75 + out * 15) / 1e6, 12);
     const second = await chat("openrouter", body);
     expect(second.json.usage.prompt_tokens_details).toMatchObject({ cached_tokens: 1100, cache_write_tokens: 0 });
-    expect(second.json.usage.cost).toBeCloseTo((1100 * 0.1 + out * 4) / 1e6, 12);
+    expect(second.json.usage.cost).toBeCloseTo((1100 * 0.3 + out * 15) / 1e6, 12);
   });
 
   test("openai upstream: implicit 1,100 tokens → 1,024 cached; usage arrives in the stream without include_usage", async () => {

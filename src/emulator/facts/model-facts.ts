@@ -65,3 +65,22 @@ export function modelFacts(provider: EmulatedProvider | "unknown", model: string
   memo.set(key, facts);
   return facts;
 }
+
+/** Published per-million prices of an OpenRouter model (USD). */
+export interface PublishedPrices {
+  input: number;
+  output: number;
+  cache_read?: number;
+  cache_write?: number;
+}
+
+/**
+ * The published prices of `model` on OpenRouter, from the embedded models.dev
+ * data (OpenRouter's own price list as models.dev publishes it); undefined
+ * when it does not list the model or its prompt and completion prices.
+ */
+export function openrouterPrices(model: string): PublishedPrices | undefined {
+  const cost = (embeddedCatalog().openrouter?.models as Record<string, { cost?: Partial<PublishedPrices> }> | undefined)?.[model]?.cost;
+  if (cost?.input === undefined || cost.output === undefined) return undefined;
+  return { input: cost.input, output: cost.output, ...(cost.cache_read !== undefined ? { cache_read: cost.cache_read } : {}), ...(cost.cache_write !== undefined ? { cache_write: cost.cache_write } : {}) };
+}

@@ -93,8 +93,8 @@ export const openaiChat: ProtocolHandler = {
     return items;
   },
 
-  usage({ route, outcome, answer }) {
-    return chatUsage(route.provider, outcome, answer);
+  usage({ route, outcome, answer, request }) {
+    return chatUsage(route.provider, outcome, answer, request.model);
   },
 
   json(exchange, usage) {
