@@ -3,6 +3,7 @@
  * importing it eagerly costs about 10 ms of start-up, paid by every `--version`.
  */
 import type { ConsolaInstance } from "consola";
+import { printable } from "./printable.ts";
 
 /** Verbosity chosen by the global flags: quiet < normal < verbose < debug. */
 export type LogLevel = "quiet" | "normal" | "verbose" | "debug";
@@ -41,13 +42,13 @@ export async function logger(): Promise<ConsolaInstance> {
 /** Prints a warning on stderr unless `--quiet`. */
 export async function warn(message: string): Promise<void> {
   if (level === "quiet") return;
-  (await logger()).warn(message);
+  (await logger()).warn(printable(message));
 }
 
 /** Prints an informational line on stderr unless `--quiet`. */
 export async function info(message: string): Promise<void> {
   if (level === "quiet") return;
-  (await logger()).info(message);
+  (await logger()).info(printable(message));
 }
 
 /** Prints a line on stderr only with `--verbose` or `--debug`. */

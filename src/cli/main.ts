@@ -126,9 +126,12 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   // citty's own parse errors (missing positional, bad enum) are usage errors.
   const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
   // citty colours its parse errors whatever stderr is; a script's log must not get escape codes.
-  const message = (known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`).replace(/\x1b\[[0-9;]*m/g, "");
-  process.stderr.write(`cachet: ${message}\n`);
-  if (e?.hint) process.stderr.write(`  hint: ${e.hint}\n`);
+  const raw = known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`;
+  const message = cittyUsage ? raw.replace(/\x1b\[[0-9;]*m/g, "") : raw;
+  // Messages quote user text (a session name, a file name): one line, no escape sequence reaches the terminal.
+  const { printable } = await import("../printable.ts");
+  process.stderr.write(`cachet: ${printable(message)}\n`);
+  if (e?.hint) process.stderr.write(`  hint: ${printable(e.hint)}\n`);
   else if (cittyUsage) process.stderr.write(`  hint: run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values\n`);
   else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);

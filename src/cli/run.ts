@@ -68,7 +68,7 @@ export default defineCommand({
       const stdin = await readStdin({
         mode,
         terminal: dashes > 0 || stdinFlag === "wait",
-        firstByteWaitMs: STDIN_FIRST_BYTE_WAIT_MS,
+        firstByteWaitMs: firstByteWaitMs(process.env.CACHET_STDIN_WAIT_MS),
         encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
         maxBytes: Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30),
         signal: interrupt.signal,
@@ -112,8 +112,19 @@ export default defineCommand({
   },
 });
 
-/** How long a PROMPT run waits for the first byte of a piped stdin, ms (README.md, "The run command"). */
-const STDIN_FIRST_BYTE_WAIT_MS = 2_000;
+/**
+ * How long a PROMPT run waits for the first byte of a piped stdin, ms: 2,000,
+ * or CACHET_STDIN_WAIT_MS (README.md, "The run command").
+ * @throws CachetError BAD_FLAG for a value that is not a whole number of ms in the timer range
+ */
+function firstByteWaitMs(env: string | undefined): number {
+  if (env === undefined || env === "") return 2_000;
+  const ms = Number(env);
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_TIMER_S * 1000) {
+    throw new CachetError("BAD_FLAG", `CACHET_STDIN_WAIT_MS=${env}: expected milliseconds from 0 to ${MAX_TIMER_S * 1000}`, { hint: "unset it for the default 2000 ms" });
+  }
+  return ms;
+}
 
 /** `TEXT` or `@FILE`. */
 async function textOrFile(value: string, flag: string): Promise<string> {

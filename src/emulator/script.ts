@@ -5,7 +5,9 @@
  * `CACHET_EMULATOR_SCRIPT` environment variable.
  *
  * File shape: `[{ "text"?: string, "thinking"?: string,
- *   "tool_calls"?: [{ "name": string, "arguments": "<JSON object as a string>" }] }]`.
+ *   "tool_calls"?: [{ "name": string, "arguments": "<JSON object as a string>" }],
+ *   "refusal"?: true }]` (`refusal`: the answer ends as a refusal: Anthropic
+ *   `stop_reason: "refusal"`, OpenAI `content_filter`, Gemini `SAFETY`).
  */
 import { readFileSync, statSync } from "node:fs";
 import * as v from "valibot";
@@ -31,6 +33,7 @@ const jsonObjectString = v.pipe(
 const ScriptedAnswerSchema = v.strictObject({
   text: v.optional(v.string()),
   thinking: v.optional(v.string()),
+  refusal: v.optional(v.literal(true)),
   tool_calls: v.optional(v.array(v.strictObject({ name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/)), arguments: jsonObjectString }))),
 });
 

@@ -109,6 +109,8 @@ export interface Answer {
   reasoningTokens: number;
   /** True when `maxTokens` cut the answer. */
   truncated: boolean;
+  /** True when the script makes the model refuse (stop reason refusal / content filter). */
+  refused?: boolean;
 }
 
 /**

@@ -8,6 +8,7 @@
  * previous request of its session (equal prefix hashes), as a share of its
  * prompt. Cache efficiency = hit rate / cacheable maximum (= reads / cacheable tokens).
  */
+import { printable } from "../printable.ts";
 import type { Config } from "../config.ts";
 import { promptTokens } from "../plugin/usage.ts";
 import type { FigureFilter, FigureGroupBy, FigureSums } from "../session/ledger-figures.ts";
@@ -312,6 +313,8 @@ export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): s
       g.outputTps === null ? "-" : g.outputTps.toFixed(1),
     ]);
   }
+  // Group keys (model ids, roles) are user text: escaped, so a control character cannot break the table.
+  for (const row of table) row[0] = printable(row[0]!);
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return `${table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n")}\n`;
 }

@@ -60,7 +60,7 @@ export interface RunCommandOptions {
  * far already on stdout and in the store.
  */
 export async function runCommand(o: RunCommandOptions): Promise<number> {
-  if (o.stdin.timedOut) void info("stdin stayed open with no data for 2 s; going on with the PROMPT alone (pass `-` or --stdin wait to wait for stdin, --stdin skip to ignore it)");
+  if (o.stdin.timedOut) void info("stdin stayed open with no data; going on with the PROMPT alone (pass `-` or --stdin wait to wait for stdin, --stdin skip to ignore it)");
   let code: number | undefined;
   try {
     code = await runOne(o);
@@ -109,7 +109,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
         ...(o.maxTokens !== undefined ? { maxTokens: o.maxTokens } : {}),
         ...(o.temperature !== undefined ? { temperature: o.temperature } : {}),
       },
-      cache: { mode: o.cacheMode ?? runtime.config.cache?.mode ?? "auto", ttl: o.cacheTtl ?? runtime.config.cache?.ttl ?? "5m" },
+      cache: { ...(o.cacheMode ? { mode: o.cacheMode } : {}), ...(o.cacheTtl ? { ttl: o.cacheTtl } : {}) },
       role: "main",
       ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
       idleMs: o.idleMs,

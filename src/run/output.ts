@@ -2,6 +2,7 @@
  * What the run command writes on stdout: the answer text as it streams, or
  * JSON lines with `--json`. Nothing else ever goes to stdout.
  */
+import { printable } from "../printable.ts";
 import { usageJson, type Usage, type UsageJson } from "../plugin/usage.ts";
 
 /** One `--json` line. Every line is an object with a `type`. */
@@ -60,7 +61,7 @@ export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdo
       wrote = true;
     },
     event(event) {
-      if (event.type === "tool_call") diagnostics(`tool call ${event.name} ${event.arguments} (answer it with: --tool-result ${event.id})`);
+      if (event.type === "tool_call") diagnostics(printable(`tool call ${event.name} ${event.arguments} (answer it with: --tool-result ${event.id})`));
     },
     async end() {
       if (wrote && !last.endsWith("\n")) out.write("\n");

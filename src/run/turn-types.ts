@@ -30,7 +30,8 @@ export interface TurnOptions {
   /** Fork the chosen session (default: the latest) before this turn. */
   fork?: boolean;
   generation: GenerationSettings;
-  cache: Omit<CacheSettings, "affinityKey">;
+  /** Cache mode and TTL; a field left undefined sticks to the session's (see sticky-cache.ts). */
+  cache: Partial<Omit<CacheSettings, "affinityKey">>;
   /** Why the call is made: `main`, `probe`, ... */
   role: string;
   /** `--base-url`. */

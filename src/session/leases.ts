@@ -18,6 +18,8 @@ export interface TurnOptions {
   leaseMs?: number;
   /** Ends the wait (SIGINT / SIGTERM): acquireTurn rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Called once when another process holds the lease, before waiting for it: its pid and host. */
+  onBusy?: (holder: { pid: number; host: string }) => void;
 }
 
 /** Takes and releases turn leases. */
@@ -31,9 +33,12 @@ export class Leases {
     const host = hostname();
     const deadline = Date.now() + waitMs;
     let delay = 5;
+    let told = false;
     for (;;) {
       const holder = this.tryLease(sessionId, token, host, leaseMs);
       if (holder === null) break;
+      if (!told) options.onBusy?.({ pid: holder.owner_pid, host: holder.host });
+      told = true;
       const left = deadline - Date.now();
       if (left <= 0) {
         throw new CachetError("SESSION_CONFLICT", `session ${sessionId} is busy: process ${holder.owner_pid} on ${holder.host} has been running a turn for over ${Math.round(waitMs / 1000)} s`, {

@@ -2,6 +2,7 @@
  * What `cachet sessions` and `cachet export` print, as pure functions of the
  * store's records, so tests call them without a terminal.
  */
+import { printable } from "../printable.ts";
 import type { Block, SummaryState } from "../context/types.ts";
 import type { SessionSource } from "./recorded.ts";
 import type { LogEntry, Store } from "./store.ts";
@@ -82,7 +83,7 @@ export function formatSessionList(listings: SessionListing[]): string {
 export function formatSessionDetails(d: SessionDetails): string {
   const s = d.session;
   const out: string[] = [
-    `session   ${s.id}${s.name ? ` (${s.name})` : ""}`,
+    `session   ${s.id}${s.name ? ` (${printable(s.name)})` : ""}`,
     `model     ${s.model}`,
     `affinity  ${s.affinityKey}`,
     `created   ${isoMinute(s.createdAt)}   updated ${isoMinute(s.updatedAt)}`,
@@ -91,7 +92,7 @@ export function formatSessionDetails(d: SessionDetails): string {
   out.push("", "Stable prefix versions:");
   for (const p of d.prefixes) {
     const tools = p.prefix.tools.map((t) => t.name).join(", ") || "none";
-    out.push(`  v${p.version}  ${isoMinute(p.createdAt)}  ${p.prefix.fingerprint}  ${p.reason ?? "first version"}  (${p.prefix.system.length} system part(s); tools: ${tools}${p.prefix.schema ? `; schema: ${p.prefix.schema.name}` : ""})`);
+    out.push(printable(`  v${p.version}  ${isoMinute(p.createdAt)}  ${p.prefix.fingerprint}  ${p.reason ?? "first version"}  (${p.prefix.system.length} system part(s); tools: ${tools}${p.prefix.schema ? `; schema: ${p.prefix.schema.name}` : ""})`));
   }
   if (d.summary.messages.length > 0) out.push("", `Summary: ${d.summary.messages.length} message(s), covering through ${d.summary.coversThrough ?? "-"}`);
   out.push("", `Messages (${d.messages.length}):`);
@@ -117,7 +118,8 @@ function preview(content: Block[]): string {
     .join(" ")
     .replace(/\s+/g, " ")
     .trim();
-  return text.length > 72 ? `${text.slice(0, 71)}…` : text;
+  const shown = text.length > 72 ? `${text.slice(0, 71)}…` : text;
+  return printable(shown);
 }
 
 function count(value: number | undefined): string {
@@ -128,7 +130,8 @@ function isoMinute(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16).replace("T", " ");
 }
 
-function table(rows: string[][]): string {
+function table(cells: string[][]): string {
+  const rows = cells.map((row) => row.map(printable));
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
   return rows.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join("  ")).join("\n") + "\n";
 }

@@ -180,5 +180,6 @@ function contentBlocks({ answer, id }: Exchange): Record<string, unknown>[] {
 
 function stopReason(answer: Answer): string {
   if (answer.toolCalls.length > 0) return "tool_use";
+  if (answer.refused) return "refusal";
   return answer.truncated ? "max_tokens" : "end_turn";
 }

@@ -141,5 +141,6 @@ function allParts(exchange: Exchange): Record<string, unknown>[] {
 }
 
 function finishReason(exchange: Exchange): string {
+  if (exchange.answer.refused) return "SAFETY";
   return exchange.answer.truncated ? "MAX_TOKENS" : "STOP";
 }

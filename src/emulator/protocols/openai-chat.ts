@@ -155,5 +155,6 @@ function head(exchange: Exchange, object: string) {
 
 function finishReason(answer: Answer): string {
   if (answer.toolCalls.length > 0) return "tool_calls";
+  if (answer.refused) return "content_filter";
   return answer.truncated ? "length" : "stop";
 }

@@ -7,6 +7,7 @@ import { prefixChange } from "../../context/prefix.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { PrefixVersion } from "../../session/types.ts";
 import type { Runtime } from "../runtime.ts";
+import { stickyCache } from "../sticky-cache.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { TurnInput } from "./input.ts";
 import type { OpenedSession } from "./session.ts";
@@ -21,7 +22,8 @@ export interface AssembledContext {
 
 /**
  * Assembles the context, storing a changed prefix as a new version and the
- * session's model, and emitting the `session` event. Overlays are the
+ * session's model, and emitting the `session` event. Cache mode and TTL left
+ * open by the options stick to the session's (sticky-cache.ts). Overlays are the
  * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
  * @throws CachetError PLUGIN_HOOK when a `context:overlay` hook fails
  */
@@ -45,6 +47,8 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     ...(change ? { prefix_change: change } : {}),
   });
   if (loaded.session.model !== input.modelRef) store.setModel(sessionId, input.modelRef);
+  const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
+  for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
 
   const context: RequestContext = {
     model: input.ref.model,
@@ -53,7 +57,7 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     summary: loaded.summary.messages,
     messages: [...loaded.messages, input.userMessage],
     generation: options.generation,
-    cache: { ...options.cache, affinityKey: loaded.session.affinityKey },
+    cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };
   const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];
   if (overlays.length) context.overlay = overlays.join("\n");

@@ -5,6 +5,7 @@
  */
 import type { Message } from "../../context/types.ts";
 import type { CachetError } from "../../errors.ts";
+import { structuredFinishError } from "../finish-check.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions, TurnResult } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
@@ -24,6 +25,9 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
   let answer: unknown;
   if (failure === undefined && context.prefix.schema) {
     try {
+      // The finish reason first: an answer cut at the output limit or refused is not a schema problem (CASES.md case 41).
+      const cut = structuredFinishError(result.finish, options.generation.maxTokens);
+      if (cut) throw cut;
       answer = await runtime.checkAnswer(row.protocol, context.prefix.schema, content);
     } catch (error) {
       const e = error as CachetError;

@@ -57,7 +57,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const chain = runtime.chainOf(wire);
   const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
-  const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chain, maxTokens: options.generation.maxTokens, cache: options.cache });
+  const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   let reservation = runtime.budget ? await admit() : undefined;
   store.appendMessage(sessionId, input.userMessage);
   if (huge) Bun.gc(true);
@@ -93,7 +93,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
             emitted = true;
           }
           // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
-          if (event.type !== "chatter" && event.type !== "finish") answer.saveSoon(content);
+          // Not before there is content: an empty thinking start must not store an empty assistant message.
+          if (event.type !== "chatter" && event.type !== "finish" && content.length > 0) answer.saveSoon(content);
         },
       });
       break;

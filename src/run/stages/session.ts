@@ -75,7 +75,12 @@ export async function inSession<T>(
   body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
 ): Promise<T> {
   const { store, host } = runtime;
-  const lease = target ? await store.acquireTurn(target.id, options.signal ? { signal: options.signal } : {}) : undefined;
+  const lease = target
+    ? await store.acquireTurn(target.id, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        onBusy: (holder) => void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
+      })
+    : undefined;
   let held = lease !== undefined;
   const release = () => {
     if (held) lease!();

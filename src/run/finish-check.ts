@@ -1,0 +1,31 @@
+/**
+ * Why a structured answer cannot be judged as JSON: the finish reason says
+ * it was cut at the output limit or refused, and that, not the schema, is
+ * what the user must act on (CASES.md case 41).
+ */
+import { CachetError } from "../errors.ts";
+import type { FinishEvent } from "../plugin/stream.ts";
+
+/**
+ * The ANSWER_INVALID error for a `--schema` answer that ended for a reason
+ * other than a finished answer, or undefined when it finished normally.
+ * `length`: cut at the output limit (raise `--max-tokens`); `refusal` and
+ * `content_filter`: the model or the provider's filter refused.
+ * @param maxTokens the `--max-tokens` in effect, named in the message when known
+ */
+export function structuredFinishError(finish: FinishEvent | undefined, maxTokens: number | undefined): CachetError | undefined {
+  const raw = finish?.rawReason ? ` (finish reason ${finish.rawReason})` : "";
+  switch (finish?.reason) {
+    case "length":
+      return new CachetError("ANSWER_INVALID", `the structured answer was cut at the output limit${maxTokens !== undefined ? ` of ${maxTokens} tokens` : ""}${raw} before its JSON was complete`, {
+        hint: `raise --max-tokens${maxTokens !== undefined ? ` above ${maxTokens}` : ""} and run again; the cut answer is stored (\`cachet export\`)`,
+      });
+    case "refusal":
+    case "content_filter":
+      return new CachetError("ANSWER_INVALID", `the model refused to answer${finish.reason === "content_filter" ? " (the provider's content filter stopped it)" : ""}${raw}, so there is no structured answer`, {
+        hint: "rephrase the prompt or the input; the refusal is stored (`cachet export`)",
+      });
+    default:
+      return undefined;
+  }
+}
