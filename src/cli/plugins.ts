@@ -10,6 +10,7 @@
  */
 import { defineCommand } from "citty";
 import { CachetError, EXIT } from "../errors.ts";
+import { printable } from "../printable.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 
 const ACTIONS = ["list", "add", "remove", "update", "new", "test"] as const;
@@ -115,12 +116,12 @@ async function list(asJson: boolean): Promise<void> {
   } else {
     for (const p of plugins) {
       const record = "installed" in p ? p.installed : undefined;
-      process.stdout.write(`${p.name}  (${record ? `${record.name}@${record.version}, ${record.source}` : p.source})\n`);
-      for (const pr of p.providers) process.stdout.write(`  provider  ${pr.id.padEnd(18)} ${pr.protocol.padEnd(20)} ${pr.env.join(", ")}\n`);
-      for (const s of p.strategies) process.stdout.write(`  strategy  ${s}\n`);
+      process.stdout.write(`${printable(`${p.name}  (${record ? `${record.name}@${record.version}, ${record.source}` : p.source})`)}\n`);
+      for (const pr of p.providers) process.stdout.write(`  provider  ${printable(pr.id).padEnd(18)} ${pr.protocol.padEnd(20)} ${printable(pr.env.join(", "))}\n`);
+      for (const s of p.strategies) process.stdout.write(`  strategy  ${printable(s)}\n`);
       if (p.hooks.length) process.stdout.write(`  hooks     ${[...new Set(p.hooks)].join(", ")}\n`);
     }
-    for (const f of host.failures) process.stdout.write(`FAILED ${f.plugin}: ${f.message}\n`);
+    for (const f of host.failures) process.stdout.write(`FAILED ${printable(`${f.plugin}: ${f.message}`)}\n`);
   }
   if (host.failures.length > 0) process.exitCode = EXIT.failure;
 }

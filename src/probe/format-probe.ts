@@ -3,6 +3,7 @@
  * with a totals line, then the side-by-side comparison when there are
  * several. Plain aligned columns, no colour, so it pastes into an issue.
  */
+import { printable } from "../printable.ts";
 import type { ProbeCall, ProbeComparison, ProbeReport, ProbeVariant } from "./probe-report.ts";
 
 /** Formats a report for a terminal. Ends with a newline. */
@@ -21,7 +22,7 @@ function formatVariant(report: ProbeReport, variant: ProbeVariant): string {
   const rows = variant.calls.map(callCells);
   const t = variant.totals;
   const total = ["total", "", "", count(t.input), count(t.cacheRead), count(t.cacheWrite), percent(t.hitRate), count(t.cacheableMax), percent(t.efficiency), usd(t.costUsd) + (t.unpriced ? ` (+${t.unpriced} unpriced)` : ""), `${t.calls} calls`];
-  return `${title}\n${table([CALL_HEADER, ...rows, total], CALL_LEFT, rows.length + 1)}`;
+  return `${printable(title)}\n${table([CALL_HEADER, ...rows, total], CALL_LEFT, rows.length + 1)}`;
 }
 
 function callCells(c: ProbeCall): string[] {
@@ -37,7 +38,9 @@ function formatComparison(rows: readonly ProbeComparison[]): string {
 }
 
 /** Aligned columns; a rule under the header and, when `ruleBefore` is given, before that row. */
-function table(rows: string[][], left: Set<number>, ruleBefore?: number): string {
+function table(cells: string[][], left: Set<number>, ruleBefore?: number): string {
+  // Roles, model ids and notes come from the scenario file: escaped, so no control character breaks a row.
+  const rows = cells.map((r) => r.map(printable));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   const line = (r: string[]) =>
     r
