@@ -23,14 +23,7 @@ import { uncachedCost } from "./pricing.ts";
 export type StatsGroupBy = FigureGroupBy;
 
 /** Token sums of a group (unknown counts contribute nothing). */
-export interface TokenTotals {
-  input: number;
-  cacheRead: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  output: number;
-  reasoning: number;
-}
+export type TokenTotals = Pick<FigureSums, "input" | "cacheRead" | "cacheWrite5m" | "cacheWrite1h" | "output" | "reasoning">;
 
 /** Statistics of one group. Ratios are 0..1, null when undefined (no prompt tokens, nothing cacheable). */
 export interface StatsGroup {
