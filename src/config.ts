@@ -61,6 +61,20 @@ const ExportConfigSchema = v.strictObject({
   with_content: v.optional(v.boolean()),
 });
 
+const Tokens = v.pipe(v.number(), v.integer(), v.minValue(1));
+
+/** `[compaction]`: when and how a long session is compacted (src/compaction, README "Compaction"). */
+const CompactionConfigSchema = v.strictObject({
+  /** Compact when due (default true); `--no-compact` turns it off for one run. */
+  enabled: v.optional(v.boolean()),
+  /** Compact when the next request's estimate exceeds this many tokens (default: min(0.8 × window, window − max output − 4,096)). */
+  trigger_tokens: v.optional(Tokens),
+  /** Budget of the kept tail, tokens (default: 0.4 × target, at most 16,000). */
+  tail_tokens: v.optional(Tokens),
+  /** The model's context window, tokens, when the catalog does not know it. */
+  window_tokens: v.optional(Tokens),
+});
+
 /** A plugin installed by `cachet plugins add` (src/plugin/install.ts). */
 export const InstalledPluginSchema = v.strictObject({
   /** The plugin's package name (or its `name` when it has no package.json). */
@@ -97,6 +111,7 @@ export const ConfigSchema = v.strictObject({
   ),
   budget: v.optional(BudgetConfigSchema),
   export: v.optional(ExportConfigSchema),
+  compaction: v.optional(CompactionConfigSchema),
 });
 
 function isTimeZone(zone: string): boolean {

@@ -5,7 +5,8 @@
  * Breakpoints (at most 4 per request, counted at block level, manual marks
  * included): the last block of the newest message whatever its type (the
  * overlay excluded), the previous request's tail (see plugins/shared/breakpoints.ts),
- * the last system block and the last tool. With `--cache-ttl 1h` every
+ * the last system block and the last tool (with a summary zone: the end of
+ * the summary zone, and the last system block or else the last tool). With `--cache-ttl 1h` every
  * automatic breakpoint is `{"type":"ephemeral","ttl":"1h"}`; 1h marks always
  * precede 5m ones in the walk order tools → system → messages.
  *
@@ -73,7 +74,11 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
   });
   const manual = findCacheMarks(body, ANTHROPIC_CACHE_ORDER);
   const { tail, previousTail } = rollingPositions(markableMessages(wire, messages, rollingStart(messages)));
-  const candidates = [tail, previousTail, lastSystemBlock(body.system), lastTool(body.tools)].filter((p): p is WirePath => p !== undefined);
+  // With a summary zone, its end is a zone boundary (shared/compaction.md): the first request after a
+  // compaction reads Z0 + Z1 from it. Z0 then keeps one mark, on the system prompt (which follows the tools).
+  const summaryEnd = lastSummaryBlock(messages, context.summary.length);
+  const zones = summaryEnd ? [summaryEnd, lastSystemBlock(body.system) ?? lastTool(body.tools)] : [lastSystemBlock(body.system), lastTool(body.tools)];
+  const candidates = [tail, previousTail, ...zones].filter((p): p is WirePath => p !== undefined);
   const marks = planBreakpoints({
     candidates,
     manual,
@@ -150,6 +155,16 @@ function isMarkableBlock(block: unknown): boolean {
   const { type, text } = block as Record<string, unknown>;
   if (typeof type !== "string" || UNMARKABLE_BLOCKS.has(type)) return false;
   return !(type === "text" && text === "");
+}
+
+/** The last markable block of the summary zone: the adapter renders each summary message as one wire message, first. */
+function lastSummaryBlock(messages: unknown[], summaryMessages: number): WirePath | undefined {
+  if (summaryMessages === 0 || messages.length < summaryMessages) return undefined;
+  const i = summaryMessages - 1;
+  const content = (messages[i] as { content?: unknown } | null)?.content;
+  if (!Array.isArray(content)) return undefined;
+  for (let j = content.length - 1; j >= 0; j--) if (isMarkableBlock(content[j])) return ["messages", i, "content", j];
+  return undefined;
 }
 
 function lastSystemBlock(system: unknown): WirePath | undefined {

@@ -219,6 +219,7 @@ async function turn(run: Run, cursor: Cursor, at: string, input: TurnInput): Pro
   const sessionEvent = () => sink.events.find((e): e is Extract<JsonEvent, { type: "session" }> => e.type === "session");
   let problem: string | null = null;
   let requestId: string | undefined;
+  const compactionsBefore = cursor.sessionId === undefined || cursor.fork ? 0 : run.runtime.store.compactions(cursor.sessionId).length;
   try {
     const result = await runTurn(run.runtime, {
       prompt: input.prompt,
@@ -249,7 +250,9 @@ async function turn(run: Run, cursor: Cursor, at: string, input: TurnInput): Pro
   }
   cursor.fork = false;
   const prefixChange = sessionEvent()?.prefix_change;
-  const changes = [...(prefixChange ? [prefixChange] : []), ...cursor.advanced.map((d) => `clock +${d}`)];
+  // A compaction before this call rewrote the request after Z0 + Z1 on purpose.
+  const compacted = cursor.sessionId !== undefined && run.runtime.store.compactions(cursor.sessionId).length > compactionsBefore;
+  const changes = [...(prefixChange ? [prefixChange] : []), ...(compacted ? ["compacted"] : []), ...cursor.advanced.map((d) => `clock +${d}`)];
   cursor.advanced = [];
   // Every call of the turn counts, auxiliary ones (other roles, other sessions) included.
   for (const row of run.runtime.store.ledger({ since })) {

@@ -45,6 +45,11 @@ export interface Runtime {
   budget: Budget | undefined;
   /** Prices a usage report for `provider/model` with the catalog and config overrides; `partial` for a cut stream's usage (a flagged lower bound). */
   price(modelRef: string, report: UsageReport, flags?: { partial?: boolean }): Promise<Priced>;
+  /**
+   * The model's limits from the catalog (`limit.context` and `limit.output`, tokens); absent when unknown.
+   * @param catalogRef `provider/model` as the catalog names it
+   */
+  modelLimits(catalogRef: string): Promise<{ context?: number; output?: number }>;
   /** The wire hash chain of a request, with token estimates memoized per content hash. */
   chainOf(wire: WireRequest): Promise<ChainLink[]>;
   /**
@@ -137,6 +142,12 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const memo = new Map<string, number>();
   const chains = chainMemo();
   return {
+    async modelLimits(catalogRef) {
+      const { loadCatalog } = await import("../meter/index.ts");
+      const { findModel } = await import("../meter/catalog.ts");
+      const limit = findModel((await loadCatalog(paths)).catalog, catalogRef)?.limit;
+      return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
+    },
     config,
     host,
     store,

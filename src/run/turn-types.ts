@@ -32,6 +32,8 @@ export interface TurnOptions {
   generation: GenerationSettings;
   /** Cache mode and TTL; a field left undefined sticks to the session's (see sticky-cache.ts). */
   cache: Partial<Omit<CacheSettings, "affinityKey">>;
+  /** False with `--no-compact`: the turn never compacts (src/run/stages/compact.ts). */
+  compact?: boolean;
   /** Why the call is made: `main`, `probe`, ... */
   role: string;
   /** `--base-url`. */

@@ -3,14 +3,18 @@
  * (DESIGN.md, "Data flow of one turn"), each a function in stages/ with data
  * in and out:
  *
- *   choose the session → resolve the input → assemble the context → render →
- *   cache strategies → send → record → finish
+ *   choose the session → resolve the input → assemble the context →
+ *   compact if due → render → cache strategies → send → record → finish
+ *
+ * A provider's "too long" refusal gets one recovery compaction and one retry
+ * (never a second compaction in the same turn).
  *
  * Only the store, the network and the sink do I/O. A runtime (plugins, config,
  * store, emulator) is opened once and can serve many turns (the probe command
  * runs whole scenarios through it).
  */
 import type { Runtime } from "./runtime.ts";
+import { compactIfDue, compactNow, QUIET_SINK, tooLong } from "./stages/compact.ts";
 import { assembleContext } from "./stages/context.ts";
 import { finishTurn } from "./stages/finish.ts";
 import { resolveInput } from "./stages/input.ts";
@@ -33,10 +37,18 @@ export type { SessionChoice, TurnOptions, TurnResult } from "./turn-types.ts";
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
   const target = chooseSession(runtime, options);
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
-    const assembled = await assembleContext(runtime, options, opened, input);
-    const rendered = renderRequest(input, assembled.context);
-    const wire = await applyCacheStrategies(runtime.host, rendered, assembled.context);
-    const sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+    let assembled = await compactIfDue(runtime, options, input, opened, await assembleContext(runtime, options, opened, input));
+    let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context);
+    let sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+    if (tooLong(sent.failure) && !assembled.compaction && options.compact !== false) {
+      // One recovery compaction and one retry; the refused attempt stays in the ledger.
+      await recordCall(runtime, { ...options, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
+      assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
+      if (assembled.compaction) {
+        wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context);
+        sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+      }
+    }
     const recorded = await recordCall(runtime, options, input, opened, assembled, wire, sent);
     return finishTurn(runtime, options, assembled, sent, recorded);
   });

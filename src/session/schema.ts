@@ -4,6 +4,7 @@
  * entry, never by editing an old one (users' databases already ran it).
  */
 
+import { COMPACTION_MIGRATION } from "./compactions.ts";
 import { FIGURES_MIGRATION } from "./ledger-figures.ts";
 
 /** Migrations in order; index i brings the store from user_version i to i + 1. */
@@ -157,4 +158,6 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Per-request figures (exact cost, uncached cost, estimate note) for aggregation in SQL: src/session/ledger-figures.ts.
   FIGURES_MIGRATION,
+  // Compaction (src/compaction): one row per compaction of a session, and summaries addressed by content.
+  COMPACTION_MIGRATION,
 ];

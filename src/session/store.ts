@@ -14,6 +14,7 @@ import type { Database } from "bun:sqlite";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
+import { CompactionTable, type CompactionRecord } from "./compactions.ts";
 import { StoreCore } from "./core.ts";
 import type { OpenOptions } from "./database.ts";
 import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
@@ -75,6 +76,7 @@ export class Store {
   private readonly ledgerRows: Ledger;
   private readonly tokens: TokenMemo;
   private readonly leases: Leases;
+  private readonly compactionRows: CompactionTable;
 
   constructor(path: string, options: OpenOptions = {}) {
     this.path = path;
@@ -87,6 +89,7 @@ export class Store {
     this.ledgerRows = new Ledger(this.core);
     this.tokens = new TokenMemo(this.core);
     this.leases = new Leases(this.core);
+    this.compactionRows = new CompactionTable(this.core);
   }
 
   /**
@@ -244,6 +247,35 @@ export class Store {
    */
   saveSummary(sessionId: string, summary: SummaryState): void {
     this.core.write(() => this.prefixes.saveSummary(sessionId, summary));
+  }
+
+  // ── compaction ──────────────────────────────────────────────────────────
+
+  /**
+   * Stores a compaction: the new summary state (Z1 appended, covering through
+   * the last collapsed message) and the compaction's row, in one write.
+   * @throws CachetError SESSION_NOT_FOUND
+   */
+  recordCompaction(record: CompactionRecord, summary: SummaryState): void {
+    this.core.write(() => {
+      this.prefixes.saveSummary(record.sessionId, summary);
+      this.compactionRows.record(record);
+    });
+  }
+
+  /** The session's compactions, oldest first. */
+  compactions(sessionId: string): CompactionRecord[] {
+    return this.compactionRows.list(sessionId);
+  }
+
+  /** A stored summary by its content key (shared/compaction.md, "Content-addressed summary cache"), or null. */
+  summaryText(key: string): string | null {
+    return this.compactionRows.summaryText(key);
+  }
+
+  /** Stores a summary under its content key; an existing key keeps its first text. */
+  saveSummaryText(key: string, text: string, model: string): void {
+    this.core.write(() => this.compactionRows.saveSummaryText(key, text, model));
   }
 
   // ── log ─────────────────────────────────────────────────────────────────

@@ -3,6 +3,7 @@
  * summary, log plus the new user message, overlay), with a prefix change
  * stored as a new version and announced.
  */
+import { afterSummary } from "../../compaction/plan.ts";
 import { prefixChange } from "../../context/prefix.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { PrefixVersion } from "../../session/types.ts";
@@ -55,7 +56,8 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     provider: input.ref.provider,
     prefix: prefixVersion.prefix,
     summary: loaded.summary.messages,
-    messages: [...loaded.messages, input.userMessage],
+    // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
+    messages: [...afterSummary(loaded.messages, loaded.summary.coversThrough), input.userMessage],
     generation: options.generation,
     cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };

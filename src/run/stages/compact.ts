@@ -1,0 +1,228 @@
+/**
+ * Stage "compact if due" (shared/compaction.md, protocol CPC-1): when the
+ * calibrated estimate of the next request exceeds the trigger, the oldest
+ * turns move into the summary zone (Z1, appended once) and the request is
+ * rebuilt as Z0 + Z1 + the kept tail (Z2, the exact messages last sent) + the
+ * new message. The log keeps everything; only the summary state changes.
+ */
+import { newId } from "../../context/ids.ts";
+import { ProviderError } from "../../errors.ts";
+import { buildPrefix } from "../../context/prefix.ts";
+import type { Message, RequestContext, SummaryState } from "../../context/types.ts";
+import { renderExtractive, RENDER_VERSION } from "../../compaction/extractive.ts";
+import { planCut } from "../../compaction/plan.ts";
+import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summaryKey, SUMMARIZER_SYSTEM, SUMMARY_MAX_TOKENS, VERBATIM_RENDER_TOKENS } from "../../compaction/summary.ts";
+import { calibration, compactionLimits, nextRequestTokens, type CompactionLimits } from "../../compaction/trigger.ts";
+import type { CompactionRecord } from "../../session/compactions.ts";
+import { loadO200k } from "../../tokenizer/o200k.ts";
+import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
+import type { OutputSink } from "../output.ts";
+import type { Runtime } from "../runtime.ts";
+import type { TurnOptions } from "../turn-types.ts";
+import type { AssembledContext } from "./context.ts";
+import type { TurnInput } from "./input.ts";
+import { PartialAnswer } from "./partial-answer.ts";
+import { recordCall } from "./record.ts";
+import { applyCacheStrategies, renderRequest } from "./render.ts";
+import type { OpenedSession } from "./session.ts";
+
+/** Ledger role of a summary call. */
+export const COMPACTION_ROLE = "compaction";
+/** Rows of the session the calibration ratio is taken over. */
+const CALIBRATION_ROWS = 8;
+
+/** Why a compaction runs. */
+export type CompactionReason = "threshold" | "on demand" | "too long";
+
+/** A turn's context after the stage, with the compaction made, if any. */
+export interface Compacted extends AssembledContext {
+  compaction?: CompactionRecord;
+}
+
+/**
+ * Compacts when due. Off with `--no-compact` or `compaction.enabled = false`,
+ * and when neither the catalog nor `compaction.window_tokens` gives the window
+ * and no `compaction.trigger_tokens` is set.
+ * @throws CachetError STORE when the store refuses a write
+ */
+export async function compactIfDue(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext): Promise<Compacted> {
+  if (options.compact === false || runtime.config.compaction?.enabled === false) return assembled;
+  const limits = await limitsFor(runtime, input, options);
+  if (!limits) return assembled;
+  const before = await estimateNext(runtime, input, assembled);
+  if (before <= limits.trigger) return assembled;
+  return compact(runtime, options, input, opened, assembled, limits, before, "threshold");
+}
+
+/**
+ * Compacts now (`cachet compact`, or once after the provider refused the
+ * request as too long): the last message of the context is the one about to
+ * be sent, or, with `incoming` false, the context holds only the log.
+ * @returns the context unchanged when nothing can be summarized
+ */
+export async function compactNow(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, reason: CompactionReason, incoming = true): Promise<Compacted> {
+  const limits = (await limitsFor(runtime, input, options)) ?? compactionLimits(Number.MAX_SAFE_INTEGER, 0, Math.max(2, 2 * (await estimateNext(runtime, input, assembled))));
+  const before = await estimateNext(runtime, input, assembled);
+  return compact(runtime, options, input, opened, assembled, limits, before, reason, incoming);
+}
+
+async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOptions): Promise<CompactionLimits | undefined> {
+  const config = runtime.config.compaction ?? {};
+  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  const known = config.window_tokens !== undefined && config.trigger_tokens !== undefined ? {} : await runtime.modelLimits(catalogRef);
+  const window = config.window_tokens ?? known.context;
+  if (window === undefined && config.trigger_tokens === undefined) return undefined;
+  const maxOutput = options.generation.maxTokens ?? known.output ?? 0;
+  return compactionLimits(window ?? Number.MAX_SAFE_INTEGER, maxOutput, config.trigger_tokens, config.tail_tokens);
+}
+
+/**
+ * The calibrated wire estimate of the request this context renders, tokens.
+ * With `extends` the request extends the session's last one (the last one's
+ * reported prompt plus the calibrated rest); after a compaction it does not,
+ * and the whole estimate is calibrated.
+ */
+async function estimateNext(runtime: Runtime, input: TurnInput, assembled: AssembledContext, extendsLast = true): Promise<number> {
+  const chain = await runtime.chainOf(renderRequest(input, assembled.context));
+  const estimate = chain.reduce((n, link) => n + link.tokens, 0);
+  const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
+  const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
+  return nextRequestTokens(estimate, last, calibration(rows));
+}
+
+async function compact(
+  runtime: Runtime,
+  options: TurnOptions,
+  input: TurnInput,
+  opened: OpenedSession,
+  assembled: AssembledContext,
+  limits: CompactionLimits,
+  before: number,
+  reason: CompactionReason,
+  hasIncoming = true,
+): Promise<Compacted> {
+  const { context, sessionId } = assembled;
+  const count = await loadO200k();
+  const tokensOf = (message: Message) => 4 + count(JSON.stringify(message.content));
+  const incoming = hasIncoming ? context.messages.at(-1) : undefined;
+  const visible = hasIncoming ? context.messages.slice(0, -1) : context.messages;
+  const plan = planCut(visible, incoming, limits.tail, tokensOf);
+  if (!plan) {
+    options.notice?.(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
+    return assembled;
+  }
+  const previous: SummaryState = { messages: context.summary, coversThrough: opened.loaded.summary.coversThrough };
+  const render = renderExtractive(plan.summarized);
+  const key = summaryKey({ provider: input.ref.provider, model: input.ref.model, previous, render });
+  const anchor = plan.summarized.at(-1)!.id;
+  let text = runtime.store.summaryText(key);
+  let source: CompactionRecord["summarySource"] = "stored";
+  let summaryRequest: string | null = null;
+  if (text === null) {
+    if (count(render) <= VERBATIM_RENDER_TOKENS) {
+      text = render;
+      source = "extractive";
+    } else {
+      const call = await summaryCall(runtime, options, input, opened, assembled, { anchor, render, previous, visible, incoming });
+      summaryRequest = call.requestId;
+      text = call.text ?? fallbackText(render);
+      source = call.text !== undefined ? "summary" : "fallback";
+    }
+    runtime.store.saveSummaryText(key, text, `${input.ref.provider}/${input.ref.model}`);
+  }
+  const summary: SummaryState = { messages: [...previous.messages, summaryEntry(newId("m"), previous, text)], coversThrough: anchor };
+  const next: RequestContext = { ...context, summary: summary.messages, messages: [...plan.kept, ...(incoming ? [incoming] : [])] };
+  const compacted: AssembledContext = { ...assembled, context: next };
+  const after = await estimateNext(runtime, input, compacted, false);
+  const record: CompactionRecord = {
+    id: newId("c"),
+    sessionId,
+    createdAt: Date.now(),
+    reason,
+    firstCollapsed: plan.summarized[0]!.id,
+    lastCollapsed: anchor,
+    firstKept: plan.kept[0]?.id ?? incoming?.id ?? null,
+    summaryKey: key,
+    summarySource: source,
+    summaryRequest,
+    renderVersion: RENDER_VERSION,
+    tokensBefore: before,
+    tokensAfter: after,
+  };
+  runtime.store.recordCompaction(record, summary);
+  const band = after > limits.target ? `; above the target ${limits.target} (a dead end: the kept turns alone are that large)` : "";
+  options.notice?.(`compacted ${plan.summarized.length} messages into the summary zone (${source}): next request ~${before} → ~${after} tokens${band}`);
+  return { ...compacted, compaction: record };
+}
+
+interface SummarySpan {
+  anchor: string;
+  render: string;
+  previous: SummaryState;
+  visible: Message[];
+  incoming: Message | undefined;
+}
+
+/**
+ * Asks the model for the summary. A fork of the live request (the same prefix
+ * bytes, the last answer, then the instruction) when the cache is warm and the
+ * last message can carry the instruction; else a cold call with a fixed prompt
+ * over the previous summary and the render. The call is a ledger row of role
+ * `compaction`; its answer is checked and dropped when unusable.
+ */
+async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, span: SummarySpan): Promise<{ text: string | undefined; requestId: string | null }> {
+  const { context } = assembled;
+  const last = runtime.store.lastRequest(assembled.sessionId);
+  const ttlMs = context.cache.ttl === "1h" ? 3_600_000 : 300_000;
+  const warm = last !== null && Date.now() - last.startedAt < ttlMs && context.cache.mode !== "off";
+  const generation = { ...context.generation, maxTokens: SUMMARY_MAX_TOKENS };
+  let fork: RequestContext;
+  if (warm && span.incoming) {
+    const instruction = summaryInstruction(span.anchor, span.previous.messages.length > 0, undefined);
+    const carrier: Message = { ...span.incoming, content: [...span.incoming.content, { type: "text", text: instruction }] };
+    fork = { ...context, messages: [...span.visible, carrier], generation };
+    delete fork.overlay;
+  } else {
+    const previousText = span.previous.messages.flatMap((m) => m.content.map((b) => (b.type === "text" ? b.text : ""))).join("\n\n");
+    const body = [previousText, summaryInstruction(span.anchor, span.previous.messages.length > 0, span.render)].filter((t) => t !== "").join("\n\n");
+    fork = {
+      ...context,
+      prefix: buildPrefix({ system: [SUMMARIZER_SYSTEM], tools: [] }),
+      summary: [],
+      messages: [{ id: newId("m"), role: "user", content: [{ type: "text", text: body }] }],
+      generation,
+    };
+    delete fork.overlay;
+  }
+  const wire = await applyCacheStrategies(runtime.host, renderRequest(input, fork), fork);
+  const chain = runtime.chainOf(wire);
+  chain.catch(() => {});
+  const startedAt = Date.now();
+  let result: ConsumeResult;
+  let failure: unknown;
+  const abort = new AbortController();
+  try {
+    result = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), { idleMs: options.idleMs, stream: generation.stream, abort });
+  } catch (error) {
+    const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
+    result = f.partial;
+    failure = f.error;
+  }
+  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: undefined, catalogRef, startedAt, finishedAt: Date.now() };
+  const recorded = await recordCall(runtime, { ...options, role: COMPACTION_ROLE, sink: QUIET_SINK }, input, opened, { ...assembled, context: fork }, wire, sent);
+  if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
+  const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;
+  if (failure === undefined && text === undefined) options.notice?.("the summary call's answer was not usable (empty, a tool call or cut at the cap); the extractive render is used");
+  return { text, requestId: recorded.row.id };
+}
+
+/** True for a provider's refusal of a prompt longer than the model's context window. */
+export function tooLong(failure: unknown): boolean {
+  if (!(failure instanceof ProviderError) || failure.status === undefined || failure.status >= 500) return false;
+  return /too long|context length|context window|maximum context|exceeds the maximum|input token count/i.test(failure.message);
+}
+
+/** A sink for calls that write nothing to stdout (summary calls, a refused attempt): their usage is in the ledger. */
+export const QUIET_SINK: OutputSink = { text() {}, event() {}, async end() {} };
+
