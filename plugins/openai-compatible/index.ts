@@ -71,7 +71,8 @@ export default definePlugin({
               hint: "pass --base-url http://host:port/v1 or set base_url for it in the config",
             });
           }
-          return createChatAdapter(config, api.services, { maxTokensField: "max_tokens", usage: preset.usage });
+          const reasoningField = preset.id === "deepseek" || preset.id === "moonshotai" ? "reasoning_content" : undefined;
+          return createChatAdapter(config, api.services, { maxTokensField: "max_tokens", usage: preset.usage, ...(reasoningField ? { reasoningField } : {}) });
         },
       });
     }

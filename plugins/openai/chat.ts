@@ -34,6 +34,13 @@ export interface ChatDialect {
   maxTokensField: "max_completion_tokens" | "max_tokens";
   /** The provider's usage mapping (providers.md §1). */
   usage: (raw: unknown) => UsageReport;
+  /**
+   * The assistant-message field that carries the model's reasoning back on
+   * tool-calling turns, for providers whose thinking mode refuses those turns
+   * without it (DeepSeek V4, Kimi: `reasoning_content`; CASES.md case 38).
+   * @see https://api-docs.deepseek.com/guides/thinking_mode
+   */
+  reasoningField?: "reasoning_content";
 }
 
 /** Creates a chat adapter for a provider config and dialect. */
@@ -80,7 +87,7 @@ export function renderChat(context: RequestContext, services: PluginServices, di
       json_schema: { name: prefix.schema.name, schema: services.canonicalize(wireSchema.schema), strict: wireSchema.strict },
     };
   }
-  for (const message of [...context.summary, ...context.messages]) renderMessage(message, messages, segments);
+  for (const message of [...context.summary, ...context.messages]) renderMessage(message, messages, segments, dialect);
   if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
   if (generation.maxTokens !== undefined) body[dialect.maxTokensField] = generation.maxTokens;
   if (generation.temperature !== undefined) body.temperature = generation.temperature;
@@ -93,7 +100,7 @@ export function renderChat(context: RequestContext, services: PluginServices, di
   return { protocol: "openai-chat", body: merged, headers: {}, segments };
 }
 
-function renderMessage(message: Message, messages: Record<string, unknown>[], segments: WireSegment[]): void {
+function renderMessage(message: Message, messages: Record<string, unknown>[], segments: WireSegment[], dialect: ChatDialect): void {
   if (message.role === "assistant") {
     const text = message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     const toolCalls = message.content.flatMap((b) =>
@@ -101,6 +108,9 @@ function renderMessage(message: Message, messages: Record<string, unknown>[], se
     );
     if (text === "" && toolCalls.length === 0) return;
     const out: Record<string, unknown> = { role: "assistant", content: text === "" ? null : text };
+    const reasoning = message.content.flatMap((b) => (b.type === "thinking" ? [b.text] : [])).join("");
+    // Only tool-calling turns: the providers ignore reasoning elsewhere, and older reasoning models refuse it.
+    if (dialect.reasoningField && toolCalls.length > 0) out[dialect.reasoningField] = reasoning;
     if (toolCalls.length > 0) out.tool_calls = toolCalls;
     segments.push({ nodeId: message.id, kind: "message", path: ["messages", messages.length] });
     messages.push(out);

@@ -13,7 +13,8 @@ const args = {
   model: { type: "string", alias: "m", description: "provider/model (models.dev id), e.g. anthropic/claude-sonnet-4-5" },
   system: { type: "string", alias: "s", description: "System prompt TEXT, or @FILE" },
   tools: { type: "string", description: "JSON file of tool definitions [{name, description, parameters}]" },
-  "tool-result": { type: "string", description: "stdin is the result of tool call ID; continues the session" },
+  "tool-result": { type: "string", description: "Answer tool call ID: ID (stdin is the result), ID=@FILE (repeatable, one per parallel call), or - (stdin is a JSON object {ID: result}); continues the session" },
+  "drop-pending": { type: "boolean", description: "With a new prompt while tool calls are pending: answer them with a stored \"no result: the user moved on\" instead of refusing" },
   schema: { type: "string", description: "JSON schema FILE or inline JSON: the answer is validated JSON" },
   overlay: { type: "string", description: "Volatile text for this turn only (date, plan, budget), TEXT or @FILE; rendered after the last message" },
   continue: { type: "boolean", alias: "c", description: "Continue the latest session" },
@@ -53,11 +54,13 @@ export default defineCommand({
     const stdinFlag = a.stdin as "wait" | "skip" | undefined;
     if (dashes > 1) throw new CachetError("BAD_FLAG", "`-` (stdin) appears more than once among the prompt words", { hint: "stdin can be read once: keep one `-`, or quote a literal dash as part of a longer word" });
     if (dashes > 0 && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "`-` reads stdin but --stdin skip ignores it", { hint: "drop one of the two" });
-    const toolResultId = a["tool-result"];
-    if (toolResultId && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
+    const { readsStdin, resolveToolResults, toolResultFlags } = await import("./tool-results.ts");
+    const toolResultValues = toolResultFlags(rawArgs);
+    const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
+    if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
     const hasPrompt = words.some((w) => w !== "-" && w !== "");
     // Without PROMPT words stdin is the whole input: wait for it however long it takes (like `cat`).
-    const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultId ? "wait" : "bounded");
+    const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultReadsStdin ? "wait" : "bounded");
     const limits = {
       idleMs: secondsFlag(a["idle-timeout"], "--idle-timeout", 120),
       thinkingMs: secondsFlag(a["thinking-timeout"], "--thinking-timeout", 600),
@@ -73,21 +76,20 @@ export default defineCommand({
         maxBytes: Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30),
         signal: interrupt.signal,
       });
-      const prompt = mergeInput(toolResultId ? undefined : stdin.text, words);
-      if (toolResultId && stdin.text === undefined) {
-        throw new CachetError("MISSING_ARGUMENT", `--tool-result ${toolResultId} needs the tool's result on stdin`, { hint: `e.g. ./tool | cachet --tool-result ${toolResultId}` });
-      }
+      const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words);
+      const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file"));
       const exitCode = await runCommand({
         prompt,
         stdin,
         interrupt: interrupt.signal,
-        toolResult: toolResultId ? { id: toolResultId, content: stdin.text! } : undefined,
+        toolResults,
+        dropPending: a["drop-pending"] === true,
         model: a.model,
         system: a.system === undefined ? undefined : [await textOrFile(a.system, "--system")],
         tools: a.tools === undefined ? undefined : await readTools(a.tools),
         schemaArg: a.schema,
         overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
-        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResultId ? { mode: "continue" } : { mode: "new" },
+        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResults.length > 0 ? { mode: "continue" } : { mode: "new" },
         fork: a.fork === true || forkTarget !== undefined,
         maxTokens: intFlag(a["max-tokens"], "--max-tokens", 1),
         temperature: numberFlag(a.temperature, "--temperature"),
@@ -156,6 +158,9 @@ async function readFlagFile(path: string, label: string, hint: string): Promise<
   return readTextFile(path, { label, hint });
 }
 
+/** Request fields cachet renders from the session and its flags: `-o` may not set them. */
+const OWNED_KEYS = new Set(["model", "messages", "system", "tools", "stream", "input", "contents"]);
+
 function parseOptions(rawArgs: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (let i = 0; i < rawArgs.length; i++) {
@@ -168,6 +173,11 @@ function parseOptions(rawArgs: string[]): Record<string, unknown> {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new CachetError("BAD_FLAG", `-o ${pair}: expected key=value`, { hint: "e.g. -o top_p=0.9 -o reasoning_effort=low" });
     const key = pair.slice(0, eq);
+    if (OWNED_KEYS.has(key)) {
+      throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${key}" itself (it is part of the session and its cached prefix)`, {
+        hint: "use the flag for it (-m, -s, --tools, --no-stream, the prompt) instead of -o",
+      });
+    }
     const raw = pair.slice(eq + 1);
     let value: unknown = raw;
     try {

@@ -153,7 +153,7 @@ async function runSteps(run: Run, steps: ScenarioStep[], cursor: Cursor): Promis
         const id = step.id === "last" ? lastToolCall(run, cursor, step.at) : step.id;
         await turn(run, cursor, step.at, {
           prompt: step.prompt === undefined ? undefined : fill(step.prompt, cursor),
-          toolResult: { id, content: fill(step.content, cursor), ...(step.isError ? { isError: true } : {}) },
+          toolResults: [{ id, content: fill(step.content, cursor), ...(step.isError ? { isError: true } : {}) }],
           role: step.role,
         });
         break;
@@ -202,7 +202,7 @@ async function runSteps(run: Run, steps: ScenarioStep[], cursor: Cursor): Promis
 
 interface TurnInput {
   prompt: string | undefined;
-  toolResult?: { id: string; content: string; isError?: boolean };
+  toolResults?: { id: string; content: string; isError?: boolean }[];
   role: string;
 }
 
@@ -223,7 +223,7 @@ async function turn(run: Run, cursor: Cursor, at: string, input: TurnInput): Pro
   try {
     const result = await runTurn(run.runtime, {
       prompt: input.prompt,
-      ...(input.toolResult ? { toolResult: input.toolResult } : {}),
+      ...(input.toolResults ? { toolResults: input.toolResults } : {}),
       model: run.model,
       system: cursor.system,
       tools: cursor.tools,

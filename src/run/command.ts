@@ -20,7 +20,10 @@ export interface RunCommandOptions {
   stdin: Pick<StdinResult, "timedOut" | "settleLate">;
   /** Aborted by SIGINT / SIGTERM (see interrupt.ts). */
   interrupt: AbortSignal;
-  toolResult?: { id: string; content: string };
+  /** `--tool-result` values resolved to their contents. */
+  toolResults?: { id: string; content: string }[];
+  /** `--drop-pending`. */
+  dropPending?: boolean;
   model?: string;
   system?: string[];
   tools?: ToolDefinition[];
@@ -95,7 +98,8 @@ async function runOne(o: RunCommandOptions): Promise<number> {
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
-      ...(o.toolResult ? { toolResult: o.toolResult } : {}),
+      ...(o.toolResults?.length ? { toolResults: o.toolResults } : {}),
+      ...(o.dropPending ? { dropPending: true } : {}),
       ...(o.model ? { model: o.model } : {}),
       ...(o.system ? { system: o.system } : {}),
       ...(o.tools ? { tools: o.tools } : {}),

@@ -10,12 +10,25 @@ import type { OutputSink } from "./output.ts";
 /** Which session a turn belongs to. */
 export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string };
 
+/** The result of one tool call, as given by the user side. */
+export interface ToolResultInput {
+  /** The id of the tool call (printed with the call). */
+  id: string;
+  content: string;
+  isError?: boolean;
+}
+
 /** Everything one turn needs besides the runtime. */
 export interface TurnOptions {
   /** The user text (stdin and PROMPT already merged); undefined with a tool result only. */
   prompt: string | undefined;
-  /** `--tool-result ID`: the user side answers tool call `id` with `content`. */
-  toolResult?: { id: string; content: string; isError?: boolean };
+  /**
+   * `--tool-result`: the user side answers tool calls of the last answer, one
+   * entry per call id. The turn is sent only when every pending call has its result.
+   */
+  toolResults?: ToolResultInput[];
+  /** `--drop-pending`: a new prompt while tool calls are pending answers each with a stored "moved on" result instead of refusing. */
+  dropPending?: boolean;
   /** `provider/model`; defaults to the session's, then the config's, then {@link DEFAULT_MODEL}. */
   model?: string;
   /** System texts; undefined keeps the session's (none for a new session). */

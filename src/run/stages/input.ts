@@ -5,6 +5,7 @@
  * stored or sent.
  */
 import { newId } from "../../context/ids.ts";
+import { DROPPED_RESULT, pendingCalls } from "../../context/invariants.ts";
 import { buildPrefix } from "../../context/prefix.ts";
 import type { Block, Message, StablePrefix } from "../../context/types.ts";
 import { CachetError } from "../../errors.ts";
@@ -53,18 +54,41 @@ export function resolveInput(runtime: Runtime, options: TurnOptions, loaded: Loa
   return { modelRef, ref, resolved, prefix, userMessage: buildUserMessage(options, loaded) };
 }
 
+/**
+ * The user message of this turn: the results of the pending tool calls
+ * (given, or with `--drop-pending` the stored "moved on" result), then the
+ * prompt. Every pending call is answered, in call order, or nothing is sent
+ * (src/context/invariants.ts; CASES.md case 39).
+ * @throws CachetError BAD_FLAG (exit 2) for a result whose id is not pending,
+ *   or for a prompt or results leaving pending calls unanswered (the hint names their ids);
+ *   MISSING_ARGUMENT when there is nothing to send.
+ */
 function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefined): Message {
   const content: Block[] = [];
-  if (options.toolResult) {
-    const { id } = options.toolResult;
-    const last = loaded?.messages.at(-1);
-    const call = last?.role === "assistant" ? last.content.find((b) => b.type === "tool_use" && b.id === id) : undefined;
-    if (!call) {
-      throw new CachetError("BAD_FLAG", `--tool-result ${id}: the session's last answer has no tool call with that id`, {
-        hint: "pass the id printed in the tool_call event of the previous turn (see `cachet export`)",
+  const pending = pendingCalls(loaded?.messages ?? []);
+  const given = new Map((options.toolResults ?? []).map((r) => [r.id, r]));
+  for (const id of given.keys()) {
+    if (!pending.some((call) => call.id === id)) {
+      throw new CachetError("BAD_FLAG", `--tool-result ${id}: the session's last answer has no pending tool call with that id`, {
+        hint: pending.length ? `pending: ${pending.map((c) => c.id).join(", ")}` : "pass the id printed in the tool_call event of the previous turn (see `cachet export`)",
       });
     }
-    content.push({ type: "tool_result", toolUseId: id, content: options.toolResult.content, ...(options.toolResult.isError ? { isError: true } : {}) });
+  }
+  const unanswered = pending.filter((call) => !given.has(call.id));
+  if (unanswered.length > 0 && !options.dropPending) {
+    const ids = unanswered.map((c) => c.id).join(", ");
+    const what = given.size > 0 ? `${unanswered.length} of the ${pending.length} pending tool calls have no result` : `the last answer has ${pending.length === 1 ? "a pending tool call" : `${pending.length} pending tool calls`}`;
+    throw new CachetError("BAD_FLAG", `${what}: ${ids}; the provider refuses a new turn that leaves them unanswered`, {
+      hint: `answer each: --tool-result ID=@FILE (repeatable), or pass --drop-pending to answer them with "${DROPPED_RESULT}"`,
+    });
+  }
+  for (const call of pending) {
+    const result = given.get(call.id);
+    content.push(
+      result
+        ? { type: "tool_result", toolUseId: call.id, content: result.content, ...(result.isError ? { isError: true } : {}) }
+        : { type: "tool_result", toolUseId: call.id, content: DROPPED_RESULT, isError: true },
+    );
   }
   if (options.prompt !== undefined && options.prompt !== "") content.push({ type: "text", text: options.prompt });
   if (content.length === 0) {

@@ -1,0 +1,71 @@
+/**
+ * Conversation invariants every provider enforces, applied by the client in
+ * one place before every send (src/run/turn.ts), whatever the adapter:
+ * - every tool call of an assistant message is answered by a tool result in
+ *   the next message, and no result goes without its call (CASES.md case 39);
+ * - no text block that is empty or whitespace only goes on the wire, and a
+ *   message left empty by that goes neither; the stored log keeps its bytes
+ *   (CASES.md case 40).
+ * Reasoning replay is each adapter's business (it knows its provider's
+ * rule); the providers' messages are in src/emulator/validate.
+ */
+import { CachetError } from "../errors.ts";
+import type { Block, Message, ToolUseBlock } from "./types.ts";
+
+/** The stored result that answers a call the user moved on from (`--drop-pending`). */
+export const DROPPED_RESULT = "no result: the user moved on";
+
+/** The tool calls of the log's last assistant message that no later message answers, in call order. */
+export function pendingCalls(messages: readonly Message[]): ToolUseBlock[] {
+  const last = messages.at(-1);
+  if (last?.role !== "assistant") return [];
+  return last.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+}
+
+/** True for a text block the providers refuse: empty or whitespace only. */
+export function isBlankText(block: Block): boolean {
+  return block.type === "text" && block.text.trim() === "";
+}
+
+/**
+ * The messages as they go on the wire: blank text blocks left out, and
+ * messages left with nothing left out. Pure: the stored log is unchanged.
+ * Deterministic, so an old message renders to the same bytes every turn.
+ */
+export function wireMessages(messages: readonly Message[]): Message[] {
+  const out: Message[] = [];
+  for (const message of messages) {
+    if (!message.content.some(isBlankText)) {
+      out.push(message);
+      continue;
+    }
+    const content = message.content.filter((b) => !isBlankText(b));
+    // A message holding only reasoning has no answer to replay either.
+    if (content.some((b) => b.type !== "thinking")) out.push({ ...message, content });
+  }
+  return out;
+}
+
+/**
+ * Checks the pairing of tool calls and results in `messages` (the wire
+ * form): the last message may hold calls awaiting results only when it is
+ * the assistant's (the turn is not sent then).
+ * @throws CachetError INTERNAL naming the message and ids: a log that breaks
+ *   the rule is never sent (the provider would refuse it and every later turn).
+ */
+export function checkToolPairing(messages: readonly Message[]): void {
+  messages.forEach((message, i) => {
+    const previous = messages[i - 1];
+    const called = new Set(previous?.role === "assistant" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
+    const answered = new Set(message.content.flatMap((b) => (b.type === "tool_result" ? [b.toolUseId] : [])));
+    const orphans = [...answered].filter((id) => !called.has(id));
+    const missing = [...called].filter((id) => !answered.has(id));
+    if (orphans.length > 0 || missing.length > 0) {
+      throw new CachetError(
+        "INTERNAL",
+        `the conversation breaks tool call pairing at message ${i} (${message.id}): ${missing.length ? `calls without results: ${missing.join(", ")}` : ""}${missing.length && orphans.length ? "; " : ""}${orphans.length ? `results without calls: ${orphans.join(", ")}` : ""}`,
+        { hint: "nothing was sent; run `cachet export` to see the session and report the problem" },
+      );
+    }
+  });
+}
