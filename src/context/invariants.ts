@@ -24,7 +24,8 @@ export function pendingCalls(messages: readonly Message[]): ToolUseBlock[] {
 
 /** True for a text block the providers refuse: empty or whitespace only. */
 export function isBlankText(block: Block): boolean {
-  return block.type === "text" && block.text.trim() === "";
+  // A search, not trim(): a 100 MB prompt is not copied.
+  return block.type === "text" && !/\S/.test(block.text);
 }
 
 /**

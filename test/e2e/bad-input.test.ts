@@ -112,14 +112,15 @@ test("CACHET_PLUGINS naming a file with a syntax error: the plugin is named, the
   expect(lines[0]).toContain(plugin);
 });
 
-test("100 MB of stdin: the turn completes and the answer reaches stdout", async () => {
+test("100 MB of stdin: read and counted to the end, then refused locally as larger than the model's window (a provider refuses it too), nothing sent", async () => {
   const own = freshHome();
   const input = new Uint8Array(100_000_000).fill(0x61);
   const started = performance.now();
   const r = await cachet(["--emulate", "--no-stream", "-q", "count"], { home: own, stdin: input, timeoutMs: 120_000 });
   const seconds = (performance.now() - started) / 1000;
-  expect(r.code).toBe(0);
-  expect(r.stdout.trim().length).toBeGreaterThan(0);
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toMatch(/does not fit anthropic\/claude-sonnet-4-6's context window: about [\d,]+ prompt tokens .*> 1,000,000; nothing was sent/);
   // Figures for the report; peak RSS is measured with /usr/bin/time -v outside this suite.
   console.log(`100 MB stdin: ${seconds.toFixed(1)} s`);
 }, 130_000);

@@ -3,6 +3,7 @@
  * stream consumed (text to the sink, the answer stored as it grows), with
  * retries of a retryable failure before any output was written.
  */
+import { checkContextWindow } from "../context-window.ts";
 import type { Reservation } from "../../budget/budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
@@ -43,7 +44,7 @@ const HUGE_INPUT_CHARS = 8 << 20;
  * message, sends `wire` and consumes the answer. Never throws
  * for a provider failure: it is returned in `failure` with the partial answer
  * stored and marked incomplete.
- * @throws CachetError STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
+ * @throws CachetError CONTEXT_TOO_LONG for a request larger than the model's window (nothing stored or sent); STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
  */
 export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest): Promise<SendOutcome> {
   const { store, host } = runtime;
@@ -56,6 +57,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // overlaps the provider's time to first token instead of delaying the exit.
   const chain = runtime.chainOf(wire);
   const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   let reservation = runtime.budget ? await admit() : undefined;
