@@ -15,17 +15,15 @@ import type { ChainLink } from "../session/types.ts";
  * tokens, since a token is at least one character.
  * @param catalogRef `provider/model` as the catalog names it
  * @param chain the request's hash chain with per-node token estimates
- * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit.
+ * Also refuses, as a usage error, the generation settings the model refuses
+ * (see {@link checkParameters}).
+ * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit; BAD_FLAG (exit 2) from checkParameters.
  */
 export async function checkContextWindow(catalogRef: string, context: RequestContext, chain: Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
-  const { loadCatalog } = await import("../meter/index.ts");
-  const { findModel } = await import("../meter/catalog.ts");
-  let window: number | undefined;
-  try {
-    window = findModel((await loadCatalog()).catalog, catalogRef)?.limit?.context;
-  } catch {
-    return; // an unknown model or a catalog problem is reported by pricing; no limit to check
-  }
+  const entry = await catalogEntry(catalogRef);
+  if (entry === undefined) return;
+  checkParameters(catalogRef, entry, context.generation);
+  const window = entry.limit?.context;
   if (window === undefined) return;
   const output = maxTokens ?? 0;
   if (promptChars(context) + output <= window) return;
@@ -46,4 +44,45 @@ function promptChars(context: RequestContext): number {
   }
   for (const tool of context.prefix.tools) n += JSON.stringify(tool).length;
   return n;
+}
+
+interface CatalogEntry {
+  limit?: { context?: number; output?: number };
+  temperature?: boolean;
+}
+
+async function catalogEntry(catalogRef: string): Promise<CatalogEntry | undefined> {
+  try {
+    const { loadCatalog } = await import("../meter/index.ts");
+    const { findModel } = await import("../meter/catalog.ts");
+    return findModel((await loadCatalog()).catalog, catalogRef) as CatalogEntry | undefined;
+  } catch {
+    return undefined; // an unknown model or a catalog problem is reported by pricing; no limit to check
+  }
+}
+
+/**
+ * Settings the model refuses, as the provider would (src/emulator/validate
+ * holds the provider's side): `temperature` and `top_p` other than the
+ * default on models that accept only the default (catalog `temperature:
+ * false`, OpenAI reasoning models), and `max_tokens` above the model's output limit.
+ * @throws CachetError BAD_FLAG (exit 2) naming the model and the setting.
+ */
+export function checkParameters(catalogRef: string, entry: CatalogEntry, generation: RequestContext["generation"]): void {
+  if (entry.temperature === false) {
+    const given: [string, unknown][] = [
+      ["--temperature", generation.temperature],
+      ["-o temperature", generation.providerOptions.temperature],
+      ["-o top_p", generation.providerOptions.top_p],
+    ];
+    for (const [flag, value] of given) {
+      if (value !== undefined && value !== 1) {
+        throw new CachetError("BAD_FLAG", `${catalogRef} accepts only the default ${flag.replace(/^-o |^--/, "")} (1); ${flag} ${String(value)} would be refused by the provider`, { hint: `drop ${flag} for this model` });
+      }
+    }
+  }
+  const output = entry.limit?.output;
+  if (output !== undefined && generation.maxTokens !== undefined && generation.maxTokens > output) {
+    throw new CachetError("BAD_FLAG", `--max-tokens ${generation.maxTokens} is above ${catalogRef}'s output limit of ${output.toLocaleString("en-US")} tokens`, { hint: `pass --max-tokens ${output} or less` });
+  }
 }

@@ -149,3 +149,33 @@ describe("case 40: a whitespace-only answer is stored as it came and left off th
     }
   }, 60_000);
 });
+
+describe("settings a provider refuses are local usage errors, before anything is sent", () => {
+  test("--temperature on a model that accepts only the default, --max-tokens above the output limit, -o setting an owned key: exit 2, nothing sent", async () => {
+    const home = freshHome();
+    const emulator = await startEmulatorProcess(home);
+    try {
+      const target = against(emulator, "openai/gpt-5");
+      const run = (args: string[]) => cachet(["-m", "openai/gpt-5", ...target.args, ...args, "hi"], { home, env: target.env });
+      const temperature = await run(["--temperature", "0.2"]);
+      expect(temperature.code).toBe(2);
+      expect(temperature.stderr).toContain("openai/gpt-5 accepts only the default temperature (1); --temperature 0.2 would be refused by the provider");
+      const topP = await run(["-o", "top_p=0.5"]);
+      expect(topP.code).toBe(2);
+      expect(topP.stderr).toContain("-o top_p 0.5");
+      const output = await run(["--max-tokens", "200000"]);
+      expect(output.code).toBe(2);
+      expect(output.stderr).toContain("--max-tokens 200000 is above openai/gpt-5's output limit of 128,000 tokens");
+      for (const key of ["model", "messages", "stream"]) {
+        const owned = await run(["-o", `${key}=x`]);
+        expect(owned.code).toBe(2);
+        expect(owned.stderr).toContain(`-o ${key}: cachet sets "${key}" itself`);
+      }
+      expect(await emulator.bodies()).toHaveLength(0);
+      // The default is accepted.
+      expect((await run(["--temperature", "1"])).code).toBe(0);
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+});
