@@ -120,6 +120,7 @@ async function* streamEvents(
         const message = (event.message ?? {}) as RawMessage;
         id = message.id;
         usage = mergeUsage(undefined, message.usage);
+        if (usage) yield { type: "usage", rawUsage: usage };
         break;
       }
       case "content_block_start": {
@@ -150,6 +151,7 @@ async function* streamEvents(
         const delta = (event.delta ?? {}) as { stop_reason?: string | null };
         if (delta.stop_reason) stopReason = delta.stop_reason;
         usage = mergeUsage(usage, event.usage as Record<string, unknown> | undefined);
+        if (usage) yield { type: "usage", rawUsage: usage };
         break;
       }
       case "message_stop":

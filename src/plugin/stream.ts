@@ -57,5 +57,17 @@ export interface FinishEvent {
   serviceTier?: string;
 }
 
+/**
+ * The usage the provider has reported so far, before the end (Anthropic's
+ * `message_start` and `message_delta` usage; cumulative, the last one holds).
+ * Not content: it does not count as progress. The `finish` event's
+ * `rawUsage` supersedes it; when the stream is cut, cachet keeps it and
+ * prices it as a flagged lower bound (CASES.md case 44).
+ */
+export interface UsageEvent {
+  type: "usage";
+  rawUsage: unknown;
+}
+
 /** One streamed event. */
-export type StreamEvent = TextEvent | ThinkingEvent | ToolCallEvent | ChatterEvent | FinishEvent;
+export type StreamEvent = TextEvent | ThinkingEvent | ToolCallEvent | ChatterEvent | UsageEvent | FinishEvent;

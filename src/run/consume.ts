@@ -42,6 +42,8 @@ export interface ConsumeResult {
   finish: FinishEvent | undefined;
   /** Epoch ms of the first content event, if any. */
   firstContentAt: number | undefined;
+  /** The last usage the provider reported before the end (a `usage` event), kept when the stream is cut. */
+  reportedUsage?: unknown;
 }
 
 /** Thrown by {@link consume}: the failure plus whatever content arrived before it. */
@@ -70,7 +72,7 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       if (next.done) break;
       const event = next.value;
       clock.saw(event);
-      if (event.type !== "chatter" && event.type !== "finish") result.firstContentAt ??= Date.now();
+      if (event.type !== "chatter" && event.type !== "finish" && event.type !== "usage") result.firstContentAt ??= Date.now();
       apply(result, event);
       await options.onEvent?.(event, result.content);
       if (event.type === "finish") break;
@@ -116,6 +118,8 @@ class Liveness {
     const now = Date.now();
     const { idleMs, thinkingMs } = this.options;
     const idle = idleMs === 0 ? Infinity : now + idleMs;
+    // Usage is accounting, not content: it says nothing about the answer progressing.
+    if (event.type === "usage") return;
     if (event.type === "chatter") {
       // A keep-alive inside an open thinking block: the provider is reasoning out of sight.
       if (this.thinkingOpen) {
@@ -199,6 +203,9 @@ function apply(result: ConsumeResult, event: StreamEvent): void {
       return;
     case "finish":
       result.finish = event;
+      return;
+    case "usage":
+      result.reportedUsage = event.rawUsage;
       return;
     case "chatter":
       return;

@@ -1,5 +1,5 @@
 /**
- * Cost cases 34 and 37 (shared/cases/CASES.md) through emulated runs: the
+ * Cost cases 34, 37 and 44 (shared/cases/CASES.md) through emulated runs: the
  * compiled binary against its emulator, prices pinned in config as the
  * cases pin them. The right value is computed here from the raw usage the
  * emulator sent, by the case's rule; the run, `cachet price` on that usage
@@ -82,5 +82,26 @@ describe("cost cases through emulated runs", () => {
     expect(raw.is_byok).toBe(false);
     expect(typeof cost.provider_cost_usd).toBe("number");
     expect(Math.abs((cost.provider_cost_usd as number) - (cost.cost_usd as number))).toBeLessThan(1e-9);
+  }, 120_000);
+
+  test("44: a stream cut after message_start keeps the usage reported so far, priced as a flagged lower bound", async () => {
+    const home = freshHome();
+    writeFileSync(join(home, "config.toml"), `[prices."anthropic/claude-sonnet-4-6"]\ninput = 3\ncache_read = 0.3\ncache_write = 3.75\noutput = 15\n`);
+    const run = await cachet(["--emulate", "--json", "-m", "anthropic/claude-sonnet-4-6", "tell me a long story"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
+    expect(run.code).not.toBe(0);
+    const exported = (await cachet(["export"], { home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const request = exported.find((e) => e.type === "request").request;
+    expect(request.status).not.toBe("ok");
+    const raw = request.rawUsage as Raw;
+    expect(raw.input_tokens).toBeGreaterThan(0);
+    const expected = (raw.input_tokens * 3 + (raw.cache_read_input_tokens ?? 0) * 0.3 + (raw.cache_creation_input_tokens ?? 0) * 3.75 + raw.output_tokens * 15) / 1e6;
+    expect(Math.abs(request.costUsd - expected)).toBeLessThan(1e-9);
+    expect(request.costEstimate).toContain("lower bound");
+    const cost = await cachet(["cost"], { home });
+    expect(cost.stdout).toContain(`~$${request.costUsd}`);
+    writeFileSync(join(home, "usage.json"), JSON.stringify(raw));
+    const price = JSON.parse((await cachet(["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(home, "usage.json"), "--partial", "--json"], { home })).stdout);
+    expect(price).toMatchObject({ lower_bound: true, estimate: true });
+    expect(Math.abs(price.cost_usd - expected)).toBeLessThan(1e-9);
   }, 120_000);
 });

@@ -44,7 +44,8 @@ export async function recordCall(
   const { sessionId, context } = assembled;
   const { result, failure } = sent;
   const requestId = newId("r");
-  const rawUsage = result.finish?.rawUsage;
+  // A cut stream keeps the usage the provider reported before the cut (CASES.md case 44), priced as a lower bound.
+  const rawUsage = result.finish ? result.finish.rawUsage : result.reportedUsage;
   const mapped = rawUsage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
   const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
@@ -112,7 +113,7 @@ function ledgerRow(p: RowParts): LedgerRow {
     ttftMs: result.firstContentAt !== undefined ? result.firstContentAt - startedAt : null,
     outputTps: outputTokens !== undefined && streamMs !== undefined && streamMs > 0 ? (outputTokens * 1000) / streamMs : null,
     usage: p.report?.usage ?? { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined },
-    rawUsage: result.finish?.rawUsage ?? null,
+    rawUsage: (result.finish ? result.finish.rawUsage : result.reportedUsage) ?? null,
     costUsd: p.priced.costUsd,
     noCacheCostUsd: p.priced.noCacheCostUsd ?? null,
     costEstimate: p.priced.estimate ?? null,

@@ -96,7 +96,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           }
           // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
           // Not before there is content: an empty thinking start must not store an empty assistant message.
-          if (event.type !== "chatter" && event.type !== "finish" && content.length > 0) answer.saveSoon(content);
+          if (event.type !== "chatter" && event.type !== "finish" && event.type !== "usage" && content.length > 0) answer.saveSoon(content);
         },
       });
       break;
