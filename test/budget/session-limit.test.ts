@@ -12,6 +12,7 @@ import { isCachetError } from "../../src/errors.ts";
 import type { OutputSink } from "../../src/run/output.ts";
 import { openRuntime } from "../../src/run/runtime.ts";
 import { runTurn, type TurnOptions } from "../../src/run/turn.ts";
+import { variedText } from "../e2e/session-kit.ts";
 
 const home = mkdtempSync(join(tmpdir(), "cachet-budget-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -65,5 +66,43 @@ test("a 20-turn session stops at the turn whose forecast crosses budget.session_
     expect(runtime.store.loadSession(sessionId!).messages).toHaveLength(2 * (turn - 1));
   } finally {
     await runtime.close();
+  }
+}, 120_000);
+
+test("a compaction's summary call is budgeted like the main call: reserved before it is sent, settled to its cost", async () => {
+  const own = mkdtempSync(join(tmpdir(), "cachet-budget-aux-"));
+  try {
+    writeFileSync(join(own, "config.toml"), "[compaction]\ntrigger_tokens = 9000\ntail_tokens = 800\n");
+    const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: own }, budget: { maxCostUsd: 5, allowUnpriced: false } });
+    try {
+      let sessionId: string | undefined;
+      for (let turn = 1; turn <= 16; turn++) {
+        const prompt = `turn ${turn}: ${variedText(20, turn)}`;
+        const result = await runTurn(runtime, {
+          prompt,
+          model: "anthropic/claude-sonnet-4-6",
+          session: sessionId ? { mode: "named", ref: sessionId } : { mode: "new" },
+          generation: { stream: true, providerOptions: {}, maxTokens: 200 },
+          cache: { mode: "auto", ttl: "5m" },
+          role: "main",
+          idleMs: 30_000,
+          retries: 0,
+          sink,
+        });
+        sessionId = result.sessionId;
+      }
+      const rows = runtime.store.requests(sessionId!);
+      const summaries = rows.filter((r) => r.role === "compaction");
+      expect(summaries.length).toBeGreaterThanOrEqual(1);
+      const spend = runtime.store.database.query("SELECT amount_usd AS amount, state FROM spend WHERE session_id = ?").all(sessionId!) as { amount: number; state: string }[];
+      // One settled reservation per call, main and summary alike, each at the call's cost.
+      expect(spend).toHaveLength(rows.length);
+      expect(spend.every((s) => s.state === "settled")).toBe(true);
+      expect(spend.map((s) => s.amount).sort()).toEqual(rows.map((r) => r.costUsd ?? -1).sort());
+    } finally {
+      await runtime.close();
+    }
+  } finally {
+    rmSync(own, { recursive: true, force: true });
   }
 }, 120_000);

@@ -104,19 +104,20 @@ describe("a call that could cross a limit is refused before anything is sent", (
 
 test("8 processes racing on one daily limit never overspend by more than one call's forecast error", async () => {
   const home = freshHome();
-  // Each call writes a ~2,100-token system prompt to the cache and may answer 30 tokens: a forecast of ~$0.008
-  // that the actual cost nearly reaches, so about 3 calls fit in $0.025 whether the 8 processes overlap or not.
+  // Each call sends a ~2,100-token system prompt uncached (--cache off: no process reads another's cache) and
+  // may answer 30 tokens: a forecast of ~$0.01 that the actual cost nearly reaches (measured: $0.009828 of
+  // $0.009978), so 2 calls fit in $0.025 whether the 8 processes overlap or not, and a 3rd could cross it.
   const limit = 0.025;
   configure(home, `daily_usd = ${limit}`);
   const system = variedText(75);
   const runs = await Promise.all(
-    Array.from({ length: 8 }, (_, i) => cachet(["--emulate", "-m", MODEL, "-s", system, "--max-tokens", "30", "-q", `racer ${i}`], { home, timeoutMs: 120_000 })),
+    Array.from({ length: 8 }, (_, i) => cachet(["--emulate", "-m", MODEL, "-s", system, "--cache", "off", "--max-tokens", "30", "-q", `racer ${i}`], { home, timeoutMs: 120_000 })),
   );
   const ok = runs.filter((r) => r.code === 0);
   const refused = runs.filter((r) => r.code === 6);
   expect(ok.length + refused.length).toBe(8);
-  expect(ok.length).toBeGreaterThanOrEqual(2);
-  expect(refused.length).toBeGreaterThanOrEqual(4);
+  expect(ok.length).toBeGreaterThanOrEqual(1);
+  expect(ok.length).toBeLessThanOrEqual(3);
   for (const r of refused) expect(r.stderr).toContain("the daily limit (budget.daily_usd) of $0.0250 would be crossed");
   const db = new Database(join(home, "cachet.db"), { readonly: true });
   const calls = db.query("SELECT amount_usd AS amount, forecast_usd AS forecast, state FROM spend").all() as { amount: number; forecast: number; state: string }[];

@@ -6,7 +6,7 @@
  * new message. The log keeps everything; only the summary state changes.
  */
 import { newId } from "../../context/ids.ts";
-import { ProviderError } from "../../errors.ts";
+import { isCachetError, ProviderError } from "../../errors.ts";
 import { buildPrefix } from "../../context/prefix.ts";
 import type { Message, RequestContext, SummaryState } from "../../context/types.ts";
 import { renderExtractive, RENDER_VERSION } from "../../compaction/extractive.ts";
@@ -23,6 +23,7 @@ import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
 import { PartialAnswer } from "./partial-answer.ts";
 import { recordCall } from "./record.ts";
+import { type BudgetGate, reserveCall } from "./budget.ts";
 import { applyCacheStrategies, renderRequest } from "./render.ts";
 import type { OpenedSession } from "./session.ts";
 
@@ -197,6 +198,16 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
   const wire = await applyCacheStrategies(runtime.host, renderRequest(input, fork), fork);
   const chain = runtime.chainOf(wire);
   chain.catch(() => {});
+  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  let gate: BudgetGate;
+  try {
+    // An auxiliary call spends like the main one: under a limit it is forecast and reserved too.
+    gate = await reserveCall(runtime, assembled.sessionId, { catalogRef, chain, maxTokens: generation.maxTokens, cache: fork.cache });
+  } catch (refusal) {
+    if (!isCachetError(refusal) || !refusal.code.startsWith("BUDGET_")) throw refusal;
+    options.notice?.(`the summary call was not sent (${refusal.message}); the extractive render is used`);
+    return { text: undefined, requestId: null };
+  }
   const startedAt = Date.now();
   let result: ConsumeResult;
   let failure: unknown;
@@ -208,8 +219,7 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
     result = f.partial;
     failure = f.error;
   }
-  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: undefined, catalogRef, startedAt, finishedAt: Date.now() };
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now() };
   const recorded = await recordCall(runtime, { ...options, role: COMPACTION_ROLE, sink: QUIET_SINK }, input, opened, { ...assembled, context: fork }, wire, sent);
   if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
   const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;

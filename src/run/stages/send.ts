@@ -5,6 +5,7 @@
  */
 import { checkContextWindow } from "../context-window.ts";
 import type { Reservation } from "../../budget/budget.ts";
+import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
 import { CachetError, ProviderError } from "../../errors.ts";
@@ -59,8 +60,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
   await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
-  const admit = async () => runtime.budget!.admit(sessionId, { catalogRef, chain: await chain, maxTokens: options.generation.maxTokens, cache: context.cache });
-  let reservation = runtime.budget ? await admit() : undefined;
+  const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   store.appendMessage(sessionId, input.userMessage);
   if (huge) Bun.gc(true);
   chain.catch(() => {});
@@ -115,12 +115,9 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           partial = f.partial;
           break;
         }
-        // A refusal with an HTTP status is not billed; a stream cut before content may be, so its forecast stays spent.
-        reservation?.settle((cause as ProviderError).status !== undefined ? 0 : null);
         try {
-          reservation = runtime.budget ? await admit() : undefined;
+          await gate.retry((cause as ProviderError).status !== undefined);
         } catch (refusal) {
-          reservation = undefined;
           failure = refusal;
           partial = { content: [], finish: undefined, firstContentAt: undefined };
           break;
@@ -139,7 +136,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const result = outcome ?? partial!;
   if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
   if (result.content.length > 0 || answer.saved) answer.save(result.content, failure !== undefined);
-  return { result, failure, answer, chain, reservation, catalogRef, startedAt, finishedAt: Date.now() };
+  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now() };
 }
 
 /**
