@@ -66,7 +66,7 @@ export function calibration(rows: readonly LedgerRow[]): number {
  */
 export function nextRequestTokens(nextEstimate: number, last: LedgerRow | undefined, ratio: number): number {
   const actual = last ? promptTokens(last.usage) : undefined;
-  if (!last || actual === undefined) return Math.ceil(nextEstimate * ratio);
+  if (!last || actual === undefined) return Math.ceil(nextEstimate * ratio - 1e-9);
   const appended = Math.max(0, nextEstimate - chainTokens(last));
-  return Math.max(Math.ceil(actual + ratio * appended), nextEstimate);
+  return Math.max(Math.ceil(actual + ratio * appended - 1e-9), nextEstimate);
 }
