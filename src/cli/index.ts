@@ -18,6 +18,7 @@ export const commands: Record<string, CommandEntry> = {
   proxy: { description: "Record any client's LLM traffic: forward it unchanged and meter each request", load: () => import("./proxy.ts") },
   sessions: { description: "List, show or remove sessions", load: () => import("./sessions.ts") },
   export: { description: "Write a session as JSON lines", load: () => import("./export.ts") },
+  compact: { description: "Compact a session now: move its older turns into the summary zone", load: () => import("./compact.ts") },
   why: { description: "Explain a request's cache hits and misses against the previous one", load: () => import("./why.ts") },
   cost: { description: "Show a session's cost, per request and per node", load: () => import("./cost.ts") },
   stats: { description: "Tokens, hit rate, cache efficiency and cost over the ledger", load: () => import("./stats.ts") },

@@ -35,6 +35,7 @@ const args = {
   retries: { type: "string", description: "Retries of a retryable provider error before any output (default 2)" },
   "max-cost": { type: "string", description: "Most this run may spend, USD, all its calls and attempts together; a call whose worst-case forecast could cross it is not sent" },
   "allow-unpriced": { type: "boolean", description: "Under a spending limit, send calls whose price is unknown (uncounted) instead of refusing them" },
+  compact: { type: "boolean", default: true, negativeDescription: "Never compact in this run, however long the session (see [compaction] in the config)", description: "Compact the session when its next request nears the context window" },
   store: { type: "boolean", default: true, negativeDescription: "Write nothing: no session, no ledger row, no state directory (also CACHET_NO_STORE=1)", description: "Store the session and its ledger" },
   ...jsonArg,
   ...emulateArg,
@@ -106,6 +107,7 @@ export default defineCommand({
         maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
         allowUnpriced: a["allow-unpriced"] === true,
         noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
+        compact: a.compact !== false,
       });
       if (exitCode !== 0) process.exit(exitCode);
     } finally {

@@ -54,6 +54,8 @@ export interface RunCommandOptions {
   allowUnpriced?: boolean;
   /** `--no-store` or `CACHET_NO_STORE=1`: write nothing to the state directory. */
   noStore?: boolean;
+  /** False with `--no-compact`. */
+  compact?: boolean;
 }
 
 /**
@@ -115,6 +117,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
       },
       cache: { ...(o.cacheMode ? { mode: o.cacheMode } : {}), ...(o.cacheTtl ? { ttl: o.cacheTtl } : {}) },
       role: "main",
+      ...(o.compact === false ? { compact: false } : {}),
       ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
       idleMs: o.idleMs,
       thinkingMs: o.thinkingMs,

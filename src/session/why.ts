@@ -15,6 +15,8 @@ export interface WhyReport extends Explanation {
   previous: { id: string; model: string; startedAt: number } | null;
   /** Nodes (chain links) in this request. */
   links: number;
+  /** The compaction made just before this request (a deliberate change of everything after Z0 + Z1), if any. */
+  compaction?: { id: string; reason: string; summarySource: string; collapsed: [string, string]; summaryRequest: string | null };
 }
 
 /**
@@ -43,11 +45,22 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     const host = await loadPlugins({ config: await loadConfig() });
     const spec = host.providers.get(current.provider)?.value;
     const rules = spec?.cacheRules?.(current.model) ?? DEFAULT_CACHE_RULES;
+    const since = previous?.startedAt ?? 0;
+    const compaction = store.compactions(current.sessionId).findLast((c) => c.createdAt >= since && c.createdAt <= current.startedAt);
+    const explained = explain(previous, current, rules, rows.slice(Math.max(0, index - LIVE_ENTRY_ROWS), index));
+    if (compaction) {
+      explained.causes.unshift(
+        `compaction ${compaction.id} (${compaction.reason}) moved messages ${compaction.firstCollapsed}…${compaction.lastCollapsed} into the summary zone: a deliberate change after the stable prefix and the summary zone`,
+      );
+    }
     return {
+      ...(compaction
+        ? { compaction: { id: compaction.id, reason: compaction.reason, summarySource: compaction.summarySource, collapsed: [compaction.firstCollapsed, compaction.lastCollapsed] as [string, string], summaryRequest: compaction.summaryRequest } }
+        : {}),
       request: { id: current.id, session: current.sessionId, model: `${current.provider}/${current.model}`, index, startedAt: current.startedAt },
       previous: previous ? { id: previous.id, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
       links: current.chain.length,
-      ...explain(previous, current, rules, rows.slice(Math.max(0, index - LIVE_ENTRY_ROWS), index)),
+      ...explained,
     };
   } finally {
     store.close();

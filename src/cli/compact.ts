@@ -1,0 +1,33 @@
+/**
+ * `cachet compact [--session S] [--emulate] [--json]`: compacts a session now
+ * (the latest by default). The log keeps every message (`cachet export` shows
+ * them all); the summary zone grows by one entry and the next turn sends
+ * Z0 + Z1 + the kept tail. A summary call, when the render is large, is a
+ * ledger row of role `compaction`.
+ */
+import { defineCommand } from "citty";
+import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+
+export default defineCommand({
+  meta: { name: "compact", description: "Compact a session now: move its older turns into the summary zone" },
+  args: {
+    session: { type: "string", description: "Session ID or NAME (default: the latest)" },
+    ...jsonArg,
+    ...emulateArg,
+    ...globalArgs,
+  },
+  async run({ args: a }) {
+    const { openRuntime } = await import("../run/runtime.ts");
+    const { compactSession } = await import("../run/compact-session.ts");
+    const { warn } = await import("../log.ts");
+    const runtime = await openRuntime({ emulate: a.emulate === true }, (m) => void warn(m));
+    try {
+      const done = await compactSession(runtime, a.session, (m) => void warn(m));
+      if (a.json) process.stdout.write(`${JSON.stringify(done ?? null)}\n`);
+      else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
+      else process.stdout.write("nothing to compact: the session is its current turn alone\n");
+    } finally {
+      await runtime.close();
+    }
+  },
+});

@@ -1,0 +1,49 @@
+/**
+ * `cachet compact`: compacts a session now, whatever its size, through the
+ * same stage as a turn (src/run/stages/compact.ts) but with no message to
+ * send: the kept tail is the newest turns within the tail budget.
+ */
+import { afterSummary } from "../compaction/plan.ts";
+import type { CompactionRecord } from "../session/compactions.ts";
+import type { Runtime } from "./runtime.ts";
+import { compactNow, QUIET_SINK } from "./stages/compact.ts";
+import { resolveInput } from "./stages/input.ts";
+import { chooseSession, inSession } from "./stages/session.ts";
+import { stickyCache } from "./sticky-cache.ts";
+import type { TurnOptions } from "./turn-types.ts";
+
+/**
+ * Compacts the named session (id or name), or the latest.
+ * @returns the compaction, or undefined when the session has nothing to summarize (it is the current turn alone)
+ * @throws CachetError SESSION_NOT_FOUND; STORE; a summary call's provider errors are notices (the extractive render is used)
+ */
+export async function compactSession(runtime: Runtime, ref: string | undefined, notice: (message: string) => void): Promise<CompactionRecord | undefined> {
+  const options: TurnOptions = {
+    // resolveInput needs something to send; the compaction sends nothing of it.
+    prompt: "(compaction)",
+    session: ref === undefined ? { mode: "continue" } : { mode: "named", ref },
+    generation: { stream: true, providerOptions: {} },
+    cache: {},
+    role: "main",
+    idleMs: 120_000,
+    retries: 0,
+    sink: QUIET_SINK,
+    notice,
+  };
+  const target = chooseSession(runtime, options) ?? runtime.store.findSession(ref ?? "");
+  return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
+    const { loaded } = opened;
+    const sticky = stickyCache(options.cache, runtime.store.lastRequest(loaded.session.id), runtime.config);
+    const context = {
+      model: input.ref.model,
+      provider: input.ref.provider,
+      prefix: loaded.prefix.prefix,
+      summary: loaded.summary.messages,
+      messages: afterSummary(loaded.messages, loaded.summary.coversThrough),
+      generation: options.generation,
+      cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
+    };
+    const done = await compactNow(runtime, options, input, opened, { sessionId: loaded.session.id, prefixVersion: loaded.prefix, context }, "on demand", false);
+    return done.compaction;
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * Compaction through the compiled binary: `--no-compact` never compacts,
+ * `cachet compact` compacts on demand, the next turn's `cachet why` names the
+ * compaction as a deliberate change, and `cachet export` still shows every
+ * message (the log keeps the uncompacted history).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+const WORDS = ["harbor", "lantern", "quartz", "meadow", "signal", "copper", "falcon", "tundra"];
+const big = (i: number) => `Notes ${i}: ` + Array.from({ length: 1500 }, (_, k) => WORDS[(k * 5 + i) % WORDS.length]).join(" ");
+
+test("--no-compact never compacts; cachet compact does; why names it; export keeps every message", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 3000\n");
+  for (let i = 1; i <= 3; i++) {
+    const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), big(i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
+  }
+  const compacted = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
+  expect(compacted.code).toBe(0);
+  const record = JSON.parse(compacted.stdout) as { id: string; reason: string; summarySource: string; tokensBefore: number; tokensAfter: number };
+  expect(record.id).toStartWith("c_");
+  expect(record.reason).toBe("on demand");
+  expect(record.tokensAfter).toBeLessThan(record.tokensBefore);
+
+  const next = await cachet(["--emulate", "--json", "--no-compact", "-c", "which notes mention the falcon?"], { home, timeoutMs: 60_000 });
+  expect(next.code).toBe(0);
+  const requestId = events(next.stdout).find((e) => e.type === "done")!.request_id as string;
+  const why = await cachet(["why", requestId, "--json"], { home });
+  expect(why.code).toBe(0);
+  const report = JSON.parse(why.stdout) as { compaction?: { id: string }; causes: string[] };
+  expect(report.compaction?.id).toBe(record.id);
+  expect(report.causes[0]).toContain(`compaction ${record.id} (on demand)`);
+
+  const exported = await cachet(["export"], { home });
+  const messages = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string }).filter((l) => l.type === "message");
+  expect(messages).toHaveLength(8);
+}, 180_000);
