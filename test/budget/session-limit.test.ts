@@ -19,20 +19,26 @@ afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 const sink: OutputSink = { text() {}, event() {}, end: async () => {} };
 
-test("a 20-turn session stops at the turn whose forecast crosses budget.session_usd", async () => {
-  // Each turn's forecast is ~$0.0151 (max_tokens 1,000 at $15/M plus the prompt); actual turns cost ~$0.0005.
-  const limit = 0.03;
-  writeFileSync(join(home, "config.toml"), `[budget]\nsession_usd = ${limit}\n`);
-  const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: home }, budget: { allowUnpriced: false } });
-  const base: Omit<TurnOptions, "prompt" | "session"> = {
+/** A main turn of the session (or a new one) with `maxTokens` of output. */
+function turnOptions(prompt: string, sessionId: string | undefined, maxTokens: number): TurnOptions {
+  return {
+    prompt,
     model: "anthropic/claude-sonnet-4-6",
-    generation: { stream: true, providerOptions: {}, maxTokens: 1_000 },
+    session: sessionId ? { mode: "named", ref: sessionId } : { mode: "new" },
+    generation: { stream: true, providerOptions: {}, maxTokens },
     cache: { mode: "auto", ttl: "5m" },
     role: "main",
     idleMs: 30_000,
     retries: 0,
     sink,
   };
+}
+
+test("a 20-turn session stops at the turn whose forecast crosses budget.session_usd", async () => {
+  // Each turn's forecast is ~$0.0151 (max_tokens 1,000 at $15/M plus the prompt); actual turns cost ~$0.0005.
+  const limit = 0.03;
+  writeFileSync(join(home, "config.toml"), `[budget]\nsession_usd = ${limit}\n`);
+  const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: home }, budget: { allowUnpriced: false } });
   let sessionId: string | undefined;
   const spentBefore: number[] = [];
   let refusal: { turn: number; message: string; code: string } | undefined;
@@ -41,7 +47,7 @@ test("a 20-turn session stops at the turn whose forecast crosses budget.session_
       const spent = sessionId ? runtime.store.requests(sessionId).reduce((sum, row) => sum + (row.costUsd ?? 0), 0) : 0;
       spentBefore.push(spent);
       try {
-        const result = await runTurn(runtime, { ...base, prompt: `turn ${turn}: go on with the plan, step ${turn}`, session: sessionId ? { mode: "named", ref: sessionId } : { mode: "new" } });
+        const result = await runTurn(runtime, turnOptions(`turn ${turn}: go on with the plan, step ${turn}`, sessionId, 1_000));
         sessionId = result.sessionId;
       } catch (error) {
         if (!isCachetError(error)) throw error;
@@ -77,18 +83,7 @@ test("a compaction's summary call is budgeted like the main call: reserved befor
     try {
       let sessionId: string | undefined;
       for (let turn = 1; turn <= 16; turn++) {
-        const prompt = `turn ${turn}: ${variedText(20, turn)}`;
-        const result = await runTurn(runtime, {
-          prompt,
-          model: "anthropic/claude-sonnet-4-6",
-          session: sessionId ? { mode: "named", ref: sessionId } : { mode: "new" },
-          generation: { stream: true, providerOptions: {}, maxTokens: 200 },
-          cache: { mode: "auto", ttl: "5m" },
-          role: "main",
-          idleMs: 30_000,
-          retries: 0,
-          sink,
-        });
+        const result = await runTurn(runtime, turnOptions(`turn ${turn}: ${variedText(20, turn)}`, sessionId, 200));
         sessionId = result.sessionId;
       }
       const rows = runtime.store.requests(sessionId!);
