@@ -12,8 +12,10 @@
  *   `overloaded_error` error event, before any content.
  * - `error-after`: the same error event after all content, before the final
  *   usage/stop events.
- * - `cut`: the stream (or JSON body) stops mid-way, inside an event, and the
- *   connection is dropped.
+ * - `cut`: the stream (or JSON body) stops mid-way, inside an event, and
+ *   the response ends there: every byte sent arrives, the answer never
+ *   finishes. (A reset connection would make the client's kernel drop bytes
+ *   it had not read yet, so what arrived would depend on timing.)
  * - `stall`: the stream sends its start and the first half of the content
  *   (text deltas included), then nothing for 10 minutes (a JSON body:
  *   nothing at all).

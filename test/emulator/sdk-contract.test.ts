@@ -113,12 +113,18 @@ describe("openai chat completions", () => {
     expect(text).toMatch(/[^\x00-\x7f]/);
   });
 
-  test("a cut stream makes the SDK throw", async () => {
-    const stream = await client().chat.completions.create({ model: "gpt-5", messages, stream: true }, { headers: { "x-emulator-fault": "cut" } });
-    const error = await (async () => {
-      for await (const _ of stream);
-    })().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(Error);
+  test("a cut stream ends inside the content: some chunks parse, none finishes (no finish_reason, no usage), every time", async () => {
+    for (let i = 0; i < 5; i++) {
+      const stream = await client().chat.completions.create({ model: "gpt-5", messages, stream: true }, { headers: { "x-emulator-fault": "cut" } });
+      const chunks: { choices: { finish_reason: string | null }[] }[] = [];
+      const error = await (async () => {
+        for await (const chunk of stream) chunks.push(chunk);
+      })().catch((e: unknown) => e);
+      // The SDK may throw on the half event or just end: either way the answer never finishes.
+      expect(error === undefined || error instanceof Error).toBe(true);
+      expect(chunks.length).toBeGreaterThan(0);
+      expect(chunks.some((c) => c.choices.some((choice) => choice.finish_reason !== null))).toBe(false);
+    }
   });
 });
 
