@@ -49,7 +49,9 @@ export function redact(text: string, apiKey: string | undefined): string {
  * - an error event inside a 200 stream (`overloaded_error`, `api_error`, ...) →
  *   PROVIDER_STREAM, retryable when the provider says it is overloaded or failed;
  * - an abort passes through unchanged (the core aborted on purpose);
- * - anything else (connection reset, cut body) → PROVIDER_STREAM, retryable.
+ * - a connection failure (reset, refused, closed, cut body, DNS) → PROVIDER_STREAM, retryable;
+ * - anything else (an error of unknown cause, e.g. a bug in a plugin) →
+ *   PROVIDER_STREAM, final: a retry would repeat it and could bill again.
  * The message never contains the API key.
  */
 export function toProviderError(services: PluginServices, error: unknown, context: ErrorContext): Error {
@@ -70,7 +72,7 @@ export function toProviderError(services: PluginServices, error: unknown, contex
     });
   }
   const streamType = errorType(error);
-  const retryable = streamType === undefined || /overloaded|api_error|server|rate_limit|timeout/i.test(streamType);
+  const retryable = streamType === undefined ? isConnectionFailure(error) : /overloaded|api_error|server|rate_limit|timeout/i.test(streamType);
   return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: stream failed: ${detail}`, { retryable, cause: error });
 }
 
@@ -79,6 +81,23 @@ export function isAbort(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return error.name === "AbortError" || error.name === "APIUserAbortError" || /aborted/i.test(error.name);
 }
+
+/**
+ * True for a failure of the connection rather than of the request or of code:
+ * the SDKs' connection errors, Node/Bun socket error codes, and the messages
+ * fetch gives a body cut mid-way. Looks through `cause` chains.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  for (let e = error as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.name === "string" && /^(APIConnectionError|APIConnectionTimeoutError|FetchError)$/.test(e.name)) return true;
+    if (typeof e.code === "string" && CONNECTION_CODES.test(e.code)) return true;
+    if (typeof e.message === "string" && CONNECTION_MESSAGES.test(e.message)) return true;
+  }
+  return false;
+}
+
+const CONNECTION_CODES = /^(ECONN\w*|EPIPE|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|UND_ERR\w*|ConnectionRefused|ConnectionClosed|ConnectionReset|FailedToOpenSocket|ERR_STREAM_PREMATURE_CLOSE)$/;
+const CONNECTION_MESSAGES = /socket|connection (error|closed|reset|refused)|network|terminated|premature close|other side closed|fetch failed|unable to connect/i;
 
 /** The most useful one-line text of an SDK error: the provider's own message when it sent one. */
 function errorDetail(error: unknown): string {

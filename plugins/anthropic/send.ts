@@ -120,7 +120,8 @@ async function* streamEvents(
         const message = (event.message ?? {}) as RawMessage;
         id = message.id;
         usage = mergeUsage(undefined, message.usage);
-        if (usage) yield { type: "usage", rawUsage: usage };
+        // The input side is billed from here on: reported now, it survives a cut stream (CASES.md case 44).
+        if (usage) yield { type: "usage", rawUsage: usage, ...(id !== undefined ? { requestId: id } : {}) };
         break;
       }
       case "content_block_start": {
@@ -151,7 +152,7 @@ async function* streamEvents(
         const delta = (event.delta ?? {}) as { stop_reason?: string | null };
         if (delta.stop_reason) stopReason = delta.stop_reason;
         usage = mergeUsage(usage, event.usage as Record<string, unknown> | undefined);
-        if (usage) yield { type: "usage", rawUsage: usage };
+        if (usage) yield { type: "usage", rawUsage: usage, ...(id !== undefined ? { requestId: id } : {}) };
         break;
       }
       case "message_stop":

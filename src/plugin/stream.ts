@@ -67,6 +67,8 @@ export interface FinishEvent {
 export interface UsageEvent {
   type: "usage";
   rawUsage: unknown;
+  /** The provider's request or response id, when known already (kept on the row of a cut stream). */
+  requestId?: string;
 }
 
 /** One streamed event. */

@@ -75,7 +75,7 @@ export const StreamEventShape = v.variant("type", [
   v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
   v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string() }),
   v.looseObject({ type: v.literal("chatter"), detail: v.string() }),
-  v.looseObject({ type: v.literal("usage"), rawUsage: v.unknown() }),
+  v.looseObject({ type: v.literal("usage"), rawUsage: v.unknown(), requestId: v.optional(v.string()) }),
   v.looseObject({
     type: v.literal("finish"),
     reason: v.picklist(["stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"]),

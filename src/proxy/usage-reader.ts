@@ -57,7 +57,7 @@ export class UsageReader {
         if (event.type === "finish") {
           out.requestId = event.requestId;
           if (event.rawUsage !== undefined) out.report = adapter.usage(event.rawUsage);
-        } else if (event.type !== "chatter") {
+        } else if (event.type !== "chatter" && event.type !== "usage") {
           out.content = true;
         }
       }

@@ -10,7 +10,7 @@
  */
 import type { Block } from "../context/types.ts";
 import { ProviderError } from "../errors.ts";
-import type { FinishEvent, StreamEvent } from "../plugin/stream.ts";
+import type { FinishEvent, StreamEvent, UsageEvent } from "../plugin/stream.ts";
 
 /** Options of {@link consume}. */
 export interface ConsumeOptions {
@@ -42,8 +42,8 @@ export interface ConsumeResult {
   finish: FinishEvent | undefined;
   /** Epoch ms of the first content event, if any. */
   firstContentAt: number | undefined;
-  /** The last usage the provider reported before the end (a `usage` event), kept when the stream is cut. */
-  reportedUsage?: unknown;
+  /** The latest usage the provider reported before `finish` (a lower bound of the bill if the stream is cut). */
+  partialUsage?: UsageEvent;
 }
 
 /** Thrown by {@link consume}: the failure plus whatever content arrived before it. */
@@ -205,7 +205,7 @@ function apply(result: ConsumeResult, event: StreamEvent): void {
       result.finish = event;
       return;
     case "usage":
-      result.reportedUsage = event.rawUsage;
+      result.partialUsage = event;
       return;
     case "chatter":
       return;

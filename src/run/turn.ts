@@ -30,8 +30,9 @@ export type { SessionChoice, TurnOptions, TurnResult } from "./turn-types.ts";
 /**
  * Runs one turn.
  * @throws CachetError for bad input (before anything is stored or sent);
- *   ProviderError after the provider failed (the user message and any partial
- *   answer are stored, the partial marked incomplete); ANSWER_INVALID when a
+ *   ProviderError after the provider failed (a partial answer is stored with
+ *   its prompt and marked incomplete; a prompt with no answer at all is rolled
+ *   back out of the log, its ledger rows kept); ANSWER_INVALID when a
  *   `--schema` answer does not validate (the raw answer is stored).
  */
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {

@@ -24,27 +24,22 @@ export class Ledger {
 
   constructor(private readonly core: StoreCore) {}
 
-  record(row: LedgerRow): boolean {
+  record(row: LedgerRow): void {
     this.core.rev(row.sessionId);
+    if (this.core.db.query("SELECT 1 FROM requests WHERE id = ?").get(row.id)) {
+      throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
+    }
     const delta = encodeChain(row.chain, this.chainBase(row.sessionId));
-    const { changes } = this.core.db
-      .query(`INSERT OR IGNORE INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
+    this.core.db
+      .query(`INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
       .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
-    if (changes === 0) return false;
     this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
-    return true;
   }
 
-  update(id: string, patch: LedgerPatch): boolean {
+  update(id: string, patch: LedgerPatch): void {
     const current = this.request(id);
     const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
-    try {
-      this.core.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
-    } catch (error) {
-      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE") return false;
-      throw error;
-    }
-    return true;
+    this.core.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
   }
 
   requests(sessionId: string): LedgerRow[] {

@@ -58,6 +58,17 @@ export class MessageLog {
       .run(sessionId, next, message.id, message.role, content, incomplete, Date.now());
   }
 
+  /** See Store.rollbackUnanswered. */
+  rollbackUnanswered(sessionId: string, messageId: string): boolean {
+    const last = this.core.db.query("SELECT id, role, seq FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1").get(sessionId) as { id: string; role: string; seq: number } | null;
+    if (!last || last.id !== messageId || last.role !== "user") return false;
+    if (this.core.db.query("SELECT 1 FROM sessions WHERE parent_id = ? AND fork_point = ?").get(sessionId, messageId)) return false;
+    this.core.touch(sessionId);
+    this.core.db.query("DELETE FROM messages WHERE session_id = ? AND seq = ?").run(sessionId, last.seq);
+    this.logCache.delete(sessionId);
+    return true;
+  }
+
   updatePartial(sessionId: string, messageId: string, content: Block[], incomplete: boolean): void {
     const { changes } = this.core.db
       .query("UPDATE messages SET content = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
@@ -81,7 +92,7 @@ export class MessageLog {
     const revs = segments.map((segment) => this.core.rev(segment.sessionId));
     const cached = this.logCache.get(sessionId);
     if (cached && sameRevs(cached.revs, revs)) return cached;
-    if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1))) {
+    if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1)) && this.lastOwnStillThere(sessionId, cached)) {
       this.refreshOwn(sessionId, cached);
       cached.revs = revs;
       return cached;
@@ -129,6 +140,14 @@ export class MessageLog {
       if (hit && hit.seq <= segment.maxSeq) return { index, seq: hit.seq };
     }
     throw this.core.inconsistent(`fork point ${messageId} is missing`);
+  }
+
+  /** False when another process took the last own message back out (see rollbackUnanswered): the cache must be rebuilt. */
+  private lastOwnStillThere(sessionId: string, log: CachedLog): boolean {
+    const last = log.entries.findLast((entry) => entry.sessionId === sessionId);
+    if (!last) return true;
+    const row = this.core.db.query("SELECT id FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, last.seq) as { id: string } | null;
+    return row?.id === last.message.id;
   }
 
   /** Re-reads the own rows that were incomplete, and appends the own rows stored since. */

@@ -15,6 +15,7 @@ export const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
   "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max", "finish_reason",
+  "attempt", "usage_lower_bound",
   ...FIGURE_COLUMNS,
 ] as const;
 
@@ -27,6 +28,7 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
     row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
+    row.attempt ?? 1, row.usageLowerBound ? 1 : 0,
     ...figureValues(row),
   ];
 }
@@ -107,6 +109,8 @@ export interface RequestRow {
   error: string | null;
   message_id: string | null;
   finish_reason: string | null;
+  attempt: number;
+  usage_lower_bound: number;
   no_cache_pico?: number | null;
   cost_estimate?: string | null;
   figured?: number;
@@ -175,6 +179,8 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     error: row.error,
     messageId: row.message_id,
     ...(row.finish_reason !== null ? { finishReason: row.finish_reason } : {}),
+    ...(row.attempt !== 1 ? { attempt: row.attempt } : {}),
+    ...(row.usage_lower_bound === 1 ? { usageLowerBound: true } : {}),
   };
 }
 

@@ -160,4 +160,13 @@ export const MIGRATIONS: readonly string[] = [
   FIGURES_MIGRATION,
   // Compaction (src/compaction): one row per compaction of a session, and summaries addressed by content.
   COMPACTION_MIGRATION,
+  // Every billed attempt is a ledger row (CASES.md case 30): its attempt number within the turn, and whether its usage
+  // is a lower bound (a stream cut after the provider reported part of it, case 44). A provider request id is not a key:
+  // local servers and proxies reuse it (case 46), so its index is no longer unique.
+  `
+  DROP INDEX requests_provider_id;
+  CREATE INDEX requests_provider_id ON requests(provider, provider_request_id) WHERE provider_request_id IS NOT NULL;
+  ALTER TABLE requests ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
+  ALTER TABLE requests ADD COLUMN usage_lower_bound INTEGER NOT NULL DEFAULT 0;
+  `,
 ];

@@ -330,8 +330,8 @@ describe("ledger", () => {
     const s = store.createSession({ model: "m/a" });
     const r1 = row("r_1", s.id, 1000, [link(0), link(1, "5m")], "msg_1");
     const r2 = row("r_2", s.id, 2000, [link(0), link(1), link(2), link(3, "5m")], "msg_2");
-    expect(store.recordRequest(r2)).toBe(true);
-    expect(store.recordRequest(r1)).toBe(true);
+    store.recordRequest(r2);
+    store.recordRequest(r1);
     expect(store.requests(s.id)).toEqual([r1, r2]);
     expect(store.request("r_2")).toEqual(r2);
     expect(store.lastRequest(s.id)).toEqual(r2);
@@ -339,29 +339,35 @@ describe("ledger", () => {
     expect(codeOf(() => store.request("r_x"))).toBe("SESSION_NOT_FOUND");
   });
 
-  test("a duplicate provider request id is ignored, so nothing is billed twice", () => {
+  test("a provider request id used twice keeps both rows (case 46); a ledger id used twice is an error that writes nothing", () => {
     const s = store.createSession({ model: "m/a" });
     const f = store.createSession({ model: "m/a", parentId: s.id });
-    expect(store.recordRequest(row("r_1", s.id, 1000, [link(0)], "msg_same"))).toBe(true);
-    expect(store.recordRequest(row("r_2", f.id, 1001, [link(0)], "msg_same"))).toBe(false);
-    expect(store.recordRequest(row("r_3", f.id, 1002, [link(0)], null))).toBe(true);
-    expect(store.recordRequest(row("r_4", f.id, 1003, [link(0)], null))).toBe(true);
-    expect(store.ledger({}).map((r) => r.id)).toEqual(["r_1", "r_3", "r_4"]);
-    expect(store.ledger({ sessionId: f.id, since: 1003 }).map((r) => r.id)).toEqual(["r_4"]);
+    store.recordRequest(row("r_1", s.id, 1000, [link(0)], "chatcmpl-fixed"));
+    store.recordRequest(row("r_2", f.id, 1001, [link(0)], "chatcmpl-fixed"));
+    store.recordRequest(row("r_3", f.id, 1002, [link(0)], null));
+    expect(codeOf(() => store.recordRequest(row("r_3", f.id, 1003, [link(1)], null)))).toBe("STORE");
+    expect(store.ledger({}).map((r) => [r.id, r.providerRequestId])).toEqual([["r_1", "chatcmpl-fixed"], ["r_2", "chatcmpl-fixed"], ["r_3", null]]);
+    expect(store.ledger({ sessionId: f.id, since: 1002 }).map((r) => r.id)).toEqual(["r_3"]);
   });
 
-  test("updateRequest patches fields and refuses a provider id billed elsewhere", () => {
+  test("attempt number and the lower-bound flag of a cut stream's usage read back", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.recordRequest({ ...row("r_1", s.id, 1000, [link(0)]), status: "error", attempt: 1, usageLowerBound: true });
+    store.recordRequest({ ...row("r_2", s.id, 1001, [link(0)]), attempt: 2 });
+    expect(store.requests(s.id).map((r) => [r.attempt ?? 1, r.usageLowerBound ?? false])).toEqual([[1, true], [2, false]]);
+  });
+
+  test("updateRequest patches fields; an unknown id is an error", () => {
     const s = store.createSession({ model: "m/a" });
     store.recordRequest(row("r_1", s.id, 1000, [link(0)], "msg_1"));
     store.recordRequest({ ...row("r_2", s.id, 2000, [link(0)], null), status: "incomplete" });
-    expect(store.updateRequest("r_2", { status: "ok", providerRequestId: "msg_2", costUsd: 0.5, usage: { input: 1, cacheRead: 2, cacheWrite5m: 0, cacheWrite1h: 0, output: 3, reasoning: undefined } })).toBe(true);
+    store.updateRequest("r_2", { status: "ok", providerRequestId: "msg_1", costUsd: 0.5, usage: { input: 1, cacheRead: 2, cacheWrite5m: 0, cacheWrite1h: 0, output: 3, reasoning: undefined } });
     const updated = store.request("r_2");
     expect(updated.status).toBe("ok");
-    expect(updated.providerRequestId).toBe("msg_2");
+    expect(updated.providerRequestId).toBe("msg_1");
     expect(updated.usage).toEqual({ input: 1, cacheRead: 2, cacheWrite5m: 0, cacheWrite1h: 0, output: 3, reasoning: undefined });
     expect(updated.chain).toEqual([link(0)]);
-    expect(store.updateRequest("r_2", { providerRequestId: "msg_1" })).toBe(false);
-    expect(store.request("r_2").providerRequestId).toBe("msg_2");
+    expect(codeOf(() => store.updateRequest("r_x", { status: "ok" }))).toBe("SESSION_NOT_FOUND");
   });
 
   test("hash chains stored as deltas read back exactly across many requests, moved breakpoints included", () => {

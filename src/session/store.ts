@@ -318,6 +318,20 @@ export class Store {
   }
 
   /**
+   * Takes an unanswered prompt back out of the log: the session's last
+   * message, when it is its own user message that no answer followed (its
+   * request failed before any output, or its process was killed before the
+   * first byte). Without this the next request would carry two user messages
+   * in a row. Its ledger rows stay (their `messageId` is null).
+   * @returns true when `messageId` was removed; false when it is not such a message
+   *   (answered, not the last, a parent's, or a fork's branch point)
+   * @throws CachetError SESSION_NOT_FOUND
+   */
+  rollbackUnanswered(sessionId: string, messageId: string): boolean {
+    return this.core.write(() => this.log.rollbackUnanswered(sessionId, messageId));
+  }
+
+  /**
    * Replaces the content of a message that is still incomplete (a streaming
    * answer written early), and marks it complete when `incomplete` is false.
    * @throws CachetError STORE when the message does not exist in this session or is already complete
@@ -329,24 +343,23 @@ export class Store {
   // ── ledger ──────────────────────────────────────────────────────────────
 
   /**
-   * Adds a ledger row. A row whose (provider, providerRequestId) or id is
-   * already stored is ignored, so a resumed or forked request is never billed twice.
+   * Adds a ledger row. Every provider call gets its own row: a provider
+   * request id is not a key (local servers and proxies reuse or omit them,
+   * CASES.md case 46), so two rows with the same one are both kept.
    * The chain is stored as a delta of the session's previous request; the store
    * keeps `row.chain` as the base for the next one, so do not mutate it afterwards.
-   * @returns true when stored, false when it was a duplicate
-   * @throws CachetError SESSION_NOT_FOUND
+   * @throws CachetError SESSION_NOT_FOUND; STORE when a row with this id is already stored (nothing is written)
    */
-  recordRequest(row: LedgerRow): boolean {
-    return this.core.write(() => this.ledgerRows.record(row));
+  recordRequest(row: LedgerRow): void {
+    this.core.write(() => this.ledgerRows.record(row));
   }
 
   /**
    * Changes fields of a ledger row (e.g. usage and timings once the stream ends).
-   * @returns false when the patch's providerRequestId is already billed on another row (nothing is changed)
    * @throws CachetError SESSION_NOT_FOUND when there is no row with this id
    */
-  updateRequest(id: string, patch: LedgerPatch): boolean {
-    return this.core.write(() => this.ledgerRows.update(id, patch));
+  updateRequest(id: string, patch: LedgerPatch): void {
+    this.core.write(() => this.ledgerRows.update(id, patch));
   }
 
   /** The session's ledger rows in the order the requests started. */

@@ -99,7 +99,7 @@ export interface LedgerRow {
   costEstimate?: string | null;
   /** Cost the provider reported itself (OpenRouter), USD. */
   providerCostUsd: number | null;
-  /** The provider's request/response id; unique per provider, so a call is never billed twice. */
+  /** The provider's request/response id, as it sent it (not a key: local servers and proxies reuse it). */
   providerRequestId: string | null;
   /** Affinity key sent, if any. */
   affinityKey: string | null;
@@ -124,4 +124,12 @@ export interface LedgerRow {
   messageId: string | null;
   /** Why the answer ended, in the provider adapter's words (`stop`, `length`, `tool_use`, ...); null when unknown or failed. */
   finishReason?: string | null;
+  /** 1-based attempt number within the turn (retries before output are attempts 2, 3, ...); absent means 1. */
+  attempt?: number;
+  /**
+   * True when `usage` is what the provider reported before the stream was cut
+   * (e.g. Anthropic's input side at message_start, CASES.md case 44): the
+   * billed usage is at least this, and the cost is a lower bound.
+   */
+  usageLowerBound?: boolean;
 }

@@ -81,16 +81,26 @@ describe("a retryable failure before any output is retried, then succeeds", () =
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
       expect(messages[1]!.incomplete).toBeUndefined();
       expect(`${textOf(messages[1]!)}\n`).toBe(expected);
-      // Refused attempts are not billed: one row, the successful call, with its usage.
-      expect(requests).toHaveLength(1);
-      expect(requests[0]).toMatchObject({ status: "ok", error: null, role: "main" });
-      expect(requests[0]!.usage.input).toBeGreaterThan(0);
-      expect(requests[0]!.usage.output).toBeGreaterThan(0);
-      expect(requests[0]!.costUsd).toBeGreaterThan(0);
+      // Refused attempts are not billed: no row. An overload inside a 200 stream comes after message_start, whose
+      // input-side usage the provider reported: that attempt has its row, flagged as a lower bound (CASES.md case 44).
+      const billedFirst = c.fault === "error-before:1";
+      expect(requests).toHaveLength(billedFirst ? 2 : 1);
+      if (billedFirst) {
+        expect(requests[0]).toMatchObject({ status: "error", usageLowerBound: true, messageId: null });
+        expect(requests[0]!.attempt).toBeUndefined();
+        expect(requests[0]!.error).toContain("overloaded_error");
+        expect(requests[0]!.usage.input).toBeGreaterThan(0);
+      }
+      const final = requests.at(-1)!;
+      expect(final).toMatchObject({ status: "ok", error: null, role: "main", attempt: 2 });
+      expect(final.usageLowerBound).toBeUndefined();
+      expect(final.usage.input).toBeGreaterThan(0);
+      expect(final.usage.output).toBeGreaterThan(0);
+      expect(final.costUsd).toBeGreaterThan(0);
     });
   }
 
-  test("429 with --retries 0: exit 4, one line naming HTTP 429 and a hint, nothing on stdout, the user message kept", async () => {
+  test("429 with --retries 0: exit 4, one line naming HTTP 429 and a hint, nothing on stdout, the unanswered prompt taken back out of the log, its ledger row kept", async () => {
     const home = freshHome();
     const r = await cachet(["--emulate", "--retries", "0", "summarise the release notes"], { home, env: { CACHET_EMULATOR_FAULT: "429" } });
     expect(r.code).toBe(4);
@@ -98,13 +108,17 @@ describe("a retryable failure before any output is retried, then succeeds", () =
     const [message, hint, ...rest] = textLines(r.stderr);
     expect(message).toStartWith("cachet: anthropic: HTTP 429: ");
     expect(hint).toStartWith("  hint: ");
+    expect(hint).toEndWith("the prompt was not kept in the session (no answer came): run the same command again to resend it");
     expect(rest).toEqual([]);
     const { messages, requests } = await exported(home);
-    expect(messages).toHaveLength(1);
-    expect(messages[0]).toMatchObject({ role: "user", content: [{ type: "text", text: "summarise the release notes" }] });
+    expect(messages).toEqual([]);
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ status: "error", messageId: null });
+    expect(requests[0]).toMatchObject({ status: "error", messageId: null, costUsd: 0 });
     expect(requests[0]!.error).toContain("HTTP 429");
+    // The session goes on from a well-formed log: the next -c sends one user message.
+    const next = await cachet(["--emulate", "-c", "summarise the release notes"], { home });
+    expect(next.code).toBe(0);
+    expect((await exported(home)).messages.map((m) => m.role)).toEqual(["user", "assistant"]);
   });
 
   test("a 429 that never clears: the default 2 retries, then exit 4 (three attempts, two notices)", async () => {

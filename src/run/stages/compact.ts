@@ -219,7 +219,7 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
     result = f.partial;
     failure = f.error;
   }
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now() };
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [] };
   const recorded = await recordCall(runtime, { ...options, role: COMPACTION_ROLE, sink: QUIET_SINK }, input, opened, { ...assembled, context: fork }, wire, sent);
   if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
   const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;

@@ -4,7 +4,7 @@
  * the sink's `usage` and `cost` events follow.
  */
 import { newId } from "../../context/ids.ts";
-import { ProviderError } from "../../errors.ts";
+import { CachetError, ProviderError, isCachetError } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { UsageReport } from "../../plugin/usage.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
@@ -15,7 +15,7 @@ import type { Priced, Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
-import type { SendOutcome } from "./send.ts";
+import type { BilledAttempt, SendOutcome } from "./send.ts";
 import type { OpenedSession } from "./session.ts";
 
 /** The ledger row of a call and what it was built from. */
@@ -44,21 +44,28 @@ export async function recordCall(
   const { sessionId, context } = assembled;
   const { result, failure } = sent;
   const requestId = newId("r");
-  // A cut stream keeps the usage the provider reported before the cut (CASES.md case 44), priced as a lower bound.
-  const rawUsage = result.finish ? result.finish.rawUsage : result.reportedUsage;
+  // A cut stream keeps the usage the provider reported before the cut, as a lower bound (CASES.md case 44).
+  const usageLowerBound = result.finish === undefined && result.partialUsage !== undefined;
+  const rawUsage = result.finish?.rawUsage ?? result.partialUsage?.rawUsage;
   const mapped = rawUsage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
   const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
-  const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined }) : unreportedCost(failure, result.content.length > 0);
+  const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(failure, result.content.length > 0);
   sent.reservation?.settle(priced.costUsd);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
   const chain = await sent.chain;
   const previousRow = store.lastRequest(sessionId) ?? opened.parentLast ?? null;
-  const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain });
+  const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain, rawUsage, usageLowerBound });
   const earlier = previousRow ? (opened.parentLast && previousRow === opened.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
   row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES).tokens : null;
   if (opened.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
+  for (const billed of sent.billedRetries) store.recordRequest(await retryRow(runtime, input, row, sent.catalogRef, billed));
   store.recordRequest(row);
+  // A prompt that got no answer at all leaves the log as it was before the turn, so the next request
+  // (`cachet -c` again) is well formed; its ledger rows stay.
+  if (failure !== undefined && result.content.length === 0 && !sent.answer.saved && store.rollbackUnanswered(sessionId, input.userMessage.id)) {
+    sent.failure = withNote(failure, "the prompt was not kept in the session (no answer came): run the same command again to resend it");
+  }
   if (report) {
     // An observer failing after the answer is stored must not turn a good turn into a failed run.
     try {
@@ -90,6 +97,8 @@ interface RowParts {
   report: UsageReport | undefined;
   priced: Priced;
   chain: LedgerRow["chain"];
+  rawUsage: unknown;
+  usageLowerBound: boolean;
 }
 
 /** The ledger row of a call, before its cacheable maximum is known. */
@@ -101,6 +110,8 @@ function ledgerRow(p: RowParts): LedgerRow {
   return {
     id: p.requestId,
     sessionId: p.sessionId,
+    attempt: p.sent.attempts,
+    ...(p.usageLowerBound ? { usageLowerBound: true } : {}),
     prefixVersion: p.assembled.prefixVersion.version,
     role: p.options.role,
     provider: p.input.ref.provider,
@@ -113,12 +124,12 @@ function ledgerRow(p: RowParts): LedgerRow {
     ttftMs: result.firstContentAt !== undefined ? result.firstContentAt - startedAt : null,
     outputTps: outputTokens !== undefined && streamMs !== undefined && streamMs > 0 ? (outputTokens * 1000) / streamMs : null,
     usage: p.report?.usage ?? { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined },
-    rawUsage: (result.finish ? result.finish.rawUsage : result.reportedUsage) ?? null,
+    rawUsage: p.rawUsage ?? null,
     costUsd: p.priced.costUsd,
     noCacheCostUsd: p.priced.noCacheCostUsd ?? null,
     costEstimate: p.priced.estimate ?? null,
     providerCostUsd: p.report?.providerCostUsd ?? null,
-    providerRequestId: result.finish?.requestId ?? null,
+    providerRequestId: result.finish?.requestId ?? result.partialUsage?.requestId ?? null,
     affinityKey: p.context.cache.mode === "off" ? null : (p.context.cache.affinityKey ?? null),
     cacheMode: p.context.cache.mode,
     cacheTtl: p.context.cache.ttl,
@@ -144,4 +155,51 @@ function servedReport(report: UsageReport, serviceTier: string | undefined): Usa
 function unreportedCost(failure: unknown, produced: boolean): Priced {
   if (failure instanceof ProviderError && failure.status !== undefined && !produced) return { costUsd: 0, noCacheCostUsd: 0, reason: `refused with HTTP ${failure.status} before any output: not billed` };
   return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
+}
+
+/** The ledger row of a retried attempt: the final row's request, with that attempt's own times, usage (a lower bound) and error. */
+async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, billed: BilledAttempt): Promise<LedgerRow> {
+  const mapped = input.resolved.adapter.usageOrUnknown(billed.usage.rawUsage);
+  const priced = await runtime.price(catalogRef, mapped.report, { partial: true });
+  return {
+    ...final,
+    id: newId("r"),
+    attempt: billed.attempt,
+    usageLowerBound: true,
+    startedAt: billed.startedAt,
+    firstTokenAt: null,
+    finishedAt: billed.finishedAt,
+    latencyMs: billed.finishedAt - billed.startedAt,
+    ttftMs: null,
+    outputTps: null,
+    usage: mapped.report.usage,
+    rawUsage: billed.usage.rawUsage,
+    costUsd: priced.costUsd,
+    noCacheCostUsd: priced.noCacheCostUsd ?? null,
+    costEstimate: priced.estimate ?? null,
+    providerCostUsd: mapped.report.providerCostUsd ?? null,
+    providerRequestId: billed.usage.requestId ?? null,
+    expectedCacheRead: null,
+    status: "error",
+    error: billed.error instanceof Error ? billed.error.message : String(billed.error),
+    messageId: null,
+    finishReason: null,
+  };
+}
+
+/** The failure with `note` added to its hint (a CachetError keeps its code, exit code and provider details). */
+function withNote(failure: unknown, note: string): unknown {
+  if (!isCachetError(failure)) return failure;
+  const hint = failure.hint ? `${failure.hint}; ${note}` : note;
+  if (failure instanceof ProviderError) {
+    return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
+      hint,
+      cause: failure.cause ?? failure,
+      exitCode: failure.exitCode,
+      ...(failure.status !== undefined ? { status: failure.status } : {}),
+      retryable: failure.retryable,
+      ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+    });
+  }
+  return new CachetError(failure.code, failure.message, { hint, cause: failure.cause ?? failure, exitCode: failure.exitCode });
 }

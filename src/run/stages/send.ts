@@ -9,6 +9,7 @@ import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
 import { CachetError, ProviderError } from "../../errors.ts";
+import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
 import type { ChainLink } from "../../session/types.ts";
@@ -32,9 +33,24 @@ export interface SendOutcome {
   reservation: Reservation | undefined;
   /** `provider/model` of the price catalog. */
   catalogRef: string;
-  /** Unix epoch ms when the first attempt started and the last one ended. */
+  /** Unix epoch ms when the last attempt started and ended. */
   startedAt: number;
   finishedAt: number;
+  /** 1-based number of the last attempt. */
+  attempts: number;
+  /** Earlier attempts the provider reported usage for (billed at least that much): each gets its own ledger row. */
+  billedRetries: BilledAttempt[];
+}
+
+/** An attempt before the last one whose failure came after the provider reported usage. */
+export interface BilledAttempt {
+  /** 1-based. */
+  attempt: number;
+  /** Unix epoch ms. */
+  startedAt: number;
+  finishedAt: number;
+  usage: UsageEvent;
+  error: unknown;
 }
 
 /** Inputs from this many characters on get garbage collected between the steps that copy them. */
@@ -67,7 +83,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   if (huge) Bun.gc(true);
 
   const answer = new PartialAnswer(store, sessionId, newId("m"));
-  const startedAt = Date.now();
+  let startedAt = Date.now();
+  const billedRetries: BilledAttempt[] = [];
   let outcome: ConsumeResult | undefined;
   let failure: unknown;
   let partial: ConsumeResult | undefined;
@@ -105,6 +122,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       const cause = options.signal?.aborted ? new CachetError("INTERRUPTED", "interrupted; the partial answer is stored and marked incomplete") : f.error;
       const retryable = cause instanceof ProviderError && cause.retryable && !emitted && f.partial.content.length === 0;
       if (retryable && attempt < options.retries && !options.signal?.aborted) {
+        if (f.partial.partialUsage) billedRetries.push({ attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause });
         const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
         try {
@@ -122,6 +140,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           partial = { content: [], finish: undefined, firstContentAt: undefined };
           break;
         }
+        startedAt = Date.now();
         continue;
       }
       failure = cause;
@@ -136,7 +155,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const result = outcome ?? partial!;
   if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
   if (result.content.length > 0 || answer.saved) answer.save(result.content, failure !== undefined);
-  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now() };
+  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries };
 }
 
 /**

@@ -5,6 +5,7 @@
 import { CachetError } from "../../errors.ts";
 import type { PluginHost } from "../../plugin/host.ts";
 import type { ForkEvent } from "../../plugin/hooks.ts";
+import type { Store } from "../../session/store.ts";
 import type { LedgerRow, LoadedSession, SessionRecord } from "../../session/types.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
@@ -87,7 +88,7 @@ export async function inSession<T>(
     held = false;
   };
   try {
-    const loaded = target ? store.loadSession(target.id) : undefined;
+    const loaded = target ? dropUnanswered(store, store.loadSession(target.id), options.notice) : undefined;
     const input = resolve(loaded);
     // Validation is done: from here on, things are stored.
     if (options.fork) {
@@ -114,7 +115,9 @@ export async function inSession<T>(
       return await body({ loaded: store.loadSession(created.id) }, input);
     } catch (error) {
       // Failed before anything was stored in it (a plugin hook threw while rendering): leave no empty session for -c to pick up.
-      if (store.sessionCounts(created.id).messages === 0) store.removeSession(created.id);
+      // A session whose only prompt got no answer keeps its ledger rows (and so stays): a billed attempt is never dropped.
+      const counts = store.sessionCounts(created.id);
+      if (counts.messages === 0 && counts.requests === 0) store.removeSession(created.id);
       throw error;
     } finally {
       releaseNew();
@@ -131,4 +134,15 @@ async function announceFork(host: PluginHost, options: TurnOptions, event: ForkE
   } catch (error) {
     options.notice?.((error as Error).message);
   }
+}
+
+/**
+ * The loaded session without a prompt a killed process left unanswered at the
+ * end of its log (see Store.rollbackUnanswered); called under the turn lease.
+ */
+function dropUnanswered(store: Store, loaded: LoadedSession, notice: ((message: string) => void) | undefined): LoadedSession {
+  const last = loaded.messages.at(-1);
+  if (last?.role !== "user" || !store.rollbackUnanswered(loaded.session.id, last.id)) return loaded;
+  notice?.(`the session's last prompt (${last.id}) never got an answer (its run was stopped); it was taken out of the log`);
+  return store.loadSession(loaded.session.id);
 }
