@@ -1,0 +1,153 @@
+/**
+ * Issue 12 part B through the compiled binary, against small local servers
+ * that behave the way the real providers were seen to: a provider reusing a
+ * response id (CASES.md case 46), Anthropic's input-side usage at stream start
+ * followed by a cut (case 44), a request that fails with no output (rolled
+ * back: the next -c is well formed), and a process killed before the first
+ * byte (its unanswered prompt is rolled back by the next turn).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+type Raw = Record<string, any>;
+
+async function exported(home: string): Promise<{ messages: Raw[]; requests: Raw[] }> {
+  const r = await cachet(["export"], { home });
+  expect(r.code).toBe(0);
+  const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Raw);
+  return { messages: lines.filter((l) => l.type === "message").map((l) => l.message), requests: lines.filter((l) => l.type === "request").map((l) => l.request) };
+}
+
+const sse = (events: unknown[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("");
+
+test("case 46: a server answering every request with the same response id: three turns, three ledger rows", async () => {
+  const bodies: Raw[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      bodies.push((await request.json()) as Raw);
+      const chunk = (delta: Raw, extra: Raw = {}) => ({ id: "chatcmpl-fixed", object: "chat.completion.chunk", created: 1, model: "gpt-5", choices: [{ index: 0, delta, finish_reason: null }], ...extra });
+      const body =
+        sse([
+          chunk({ role: "assistant", content: "ok" }),
+          { id: "chatcmpl-fixed", object: "chat.completion.chunk", created: 1, model: "gpt-5", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+          { id: "chatcmpl-fixed", object: "chat.completion.chunk", created: 1, model: "gpt-5", choices: [], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } },
+        ]) + "data: [DONE]\n\n";
+      return new Response(body, { headers: { "content-type": "text/event-stream" } });
+    },
+  });
+  try {
+    const home = freshHome();
+    const args = ["-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`];
+    const env = { OPENAI_API_KEY: "test-key" };
+    for (const [i, prompt] of ["one", "two", "three"].entries()) {
+      const r = await cachet([...args, ...(i > 0 ? ["-c"] : []), prompt], { home, env });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, "ok\n", ""]);
+    }
+    const { messages, requests } = await exported(home);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(requests.map((r) => [r.status, r.providerRequestId, r.usage.input])).toEqual([
+      ["ok", "chatcmpl-fixed", 10],
+      ["ok", "chatcmpl-fixed", 10],
+      ["ok", "chatcmpl-fixed", 10],
+    ]);
+    expect(new Set(requests.map((r) => r.id)).size).toBe(3);
+  } finally {
+    server.stop(true);
+  }
+});
+
+/** An Anthropic server that sends message_start with case 44's usage and one text delta, then ends the stream (no message_delta, no message_stop). */
+function cutAfterStart(): ReturnType<typeof Bun.serve> {
+  return Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch() {
+      const start = {
+        type: "message_start",
+        message: { id: "msg_case44", type: "message", role: "assistant", model: "claude-sonnet-4-6", content: [], stop_reason: null, usage: { input_tokens: 5, cache_creation_input_tokens: 2000, cache_read_input_tokens: 50000, output_tokens: 1 } },
+      };
+      const text = [{ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Once upon" } }];
+      const bytes = new TextEncoder().encode(sse([start, ...text]).replaceAll("data: ", "event: x\ndata: "));
+      const stream = new ReadableStream({
+        start(controller) {
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      });
+      return new Response(stream, { headers: { "content-type": "text/event-stream", "request-id": "req_case44" } });
+    },
+  });
+}
+
+test("case 44: Anthropic's usage from message_start is kept when the stream is cut, flagged as a lower bound: $0.02253", async () => {
+  const server = cutAfterStart();
+  try {
+    const home = freshHome();
+    const r = await cachet(["-m", "anthropic/claude-sonnet-4-6", "--base-url", `http://127.0.0.1:${server.port}`, "tell me a story"], { home, env: { ANTHROPIC_API_KEY: "test-key" } });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe("Once upon\n");
+    const { messages, requests } = await exported(home);
+    expect(messages.map((m) => [m.role, m.incomplete ?? false])).toEqual([["user", false], ["assistant", true]]);
+    expect(requests).toHaveLength(1);
+    const row = requests[0]!;
+    expect(row).toMatchObject({ status: "incomplete", usageLowerBound: true, providerRequestId: "msg_case44" });
+    expect(row.usage).toMatchObject({ input: 5, cacheRead: 50000, cacheWrite5m: 2000 });
+    expect(row.usage.output).toBeGreaterThanOrEqual(1);
+    // 5 × $3 + 50,000 × $0.30 + 2,000 × $3.75 + 1 × $15, per million tokens.
+    expect(row.costUsd).toBeCloseTo(0.02253, 9);
+    const cost = await cachet(["cost"], { home });
+    expect(cost.stdout).toContain("read 50000");
+    expect(cost.stdout).toContain("write 2000");
+  } finally {
+    server.stop(true);
+  }
+});
+
+test("a request that fails with no output is rolled back: exit 4, the log as before, the ledger row kept, and -c goes on with one user message", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "first question"], { home })).code).toBe(0);
+  const before = await exported(home);
+  const failed = await cachet(["--emulate", "-c", "--retries", "0", "second question"], { home, env: { CACHET_EMULATOR_FAULT: "503" } });
+  expect(failed.code).toBe(4);
+  expect(failed.stdout).toBe("");
+  expect(failed.stderr).toContain("the prompt was not kept in the session (no answer came)");
+  const after = await exported(home);
+  expect(after.messages).toEqual(before.messages);
+  expect(after.requests.map((r) => [r.status, r.messageId])).toEqual([["ok", before.requests[0]!.messageId], ["error", null]]);
+  const next = await cachet(["--emulate", "-c", "second question"], { home });
+  expect(next.code).toBe(0);
+  const final = await exported(home);
+  expect(final.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  expect(final.requests.map((r) => r.status)).toEqual(["ok", "error", "ok"]);
+});
+
+test("a process killed before the first byte leaves its prompt unanswered; the next turn rolls it back and stays well formed", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "first question"], { home })).code).toBe(0);
+  // The emulator stalls before any content: the prompt is stored, the answer never starts.
+  const proc = Bun.spawn([BINARY, "--emulate", "-c", "--idle-timeout", "600", "doomed question"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_EMULATOR_FAULT: "chatter" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  // Wait until the prompt is stored (the request is then on its way), then kill.
+  for (let i = 0; i < 400; i++) {
+    const { messages } = await exported(home);
+    if (messages.length === 3) break;
+    await Bun.sleep(25);
+  }
+  proc.kill("SIGKILL");
+  await proc.exited;
+  expect((await exported(home)).messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+  const next = await cachet(["--emulate", "-c", "second question"], { home });
+  expect(next.code).toBe(0);
+  expect(next.stderr).toContain("never got an answer");
+  const { messages } = await exported(home);
+  expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+  expect(messages[2]!.content[0].text).toBe("second question");
+}, 60_000);
