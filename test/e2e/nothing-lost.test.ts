@@ -325,7 +325,8 @@ describe("signals end any run within 1 s", () => {
       expect(run.stderr().trim().split("\n").at(-1)).toBe("cachet: interrupted while waiting to retry; nothing more was sent");
       expect(await emulator.bodies()).toHaveLength(3);
       const { messages, requests } = await stored(home);
-      expect(messages.map((m) => m.role)).toEqual(["user"]);
+      // No answer at all: the prompt is rolled back out of the log; the ledger row stays.
+      expect(messages.map((m) => m.role)).toEqual([]);
       expect(requests).toHaveLength(1);
       expect(requests[0]).toMatchObject({ status: "error", messageId: null });
       expect(requests[0]!.error).toContain("interrupted");
@@ -404,7 +405,8 @@ describe("liveness", () => {
     expect(r.code).toBe(4);
     expect(r.stderr.split("\n")[0]).toBe("cachet: the model thought for 1 s without output (only keep-alives)");
     const { messages, requests } = await stored(home);
-    expect(messages.map((m) => m.role)).toEqual(["user"]);
+    // Hidden thinking is no answer: the prompt is rolled back out of the log; the ledger row stays.
+    expect(messages.map((m) => m.role)).toEqual([]);
     expect(requests).toMatchObject([{ status: "error" }]);
   });
 
