@@ -58,7 +58,7 @@ export function openaiExplicitRegime(model: string): boolean {
  * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
  */
 export function anthropicCacheRules(model: string): CacheRules {
-  return { mode: "breakpoints", minimumTokens: anthropicMinTokens(model), granularity: 1, lookback: 20, ttlMs: { "5m": 5 * MINUTE, "1h": HOUR } };
+  return { mode: "breakpoints", minimumTokens: anthropicMinTokens(model), granularity: 1, lookback: 20, maxBreakpoints: 4, ttlMs: { "5m": 5 * MINUTE, "1h": HOUR } };
 }
 
 /**
@@ -100,7 +100,7 @@ export function compatibleCacheRules(provider: string, model: string): CacheRule
     case "moonshotai":
       return { mode: "prefix", minimumTokens: 256, granularity: 256 };
     case "alibaba":
-      return { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, ttlMs: { default: 5 * MINUTE } };
+      return { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, maxBreakpoints: 4, ttlMs: { default: 5 * MINUTE } };
     case "xai":
       return { mode: "prefix", minimumTokens: 128, granularity: 128 };
     case "openrouter": {

@@ -124,6 +124,13 @@ export interface CacheRules {
   granularity: number;
   /** Blocks walked back from a breakpoint looking for an earlier entry (Anthropic: 20). */
   lookback?: number;
+  /**
+   * Most cache markers (`cache_control`) one request may carry; the provider
+   * refuses more with an HTTP 400 (Anthropic and Qwen explicit: 4, see
+   * providers.md §2a and §7). The core re-checks it on the final wire request,
+   * after the last cache strategy and `request:before` hook.
+   */
+  maxBreakpoints?: number;
   /** Entry lifetime without use, ms, per TTL; refreshed on read. */
   ttlMs?: { "5m"?: number; "1h"?: number; default?: number };
   /**

@@ -39,14 +39,14 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
   const target = chooseSession(runtime, options);
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     let assembled = await compactIfDue(runtime, options, input, opened, await assembleContext(runtime, options, opened, input));
-    let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context);
+    let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
     let sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
     if (tooLong(sent.failure) && !assembled.compaction && options.compact !== false) {
       // One recovery compaction and one retry; the refused attempt stays in the ledger.
       await recordCall(runtime, { ...options, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
       assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
       if (assembled.compaction) {
-        wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context);
+        wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
         sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
       }
     }

@@ -28,6 +28,7 @@ function asClientRules(facts: CacheFacts, declared: CacheRules): CacheRules {
     granularity: facts.granularity,
   };
   if (facts.kind === "breakpoints") rules.lookback = facts.lookback;
+  if (facts.kind === "breakpoints" && facts.maxBreakpoints !== undefined) rules.maxBreakpoints = facts.maxBreakpoints;
   if (facts.answerCached) rules.answerCached = true;
   // A TTL is compared where the plugin declares one (it uses TTLs for `why`); the emulator always has one.
   if (declared.ttlMs !== undefined && facts.ttlMs !== "retention") rules.ttlMs = facts.ttlMs;

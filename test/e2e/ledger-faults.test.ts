@@ -151,3 +151,25 @@ test("a process killed before the first byte leaves its prompt unanswered; the n
   expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
   expect(messages[2]!.content[0].text).toBe("second question");
 }, 60_000);
+
+test("a request:before hook that adds a 5th cache marker after the strategies: exit 3 naming the limit, nothing sent, nothing stored", async () => {
+  const home = freshHome();
+  const plugin = `${home}/marker-hook.mjs`;
+  // Splits the last message into five marked blocks: with the strategy's own markers that is more than 4.
+  await Bun.write(
+    plugin,
+    `export default { name: "marker-hook", api: 1, setup(api) {
+  api.hook("request:before", (wire) => {
+    const body = structuredClone(wire.body);
+    const last = body.messages.at(-1);
+    last.content = ["one", "two", "three", "four", "five"].map((text) => ({ type: "text", text, cache_control: { type: "ephemeral" } }));
+    return { ...wire, body };
+  });
+} };`,
+  );
+  const r = await cachet(["--emulate", "hello"], { home, env: { CACHET_PLUGINS: plugin } });
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toMatch(/^cachet: the anthropic request carries \d+ cache markers after the cache strategies and request:before hooks; at most 4 are allowed\n {2}hint: /);
+  expect((await cachet(["sessions", "--json"], { home })).stdout).toBe("");
+});

@@ -195,7 +195,7 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
     };
     delete fork.overlay;
   }
-  const wire = await applyCacheStrategies(runtime.host, renderRequest(input, fork), fork);
+  const wire = await applyCacheStrategies(runtime.host, renderRequest(input, fork), fork, input.resolved.spec.cacheRules?.(input.ref.model));
   const chain = runtime.chainOf(wire);
   chain.catch(() => {});
   const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;

@@ -6,7 +6,9 @@
 import { checkToolPairing, wireMessages } from "../../context/invariants.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { PluginHost } from "../../plugin/host.ts";
+import type { CacheRules } from "../../plugin/provider.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
+import { assertMarkerLimit } from "../../wire/marker-limit.ts";
 import type { TurnInput } from "./input.ts";
 
 /**
@@ -26,10 +28,16 @@ export function renderRequest(input: TurnInput, context: RequestContext): WireRe
 
 /**
  * Applies the cache strategies (none with cache mode `off`), then the
- * `request:before` hooks, in plugin order.
- * @throws CachetError PLUGIN_HOOK naming the plugin and strategy that failed
+ * `request:before` hooks, in plugin order; then checks the provider's marker
+ * limit on the result, since a later strategy or a hook may add markers after
+ * the strategy that checked it.
+ * @param rules the provider's cache rules for the model (their `maxBreakpoints`)
+ * @throws CachetError PLUGIN_HOOK naming the plugin and strategy that failed;
+ *   CACHE_CONTRACT when the final request carries more markers than the provider accepts (nothing is sent)
  */
-export async function applyCacheStrategies(host: PluginHost, rendered: WireRequest, context: RequestContext): Promise<WireRequest> {
+export async function applyCacheStrategies(host: PluginHost, rendered: WireRequest, context: RequestContext, rules?: CacheRules): Promise<WireRequest> {
   const wire = context.cache.mode === "off" ? rendered : host.applyStrategies(rendered, context, context.provider);
-  return host.callSequential("request:before", wire, context);
+  const final = await host.callSequential("request:before", wire, context);
+  assertMarkerLimit(final, rules, context.provider);
+  return final;
 }
