@@ -179,3 +179,26 @@ describe("settings a provider refuses are local usage errors, before anything is
     }
   }, 60_000);
 });
+
+describe("--schema with tool calls", () => {
+  test("a tool-call turn is not validated as the answer; the finished answer after the results is", async () => {
+    const home = freshHome();
+    const script = tempFile("schema-tools.json", JSON.stringify([{ tool_calls: [{ name: "lookup", arguments: '{"q":"alpha"}' }] }, { text: '{"answer":"alpha means first"}' }]));
+    const emulator = await startEmulatorProcess(home, { CACHET_EMULATOR_SCRIPT: script });
+    try {
+      const model = "openai/gpt-5";
+      const target = against(emulator, model);
+      const schema = JSON.stringify({ type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false });
+      const call = await cachet(["-m", model, ...target.args, "--tools", TOOLS, "--schema", schema, "--json", "what is alpha?"], { home, env: target.env });
+      expect(call.code).toBe(0);
+      const callEvents = events(call.stdout);
+      expect(ofType(callEvents, "error")).toEqual([]);
+      const [toolCall] = ofType(callEvents, "tool_call");
+      const done = await cachet(["-m", model, ...target.args, "-c", "--json", "--tool-result", `${toolCall!.id}=@${tempFile("r.txt", "first")}`], { home, env: target.env });
+      expect(done.code).toBe(0);
+      expect(ofType(events(done.stdout), "answer")).toEqual([{ type: "answer", value: { answer: "alpha means first" } }]);
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+});

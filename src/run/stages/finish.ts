@@ -14,7 +14,7 @@ import type { SendOutcome } from "./send.ts";
 
 /**
  * Ends the turn on the sink.
- * @throws the provider failure of `sent`; CachetError ANSWER_INVALID when a `--schema` answer does not validate
+ * @throws the provider failure of `sent`; CachetError ANSWER_INVALID when a `--schema` answer (not a tool-call turn) does not validate
  */
 export async function finishTurn(runtime: Runtime, options: TurnOptions, assembled: AssembledContext, sent: SendOutcome, recorded: Recorded): Promise<TurnResult> {
   const { sessionId, context } = assembled;
@@ -23,7 +23,9 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
   const requestId = row.id;
   const content = result.content;
   let answer: unknown;
-  if (failure === undefined && context.prefix.schema) {
+  // A tool call is not an answer: only a turn that finished with an answer is validated against the schema.
+  const toolTurn = content.some((block) => block.type === "tool_use");
+  if (failure === undefined && context.prefix.schema && !toolTurn) {
     try {
       // The finish reason first: an answer cut at the output limit or refused is not a schema problem (CASES.md case 41).
       const cut = structuredFinishError(result.finish, options.generation.maxTokens);
