@@ -104,7 +104,8 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
   // Same suffix as the final name: Bun appends ".exe" to Windows outfiles that lack it.
   const tmp = join(dirname(outfile), `.tmp-${process.pid}-${basename(outfile)}`);
   const result = await Bun.build({
-    entrypoints: [ENTRY],
+    // The lease keeper runs in a worker thread (src/session/leases.ts): a second entry point of the binary.
+    entrypoints: [ENTRY, join(ROOT, "src", "session", "lease-keeper.ts")],
     compile: {
       ...(target === undefined ? {} : { target }),
       outfile: tmp,

@@ -11,6 +11,13 @@ export class StoreCore {
   /** Path of the database file. */
   readonly path: string;
   readonly db: Database;
+  /**
+   * Fencing tokens of the turn leases this process holds, by session. Every
+   * write to such a session checks, inside its transaction, that the lease
+   * row still carries the token: a process whose lease was taken over (it
+   * stalled past the expiry) can no longer write to the session.
+   */
+  readonly fences = new Map<string, string>();
 
   constructor(path: string, options: OpenOptions = {}) {
     this.path = path;
@@ -38,8 +45,12 @@ export class StoreCore {
     }
   }
 
-  /** Bumps the session's revision and update time. @throws CachetError SESSION_NOT_FOUND */
+  /**
+   * Bumps the session's revision and update time, after the lease fence check.
+   * @throws CachetError SESSION_NOT_FOUND; SESSION_CONFLICT when this process's lease on the session was taken over
+   */
   touch(sessionId: string): void {
+    this.fence(sessionId);
     const { changes } = this.db.query("UPDATE sessions SET rev = rev + 1, updated_at = ? WHERE id = ?").run(this.nextUpdateTime(), sessionId);
     if (changes === 0) throw sessionNotFound(sessionId);
   }
@@ -51,6 +62,21 @@ export class StoreCore {
   nextUpdateTime(): number {
     const { latest } = this.db.query("SELECT MAX(updated_at) AS latest FROM sessions").get() as { latest: number | null };
     return Math.max(Date.now(), (latest ?? 0) + 1);
+  }
+
+  /**
+   * Checks this process's fencing token on the session's lease, when it holds one.
+   * Called inside the write transaction, so no other process can take the lease between the check and the write.
+   * @throws CachetError SESSION_CONFLICT naming the process that holds the lease now
+   */
+  fence(sessionId: string): void {
+    const token = this.fences.get(sessionId);
+    if (token === undefined) return;
+    const row = this.db.query("SELECT token, owner_pid, host FROM turn_leases WHERE session_id = ?").get(sessionId) as { token: string; owner_pid: number; host: string } | null;
+    if (row?.token === token) return;
+    throw new CachetError("SESSION_CONFLICT", `this process's turn lease on session ${sessionId} was taken over${row ? ` by process ${row.owner_pid} on ${row.host}` : ""}; the write was refused`, {
+      hint: "the turn stalled past its lease (another process took the session over); what was stored before stays; run the turn again with -c",
+    });
   }
 
   /** The session's revision (bumped by every write to it). @throws CachetError SESSION_NOT_FOUND */

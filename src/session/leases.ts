@@ -8,6 +8,7 @@ import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
 import { abortableSleep } from "../sleep.ts";
 import type { StoreCore } from "./core.ts";
+import type { KeeperStart } from "./lease-keeper.ts";
 import type { LeaseRow } from "./rows.ts";
 
 /** Options of {@link Store.acquireTurn}. */
@@ -48,20 +49,49 @@ export class Leases {
       await abortableSleep(Math.min(left, delay + Math.random() * delay), options.signal);
       delay = Math.min(delay * 2, 50);
     }
-    const refresh = setInterval(() => {
-      try {
-        this.core.db.query("UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND token = ?").run(Date.now() + leaseMs, sessionId, token);
-      } catch {
-        // A busy or closed database: the next tick retries, and the lease outlives two missed ticks.
-      }
-    }, Math.max(10, Math.floor(leaseMs / 3)));
-    refresh.unref();
+    this.core.fences.set(sessionId, token);
+    const stop = this.keepFresh(sessionId, token, leaseMs);
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      clearInterval(refresh);
+      stop();
+      if (this.core.fences.get(sessionId) === token) this.core.fences.delete(sessionId);
       this.core.write(() => this.core.db.query("DELETE FROM turn_leases WHERE session_id = ? AND token = ?").run(sessionId, token));
+    };
+  }
+
+  /**
+   * Refreshes the lease every third of its lifetime from a worker thread (lease-keeper.ts), which long
+   * synchronous work here cannot starve; an in-memory store (tests) refreshes from a timer instead.
+   * @returns stops the refreshing
+   */
+  private keepFresh(sessionId: string, token: string, leaseMs: number): () => void {
+    const intervalMs = Math.max(10, Math.floor(leaseMs / 3));
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const fallback = () => {
+      timer ??= setInterval(() => {
+        try {
+          this.core.db.query("UPDATE turn_leases SET expires_at = ? WHERE session_id = ? AND token = ?").run(Date.now() + leaseMs, sessionId, token);
+        } catch {
+          // A busy database: the next tick retries, and the lease outlives two missed ticks.
+        }
+      }, intervalMs);
+      timer.unref();
+    };
+    let keeper: Worker | undefined;
+    if (this.core.path !== ":memory:") {
+      keeper = new Worker(keeperUrl());
+      keeper.unref();
+      // A worker that cannot start (it never should) leaves the timer: starvable, but refreshed.
+      keeper.onerror = fallback;
+      keeper.postMessage({ path: this.core.path, sessionId, token, leaseMs, intervalMs } satisfies KeeperStart);
+    } else {
+      fallback();
+    }
+    return () => {
+      keeper?.terminate();
+      clearInterval(timer);
     };
   }
 
@@ -83,6 +113,17 @@ export class Leases {
       throw error;
     }
   }
+}
+
+/**
+ * Where lease-keeper.ts is: beside this file when run from source; in a
+ * compiled binary, at its path under the embedded root (the common folder of
+ * the build's entry points, src/), since this code may sit in a chunk elsewhere.
+ */
+function keeperUrl(): string {
+  const here = import.meta.url;
+  const embedded = /^(.*?(?:\$bunfs|~BUN)\/root\/)/.exec(here);
+  return embedded ? `${embedded[1]}session/lease-keeper.ts` : new URL("./lease-keeper.ts", here).href;
 }
 
 function processAlive(pid: number): boolean {

@@ -26,6 +26,7 @@ export class Ledger {
 
   record(row: LedgerRow): void {
     this.core.rev(row.sessionId);
+    this.core.fence(row.sessionId);
     if (this.core.db.query("SELECT 1 FROM requests WHERE id = ?").get(row.id)) {
       throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
     }

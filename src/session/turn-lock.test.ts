@@ -135,3 +135,47 @@ test("the holder refreshes its lease while it holds it", async () => {
   expect(db.query("SELECT * FROM turn_leases").all()).toEqual([]);
   db.close();
 });
+
+test("fencing: once another process took the lease over, every write of the old holder to the session is refused and changes nothing", async () => {
+  const release = await store.acquireTurn(sessionId);
+  store.appendMessage(sessionId, { id: "q1", role: "user", content: [{ type: "text", text: "before the takeover" }] });
+  // Another process takes the session over (as after the old holder stalled past its expiry).
+  const db = new Database(store.path);
+  db.query("UPDATE turn_leases SET token = 't_thief', owner_pid = 1, host = 'elsewhere' WHERE session_id = ?").run(sessionId);
+  const refused = (write: () => unknown): string | undefined => {
+    try {
+      write();
+    } catch (error) {
+      return isCachetError(error) ? `${error.code}: ${error.message}` : String(error);
+    }
+    return undefined;
+  };
+  expect(refused(() => store.appendMessage(sessionId, { id: "a1", role: "assistant", content: [{ type: "text", text: "late" }] }))).toBe(
+    `SESSION_CONFLICT: this process's turn lease on session ${sessionId} was taken over by process 1 on elsewhere; the write was refused`,
+  );
+  expect(refused(() => store.setModel(sessionId, "openai/gpt-5"))).toStartWith("SESSION_CONFLICT");
+  expect(store.logEntries(sessionId).map((e) => e.message.id)).toEqual(["q1"]);
+  // The thief releases; the old holder's release leaves the thief's row alone.
+  release();
+  expect((db.query("SELECT token FROM turn_leases WHERE session_id = ?").get(sessionId) as { token: string }).token).toBe("t_thief");
+  db.close();
+  // Without a lease (or with a new one) the process writes again.
+  store.appendMessage(sessionId, { id: "a1", role: "assistant", content: [{ type: "text", text: "answer" }] });
+  expect(store.logEntries(sessionId).map((e) => e.message.id)).toEqual(["q1", "a1"]);
+});
+
+test("the lease is refreshed from a worker thread: long synchronous work on the main thread does not let it expire", async () => {
+  const release = await store.acquireTurn(sessionId, { leaseMs: 600 });
+  const db = new Database(store.path, { readonly: true });
+  const expiry = () => (db.query("SELECT expires_at FROM turn_leases WHERE session_id = ?").get(sessionId) as { expires_at: number }).expires_at;
+  // Let the keeper start, then block this thread for three lease lifetimes.
+  for (let i = 0; i < 100 && expiry() <= Date.now() + 300; i++) await Bun.sleep(20);
+  const busyUntil = Date.now() + 1_500;
+  let spins = 0;
+  while (Date.now() < busyUntil) spins++;
+  expect(spins).toBeGreaterThan(0);
+  // Still unexpired right after the blocking work: another process could not have taken it over.
+  expect(expiry()).toBeGreaterThan(Date.now());
+  release();
+  db.close();
+});
