@@ -88,9 +88,9 @@ describe("planCut", () => {
 
 describe("limits, calibration and summaries", () => {
   test("trigger min(0.8 × window, window − output − 4,096), target half of it (≤ 40k), tail 0.4 × target (≤ 16k)", () => {
-    expect(compactionLimits(64_000, 8_000)).toEqual({ trigger: 51_200, target: 25_600, tail: 10_240 });
-    expect(compactionLimits(200_000, 64_000)).toEqual({ trigger: 131_904, target: 40_000, tail: 16_000 });
-    expect(compactionLimits(200_000, 0, 32_000)).toEqual({ trigger: 32_000, target: 16_000, tail: 6_400 });
+    expect(compactionLimits(64_000, 8_000)).toEqual({ window: 64_000, trigger: 51_200, target: 25_600, tail: 10_240 });
+    expect(compactionLimits(200_000, 64_000)).toEqual({ window: 200_000, trigger: 131_904, target: 40_000, tail: 16_000 });
+    expect(compactionLimits(200_000, 0, 32_000)).toEqual({ window: 200_000, trigger: 32_000, target: 16_000, tail: 6_400 });
   });
 
   test("the next request is the last reported prompt plus the calibrated appended estimate, never below the raw estimate", () => {

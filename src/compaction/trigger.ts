@@ -15,6 +15,8 @@ const TAIL_MAX = 16_000;
 
 /** The token limits of one session's compaction. */
 export interface CompactionLimits {
+  /** The model's context window, tokens (MAX_SAFE_INTEGER when unknown). */
+  window: number;
   /** Compact when the next request's estimate exceeds this. */
   trigger: number;
   /** After a compaction the estimate should be at most this (half the trigger, at most 40k). */
@@ -31,7 +33,7 @@ export interface CompactionLimits {
 export function compactionLimits(window: number, maxOutput: number, triggerTokens?: number, tailTokens?: number): CompactionLimits {
   const trigger = triggerTokens ?? Math.max(1, Math.min(Math.floor(0.8 * window), window - maxOutput - WINDOW_MARGIN));
   const target = Math.min(TARGET_MAX, Math.floor(0.5 * trigger));
-  return { trigger, target, tail: tailTokens ?? Math.min(TAIL_MAX, Math.floor(0.4 * target)) };
+  return { window, trigger, target, tail: tailTokens ?? Math.min(TAIL_MAX, Math.floor(0.4 * target)) };
 }
 
 /** Estimated tokens of a request's wire chain (sum of its links). */

@@ -32,7 +32,7 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
   throw new CachetError(
     "CONTEXT_TOO_LONG",
     `the request does not fit ${catalogRef}'s context window: about ${estimate.toLocaleString("en-US")} prompt tokens${output ? ` + ${output.toLocaleString("en-US")} output` : ""} > ${window.toLocaleString("en-US")}; nothing was sent`,
-    { hint: "send less input (split it, or summarize it first), lower --max-tokens, or pick a model with a larger window (`cachet models`)" },
+    { hint: "compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, lower --max-tokens, or pick a model with a larger window (`cachet models`)" },
   );
 }
 

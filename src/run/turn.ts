@@ -20,7 +20,7 @@ import { finishTurn } from "./stages/finish.ts";
 import { resolveInput } from "./stages/input.ts";
 import { recordCall } from "./stages/record.ts";
 import { applyCacheStrategies, renderRequest } from "./stages/render.ts";
-import { sendRequest } from "./stages/send.ts";
+import { sendRequest, type SendOutcome } from "./stages/send.ts";
 import { chooseSession, inSession } from "./stages/session.ts";
 import type { TurnOptions, TurnResult } from "./turn-types.ts";
 
@@ -40,9 +40,20 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     let assembled = await compactIfDue(runtime, options, input, opened, await assembleContext(runtime, options, opened, input));
     let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-    let sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
-    if (tooLong(sent.failure) && !assembled.compaction && options.compact !== false) {
-      // One recovery compaction and one retry; the refused attempt stays in the ledger.
+    const recover = !assembled.compaction && options.compact !== false && runtime.config.compaction?.enabled !== false;
+    let sent: SendOutcome;
+    try {
+      sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+    } catch (error) {
+      // The local window check refused it before anything was sent or stored: one recovery compaction, one retry.
+      if (!recover || !tooLong(error)) throw error;
+      assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
+      if (!assembled.compaction) throw error;
+      wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
+      sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+    }
+    if (recover && !assembled.compaction && tooLong(sent.failure)) {
+      // The provider refused it: one recovery compaction and one retry; the refused attempt stays in the ledger.
       await recordCall(runtime, { ...options, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
       assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
       if (assembled.compaction) {

@@ -48,6 +48,8 @@ export interface Compacted extends AssembledContext {
  */
 export async function compactIfDue(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext): Promise<Compacted> {
   if (options.compact === false || runtime.config.compaction?.enabled === false) return assembled;
+  // A first message has nothing before it to summarize.
+  if (assembled.context.messages.length < 2) return assembled;
   const limits = await limitsFor(runtime, input, options);
   if (!limits) return assembled;
   const before = await estimateNext(runtime, input, assembled);
@@ -124,7 +126,9 @@ async function compact(
       text = render;
       source = "extractive";
     } else {
-      const call = await summaryCall(runtime, options, input, opened, assembled, { anchor, render, previous, visible, incoming });
+      // The fork re-sends the whole request plus the instruction and the answer: only when that fits the window.
+      const forkFits = before + SUMMARY_MAX_TOKENS + count(summaryInstruction(anchor, true, undefined)) <= limits.window;
+      const call = await summaryCall(runtime, options, input, opened, assembled, { anchor, render, previous, visible, incoming: forkFits ? incoming : undefined });
       summaryRequest = call.requestId;
       text = call.text ?? fallbackText(render);
       source = call.text !== undefined ? "summary" : "fallback";
@@ -227,10 +231,14 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
   return { text, requestId: recorded.row.id };
 }
 
-/** True for a provider's refusal of a prompt longer than the model's context window. */
+/**
+ * True for a prompt longer than the model's context window: the local check
+ * before sending (CONTEXT_TOO_LONG, src/run/context-window.ts) or the provider's refusal.
+ */
 export function tooLong(failure: unknown): boolean {
+  if (isCachetError(failure) && failure.code === "CONTEXT_TOO_LONG") return true;
   if (!(failure instanceof ProviderError) || failure.status === undefined || failure.status >= 500) return false;
-  return /too long|context length|context window|maximum context|exceeds the maximum|input token count/i.test(failure.message);
+  return /too long|context length|context limit|context window|maximum context|exceeds the maximum|input token count/i.test(failure.message);
 }
 
 /** A sink for calls that write nothing to stdout (summary calls, a refused attempt): their usage is in the ledger. */
