@@ -125,12 +125,13 @@ function stubOf(message: Message, rendered: string): string {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function byteLength(text: string): number {
+/** UTF-8 bytes of a text. */
+export function byteLength(text: string): number {
   return encoder.encode(text).length;
 }
 
 /** The longest prefix of `text` within `max` UTF-8 bytes, cut on a character boundary. */
-function truncateBytes(text: string, max: number): string {
+export function truncateBytes(text: string, max: number): string {
   const bytes = encoder.encode(text);
   if (bytes.length <= max) return text;
   let end = max;

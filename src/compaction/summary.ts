@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Block, Message, SummaryState } from "../context/types.ts";
-import { RENDER_VERSION } from "./extractive.ts";
+import { byteLength, RENDER_VERSION, truncateBytes } from "./extractive.ts";
 
 /** Version of the summary prompt and entry format; part of every content key. */
 export const SUMMARY_PROMPT_VERSION = 1;
@@ -71,11 +71,9 @@ export function acceptedSummary(content: readonly Block[], finishReason: string 
 
 /** The render cut to {@link FALLBACK_BYTES} on a character boundary. */
 export function fallbackText(render: string): string {
-  const bytes = new TextEncoder().encode(render);
-  if (bytes.length <= FALLBACK_BYTES) return render;
-  let end = FALLBACK_BYTES;
-  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
-  return `${new TextDecoder().decode(bytes.subarray(0, end))}\n[… render cut at ${FALLBACK_BYTES} bytes of ${bytes.length}]`;
+  const bytes = byteLength(render);
+  if (bytes <= FALLBACK_BYTES) return render;
+  return `${truncateBytes(render, FALLBACK_BYTES)}\n[… render cut at ${FALLBACK_BYTES} bytes of ${bytes}]`;
 }
 
 function sha(text: string): string {
