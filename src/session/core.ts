@@ -37,7 +37,7 @@ export class StoreCore {
       const code = (error as { code?: unknown }).code;
       if (typeof code === "string" && /^SQLITE_(FULL|READONLY|CORRUPT|NOTADB|IOERR|CANTOPEN|PERM)/.test(code)) {
         throw new CachetError("STORE", `cannot write the session store ${this.path}: ${(error as Error).message}`, {
-          hint: "check free disk space and permissions; nothing already stored was changed",
+          hint: "check free disk space and permissions; this write was rolled back whole, and what was stored before it is kept",
           cause: error,
         });
       }

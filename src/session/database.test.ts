@@ -97,3 +97,25 @@ test("a read-only store refuses writes with a STORE error naming the file, and c
   check.close();
   expect(existsSync(path)).toBe(true);
 });
+
+test("a full disk: the write that does not fit is a STORE error naming the file, rolled back whole; what was stored before is kept", () => {
+  const home = freshHome();
+  const path = join(home, "cachet.db");
+  const store = openStore(path);
+  const session = store.createSession({ model: "openai/gpt-5", name: "kept" });
+  store.appendMessage(session.id, { id: "q1", role: "user", content: [{ type: "text", text: "short question" }] });
+  // SQLite's own size cap stands in for the disk: no page beyond the current ones can be allocated (SQLITE_FULL).
+  const { page_count: pages } = store.database.query("PRAGMA page_count").get() as { page_count: number };
+  store.database.exec(`PRAGMA max_page_count = ${pages}`);
+  let error: unknown;
+  try {
+    store.appendMessage(session.id, { id: "a1", role: "assistant", content: [{ type: "text", text: "x".repeat(200_000) }] });
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("STORE");
+  expect((error as Error).message).toStartWith(`cannot write the session store ${path}: `);
+  expect((error as { hint: string }).hint).toBe("check free disk space and permissions; this write was rolled back whole, and what was stored before it is kept");
+  expect(store.logEntries(session.id).map((e) => e.message.id)).toEqual(["q1"]);
+  store.close();
+});

@@ -59,8 +59,15 @@ export async function recordCall(
   const earlier = previousRow ? (opened.parentLast && previousRow === opened.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
   row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES).tokens : null;
   if (opened.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
-  for (const billed of sent.billedRetries) store.recordRequest(await retryRow(runtime, input, row, sent.catalogRef, billed));
-  store.recordRequest(row);
+  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed)))), row];
+  try {
+    // One transaction: the turn's attempts are in the ledger together, or none is.
+    store.transaction(() => {
+      for (const r of rows) store.recordRequest(r);
+    });
+  } catch (error) {
+    throw ledgerWriteFailed(error, rows, result.content.length > 0 || sent.answer.saved);
+  }
   // A prompt that got no answer at all leaves the log as it was before the turn, so the next request
   // (`cachet -c` again) is well formed; its ledger rows stay.
   if (failure !== undefined && result.content.length === 0 && !sent.answer.saved && store.rollbackUnanswered(sessionId, input.userMessage.id)) {
@@ -202,4 +209,19 @@ function withNote(failure: unknown, note: string): unknown {
     });
   }
   return new CachetError(failure.code, failure.message, { hint, cause: failure.cause ?? failure, exitCode: failure.exitCode });
+}
+
+/**
+ * A failed ledger write (disk full, read-only store) reported with exactly
+ * what was kept: the prompt and the answer were stored before it (or the turn
+ * would have failed earlier), the billed attempts were not, so their usage is
+ * named here for the user to keep.
+ */
+function ledgerWriteFailed(error: unknown, rows: readonly LedgerRow[], answerStored: boolean): unknown {
+  if (!isCachetError(error) || error.code !== "STORE") return error;
+  const billed = rows.map((r) => `${r.id} attempt ${r.attempt ?? 1}: input ${r.usage.input ?? "?"}, cache read ${r.usage.cacheRead ?? "?"}, cache write ${(r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0)}, output ${r.usage.output ?? "?"}, ${r.costUsd === null ? "cost unknown" : `$${r.costUsd}`}`);
+  return new CachetError("STORE", `${error.message}; the ledger rows of this turn were not written (${billed.join("; ")})`, {
+    hint: `kept: the prompt${answerStored ? " and the answer" : ""} in the session; not kept: those ledger rows; free space or fix permissions, then \`cachet -c\` goes on`,
+    cause: error,
+  });
 }
