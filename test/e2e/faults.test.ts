@@ -203,9 +203,10 @@ describe("the idle timer: only content resets it (Diagnostics are not liveness)"
         const r = await cachet(["--emulate", "--json", "-m", model, "--idle-timeout", "1", "hello there"], { home, env: { CACHET_EMULATOR_FAULT: fault } });
         const elapsed = performance.now() - started;
         expect(r.code).toBe(4);
-        // chatter comes every 250 ms for 10 minutes: were it liveness, this would never fail.
+        // chatter comes every 250 ms for 10 minutes: were it liveness, this would run for 10 minutes.
+        // The bound only has to tell the 1 s limit from the 10-minute fault, however loaded the machine.
         expect(elapsed).toBeGreaterThanOrEqual(1_000);
-        expect(elapsed).toBeLessThan(3_000);
+        expect(elapsed).toBeLessThan(60_000);
         const list = events(r.stdout);
         const [error] = ofType(list, "error");
         expect(error).toMatchObject({ code: "PROVIDER_STALL", message: "no content from the provider for 1 s" });
@@ -306,7 +307,8 @@ describe("interrupted mid-stream: the partial answer is stored, marked, and the 
     const exitMs = performance.now() - sentAt;
     const stdout = await run.rest;
     expect(code).toBe(130);
-    expect(exitMs).toBeLessThan(2_000);
+    // The stream stalls for 10 minutes with a 600 s idle limit: only the signal can have ended it.
+    expect(exitMs).toBeLessThan(60_000);
     expect(textLines(await run.stderr)).toEqual(["cachet: interrupted; the partial answer is stored and marked incomplete"]);
     const shown = stdout.replace(/\n$/, "");
 
@@ -345,8 +347,8 @@ describe("interrupted mid-stream: the partial answer is stored, marked, and the 
     const started = performance.now();
     const next = await cachet(["--emulate", "-c", "go on"], { home });
     expect(next.code).toBe(0);
-    // The dead process's turn lease is taken over, not waited out.
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // The dead process's turn lease is taken over, not waited out (it would run for the lease's 15 s and more).
+    expect(performance.now() - started).toBeLessThan(15_000);
     const after = await exported(home);
     expect(after.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
     expect(after.messages[1]).toEqual(messages[1]);

@@ -75,12 +75,16 @@ async function fileAppears(path: string): Promise<void> {
   }
 }
 
-/** Sends `signal` and checks the run ends with `code` within 1 s of it. */
+/**
+ * Sends `signal` and checks the run ends with `code`. The time bound only has to tell "the signal ended it" from
+ * "the wait ran out" (a 30 s hook limit, a 600 s idle limit, stdin that never ends), however loaded the machine;
+ * the 1 s figure itself is measured, not asserted in a timed test.
+ */
 async function endsBySignal(proc: ReturnType<typeof Bun.spawn>, signal: "SIGINT" | "SIGTERM", code: number): Promise<void> {
   const sentAt = performance.now();
   proc.kill(signal);
   expect(await proc.exited).toBe(code);
-  expect(performance.now() - sentAt).toBeLessThan(1_000);
+  expect(performance.now() - sentAt).toBeLessThan(10_000);
 }
 
 /** A plugin whose `request:before` hook writes `ready`, then waits for `go` (or never settles when `go` is undefined). */

@@ -102,7 +102,8 @@ describe("stdin and PROMPT (CASES.md case 23)", () => {
     const elapsed = Date.now() - started;
     proc.stdin.end();
     expect(code).toBe(0);
-    expect(elapsed).toBeLessThan(5_000);
+    // The first-byte wait is 2 s; stdin is never closed, so only that bound can have ended the wait.
+    expect(elapsed).toBeLessThan(15_000);
     expect(stderr).toContain("stdin stayed open with no data");
     expect(ofType(events(stdout), "done")).toHaveLength(1);
   });
