@@ -202,3 +202,39 @@ describe("--schema with tool calls", () => {
     }
   }, 60_000);
 });
+
+describe("Anthropic thinking replay", () => {
+  test("with thinking on, the tool-using turn goes back starting with its signed thinking block; unsigned or without it, the emulator refuses", async () => {
+    const home = freshHome();
+    const script = tempFile("thinking.json", JSON.stringify([{ thinking: "I should look it up.", tool_calls: [{ name: "lookup", arguments: '{"q":"alpha"}' }] }, { text: "Alpha is first." }]));
+    const emulator = await startEmulatorProcess(home, { CACHET_EMULATOR_SCRIPT: script });
+    try {
+      const model = "anthropic/claude-sonnet-4-6";
+      const target = against(emulator, model);
+      const thinking = ["-o", 'thinking={"type":"enabled","budget_tokens":1024}', "--max-tokens", "2000"];
+      const first = await ok(["-m", model, ...target.args, ...thinking, "--tools", TOOLS, "--json", "what is alpha?"], { home, env: target.env });
+      const [call] = ofType(events(first.stdout), "tool_call");
+      const second = await cachet(["-m", model, ...target.args, ...thinking, "-c", "-q", "--tool-result", `${call!.id}=@${tempFile("r.txt", "first")}`], { home, env: target.env });
+      expect(second.stderr).toBe("");
+      expect(second.code).toBe(0);
+      const received = await emulator.received();
+      expect(received.map((r) => r.status)).toEqual([200, 200]);
+      const body = received[1]!.body as Raw;
+      const turn = body.messages[1].content as Raw[];
+      expect(turn[0]).toMatchObject({ type: "thinking", thinking: "I should look it up." });
+      expect(typeof turn[0]!.signature).toBe("string");
+      const post = async (b: Raw) => {
+        const r = await fetch(`${emulator.url}/anthropic/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(b) });
+        return { status: r.status, message: ((await r.json()) as Raw).error?.message as string };
+      };
+      const withoutThinking = structuredClone(body);
+      withoutThinking.messages[1].content = turn.slice(1);
+      expect(await post(withoutThinking)).toMatchObject({ status: 400, message: expect.stringContaining("a final `assistant` message must start with a thinking block") });
+      const unsigned = structuredClone(body);
+      delete unsigned.messages[1].content[0].signature;
+      expect(await post(unsigned)).toMatchObject({ status: 400, message: "messages.1.content.0.thinking.signature: Field required" });
+    } finally {
+      emulator.stop();
+    }
+  }, 60_000);
+});
