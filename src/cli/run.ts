@@ -67,6 +67,14 @@ export default defineCommand({
       thinkingMs: secondsFlag(a["thinking-timeout"], "--thinking-timeout", 600),
       hookMs: a["hook-timeout"] === undefined ? undefined : secondsFlag(a["hook-timeout"], "--hook-timeout", 0, { zero: false }),
     };
+    // Flag values are checked before stdin is read: a usage error never waits for a pipe.
+    const generation = {
+      maxTokens: intFlag(a["max-tokens"], "--max-tokens", 1),
+      temperature: numberFlag(a.temperature, "--temperature"),
+      retries: intFlag(a.retries, "--retries", 0) ?? 2,
+      maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
+      providerOptions: parseOptions(rawArgs),
+    };
     const interrupt = handleInterrupts();
     try {
       const stdin = await readStdin({
@@ -92,19 +100,19 @@ export default defineCommand({
         overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
         session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResults.length > 0 ? { mode: "continue" } : { mode: "new" },
         fork: a.fork === true || forkTarget !== undefined,
-        maxTokens: intFlag(a["max-tokens"], "--max-tokens", 1),
-        temperature: numberFlag(a.temperature, "--temperature"),
+        maxTokens: generation.maxTokens,
+        temperature: generation.temperature,
         stream: a.stream !== false,
         baseUrl: a["base-url"],
-        providerOptions: parseOptions(rawArgs),
+        providerOptions: generation.providerOptions,
         cacheMode: (a.cache as "auto" | "off" | undefined) ?? undefined,
         cacheTtl: (a["cache-ttl"] as "5m" | "1h" | undefined) ?? undefined,
         ...limits,
-        retries: intFlag(a.retries, "--retries", 0) ?? 2,
+        retries: generation.retries,
         json: a.json === true,
         emulate: a.emulate === true,
         quiet: a.quiet === true,
-        maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
+        maxCostUsd: generation.maxCostUsd,
         allowUnpriced: a["allow-unpriced"] === true,
         noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
         compact: a.compact !== false,

@@ -80,6 +80,13 @@ describe("planCut", () => {
     expect(planCut(turn(1, 10).slice(0, 2), turn(1, 10)[2], 10, tokensOf)).toBeUndefined();
   });
 
+  test("a first turn has nothing before it to summarize: undefined without counting it (counting a 4 MB prompt took minutes)", () => {
+    let counted = 0;
+    const counting = (m: Message) => (counted++, tokensOf(m));
+    expect(planCut([], { id: "u1", role: "user", content: [{ type: "text", text: "x".repeat(100_000) }] }, 10, counting)).toBeUndefined();
+    expect(counted).toBe(0);
+  });
+
   test("afterSummary drops what the summary covers", () => {
     expect(afterSummary(log, "b4").map((m) => m.id)).toEqual(["u5", "a5", "r5", "b5"]);
     expect(afterSummary(log, null)).toHaveLength(log.length);

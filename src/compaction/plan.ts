@@ -24,6 +24,8 @@ export interface CutPlan {
  * @returns undefined when nothing can be summarized (no boundary leaves an older span)
  */
 export function planCut(visible: readonly Message[], incoming: Message | undefined, tailTokens: number, tokensOf: (message: Message) => number): CutPlan | undefined {
+  // Nothing precedes the incoming message: nothing to summarize (and no need to count a large prompt).
+  if (visible.length === 0) return undefined;
   const boundaries: number[] = [];
   visible.forEach((message, i) => {
     if (i > 0 && isTurnStart(message)) boundaries.push(i);

@@ -4,6 +4,7 @@
  * them (CASES.md case 48). Decoding is the shared input reader's
  * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets.
  */
+import { fstatSync } from "node:fs";
 import { CachetError } from "../errors.ts";
 import { Utf8StreamDecoder, type Utf8Mode } from "../input/read-input.ts";
 
@@ -136,7 +137,22 @@ export function mergeInput(stdin: string | undefined, words: readonly string[] |
 }
 
 function processStdin(): ChunkSource {
-  return { isTTY: process.stdin.isTTY === true, open: () => (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader };
+  return {
+    isTTY: process.stdin.isTTY === true,
+    open: () => {
+      // `cachet … < DIR`: the shell opens a directory, which no read can serve.
+      if (stdinIsDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
+      return (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader;
+    },
+  };
+}
+
+function stdinIsDirectory(): boolean {
+  try {
+    return fstatSync(0).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {

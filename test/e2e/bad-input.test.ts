@@ -5,9 +5,9 @@
  * and `cachet export` is byte-identical after the bad command).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -45,6 +45,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
   { name: "--session unknown id", args: () => ["--emulate", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
+  { name: "a whitespace-only prompt (providers refuse it)", args: () => ["--emulate", "  ", " "], code: 2, line: /^cachet: nothing to send: the PROMPT and stdin are only whitespace$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
@@ -124,3 +125,35 @@ test("100 MB of stdin: read and counted to the end, then refused locally as larg
   // Figures for the report; peak RSS is measured with /usr/bin/time -v outside this suite.
   console.log(`100 MB stdin: ${seconds.toFixed(1)} s`);
 }, 130_000);
+
+/** Spawns the binary with `stdin` as given (a file descriptor, or a pipe nobody writes to). */
+async function spawnWith(args: string[], home: string, stdin: number | "pipe"): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn([BINARY, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin, stdout: "pipe", stderr: "pipe", timeout: 20_000 });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+test("a directory on stdin (`cachet … < DIR`): exit 3 naming stdin as a directory, not an internal error; nothing stored is lost", async () => {
+  const fd = openSync(home, "r");
+  try {
+    for (const args of [["--emulate", "summarise"], ["--emulate"]]) {
+      const r = await spawnWith(args, home, fd);
+      expect(r.stdout).toBe("");
+      expect(r.code).toBe(3);
+      const [line, hint, ...rest] = textLines(r.stderr);
+      expect(line).toBe("cachet: stdin: is a directory, not a file");
+      expect(hint).toStartWith("  hint: ");
+      expect(rest).toEqual([]);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  expect((await cachet(["export"], { home })).stdout).toBe(stored);
+});
+
+test("a bad flag value is refused before stdin is read: a pipe that never writes does not hold the usage error back", async () => {
+  const r = await spawnWith(["--emulate", "--max-tokens", "0"], freshHome(), "pipe");
+  expect(r.stdout).toBe("");
+  expect(r.code).toBe(2);
+  expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1");
+});

@@ -1,7 +1,7 @@
 /**
  * What the Anthropic Messages API refuses before generating, with its
  * messages (400 `invalid_request_error`): roles, empty and whitespace-only
- * text blocks, messages left empty, tool_use/tool_result pairing, thinking
+ * text blocks, no messages at all or messages left empty, tool_use/tool_result pairing, thinking
  * replay (signatures; a final assistant turn that used tools while thinking
  * is on must start with its thinking block), temperature with thinking, and
  * `max_tokens` above the model's output limit. Messages as the API words
@@ -20,6 +20,7 @@ type Block = Record<string, unknown>;
  */
 export function validateAnthropic(body: Record<string, unknown>, model: string, facts: ModelFacts): void {
   const messages = body.messages as Record<string, unknown>[];
+  if (!Array.isArray(messages) || messages.length === 0) throw invalidRequest("messages: at least one message is required");
   const thinking = (body.thinking as { type?: string } | undefined)?.type;
   const thinkingOn = thinking === "enabled" || thinking === "adaptive";
   checkParameters(body, model, facts, thinkingOn);

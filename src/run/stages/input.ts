@@ -90,9 +90,11 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
         : { type: "tool_result", toolUseId: call.id, content: DROPPED_RESULT, isError: true },
     );
   }
-  if (options.prompt !== undefined && options.prompt !== "") content.push({ type: "text", text: options.prompt });
+  // Whitespace alone is no prompt: Anthropic refuses a whitespace-only text block, and the renders that drop it leave an empty request the others refuse.
+  const blank = options.prompt !== undefined && options.prompt.trim() === "";
+  if (options.prompt !== undefined && !blank) content.push({ type: "text", text: options.prompt });
   if (content.length === 0) {
-    throw new CachetError("MISSING_ARGUMENT", "nothing to send: no PROMPT argument and nothing on stdin", {
+    throw new CachetError("MISSING_ARGUMENT", blank ? "nothing to send: the PROMPT and stdin are only whitespace" : "nothing to send: no PROMPT argument and nothing on stdin", {
       hint: 'e.g. cachet "hello", or pipe text in: git diff | cachet "write the commit message"',
     });
   }
