@@ -124,12 +124,17 @@ function leafOf(n: NodeCost): CostTreeNode {
   };
 }
 
+/** Cache writes of both TTLs; unknown ("?") when neither count is known, never a silent 0. */
+function writes(fiveMinutes: number | null | undefined, oneHour: number | null | undefined): number | "?" {
+  return (fiveMinutes ?? null) === null && (oneHour ?? null) === null ? "?" : (fiveMinutes ?? 0) + (oneHour ?? 0);
+}
+
 /** One line per request from the stored figures (`cachet cost` without `--tree`); `~` marks a flagged estimate. */
 export function formatRequestFigures(requests: readonly RequestFigures[]): string {
   let out = "";
   for (const r of requests) {
     const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}$${r.costUsd}`;
-    out += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? 0} · write ${(r.cacheWrite5m ?? 0) + (r.cacheWrite1h ?? 0)} · out ${r.output ?? "?"}\n`;
+    out += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}\n`;
   }
   return out;
 }
@@ -143,7 +148,7 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
   for (const v of views) {
     const u = v.usage;
     lines.push(
-      `${v.requestId}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? 0} · write ${(u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0)} · out ${u.output ?? "?"}`,
+      `${v.requestId}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
     if (v.estimatedPrompt > 0 && v.estimatedPrompt !== v.billedPrompt) {

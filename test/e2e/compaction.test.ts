@@ -41,3 +41,10 @@ test("--no-compact never compacts; cachet compact does; why names it; export kee
   const messages = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string }).filter((l) => l.type === "message");
   expect(messages).toHaveLength(8);
 }, 180_000);
+
+test("cachet compact on a session of one turn: says there is nothing to compact, and no 'compaction due' warning (no threshold was crossed)", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "hello"], { home })).code).toBe(0);
+  const r = await cachet(["compact", "--emulate"], { home });
+  expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "nothing to compact: the session is its current turn alone\n", stderr: "" });
+});

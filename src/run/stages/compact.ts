@@ -111,7 +111,8 @@ async function compact(
   const visible = hasIncoming ? context.messages.slice(0, -1) : context.messages;
   const plan = planCut(visible, incoming, limits.tail, tokensOf);
   if (!plan) {
-    options.notice?.(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
+    // On demand (`cachet compact`) the command says so itself, and no threshold was crossed.
+    if (reason !== "on demand") options.notice?.(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
     return assembled;
   }
   const previous: SummaryState = { messages: context.summary, coversThrough: opened.loaded.summary.coversThrough };
