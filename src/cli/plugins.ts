@@ -80,7 +80,7 @@ export default defineCommand({
         if (args.json) json(project);
         else {
           for (const file of project.files) out(`${project.dir}/${file}`);
-          await info(`next: cd ${project.dir} && npm install && npm run build && cachet plugins test dist/index.js`);
+          await info(`next: cd ${project.dir} && npm install && npm run build && cachet plugins test dist/index.js (the build runs bun: have it on PATH, or npm i -D bun)`);
         }
         return;
       }

@@ -98,7 +98,7 @@ export default defineCommand({
         tools: a.tools === undefined ? undefined : await readTools(a.tools),
         schemaArg: a.schema,
         overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
-        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session } : a.continue || toolResults.length > 0 ? { mode: "continue" } : { mode: "new" },
+        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session, mustExist: a.continue === true } : a.continue || toolResults.length > 0 ? { mode: "continue" } : { mode: "new" },
         fork: a.fork === true || forkTarget !== undefined,
         maxTokens: generation.maxTokens,
         temperature: generation.temperature,

@@ -174,7 +174,7 @@ key in \`${env}\`.
 \`\`\`sh
 npm install                      # the plugin API package (types and definePlugin)
 npm run typecheck                # tsc (npm i -D typescript)
-npm run build                    # one ESM file: dist/index.js
+npm run build                    # one ESM file: dist/index.js (bun build: Bun on PATH, or npm i -D bun)
 cachet plugins test dist/index.js   # the contract kit, offline, against cachet's emulator
 cachet plugins add .             # install it; \`cachet plugins list\` shows it
 cachet --emulate -m ${name}/m1 "hi"  # try it without a key

@@ -8,7 +8,7 @@ import type { LedgerRow } from "../session/types.ts";
 import type { OutputSink } from "./output.ts";
 
 /** Which session a turn belongs to. */
-export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string };
+export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string; mustExist?: boolean };
 
 /** The result of one tool call, as given by the user side. */
 export interface ToolResultInput {

@@ -46,6 +46,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--session unknown id", args: () => ["--emulate", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "a whitespace-only prompt (providers refuse it)", args: () => ["--emulate", "  ", " "], code: 2, line: /^cachet: nothing to send: the PROMPT and stdin are only whitespace$/ },
+  { name: "-c --session NAME that does not exist (-c continues; it never starts a session)", args: () => ["--emulate", "-c", "--session", "never-made", "hi"], code: 2, line: /^cachet: no session "never-made"$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },

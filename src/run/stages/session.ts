@@ -45,8 +45,8 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
     }
     case "named": {
       const ref = options.session.ref;
-      // A NAME that does not exist yet starts a new named session; an id or a fork target must exist.
-      if (options.fork || /^s_[a-z2-7]{12}$/.test(ref)) return store.findSession(ref);
+      // A NAME that does not exist yet starts a new named session; an id, a fork target or `-c --session NAME` must exist.
+      if (options.fork || options.session.mustExist === true || /^s_[a-z2-7]{12}$/.test(ref)) return store.findSession(ref);
       try {
         return store.findSession(ref);
       } catch (error) {
