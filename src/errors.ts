@@ -124,6 +124,22 @@ export class ProviderError extends CachetError {
   }
 }
 
+/**
+ * The same error with another hint: code, message, exit code and (for a
+ * ProviderError) status, retryability and retry delay are kept; the original
+ * becomes the cause.
+ */
+export function withHintText(error: CachetError, hint: string): CachetError {
+  const common = { hint, cause: error.cause ?? error, exitCode: error.exitCode };
+  if (!(error instanceof ProviderError)) return new CachetError(error.code, error.message, common);
+  return new ProviderError(error.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", error.message, {
+    ...common,
+    ...(error.status !== undefined ? { status: error.status } : {}),
+    retryable: error.retryable,
+    ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}),
+  });
+}
+
 /** True for a {@link CachetError} (including subclasses loaded from another copy of this module). */
 export function isCachetError(error: unknown): error is CachetError {
   if (error instanceof CachetError) return true;

@@ -4,7 +4,7 @@
  * the sink's `usage` and `cost` events follow.
  */
 import { newId } from "../../context/ids.ts";
-import { CachetError, ProviderError, isCachetError } from "../../errors.ts";
+import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { UsageReport } from "../../plugin/usage.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
@@ -197,18 +197,7 @@ async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, ca
 /** The failure with `note` added to its hint (a CachetError keeps its code, exit code and provider details). */
 function withNote(failure: unknown, note: string): unknown {
   if (!isCachetError(failure)) return failure;
-  const hint = failure.hint ? `${failure.hint}; ${note}` : note;
-  if (failure instanceof ProviderError) {
-    return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
-      hint,
-      cause: failure.cause ?? failure,
-      exitCode: failure.exitCode,
-      ...(failure.status !== undefined ? { status: failure.status } : {}),
-      retryable: failure.retryable,
-      ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
-    });
-  }
-  return new CachetError(failure.code, failure.message, { hint, cause: failure.cause ?? failure, exitCode: failure.exitCode });
+  return withHintText(failure, failure.hint ? `${failure.hint}; ${note}` : note);
 }
 
 /**

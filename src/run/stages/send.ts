@@ -8,7 +8,7 @@ import type { Reservation } from "../../budget/budget.ts";
 import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
-import { CachetError, ProviderError } from "../../errors.ts";
+import { CachetError, ProviderError, withHintText } from "../../errors.ts";
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
@@ -169,15 +169,7 @@ function withHint(failure: unknown, partial: boolean, attempts: number): unknown
   if (partial) hint = "the partial answer is stored and marked incomplete; `cachet -c` continues the session";
   else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
   else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
-  if (!hint) return failure;
-  return new ProviderError(failure.code as "PROVIDER_HTTP" | "PROVIDER_STREAM" | "PROVIDER_STALL", failure.message, {
-    hint,
-    cause: failure.cause ?? failure,
-    exitCode: failure.exitCode,
-    ...(failure.status !== undefined ? { status: failure.status } : {}),
-    retryable: failure.retryable,
-    ...(failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
-  });
+  return hint ? withHintText(failure, hint) : failure;
 }
 
 function messageChars(message: Message): number {
