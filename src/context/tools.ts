@@ -22,15 +22,22 @@ export function parseTools(data: unknown, source: string): ToolDefinition[] {
   const list = v.safeParse(v.array(ToolSchema), data);
   if (!list.success) {
     const issue = list.issues[0]!;
-    throw new CachetError("INPUT_INVALID", `${source}: tool definition ${v.getDotPath(issue) ?? ""}: ${issue.message}`, {
+    const path = v.getDotPath(issue);
+    throw new CachetError("INPUT_INVALID", `${source}: ${path ? `tool definition ${path}` : "tool definitions"}: ${issue.message}`, {
       hint: 'expected a JSON array of {"name", "description", "parameters"}',
     });
   }
   const seen = new Set<string>();
   return list.output.map((t) => {
-    if (seen.has(t.name)) throw new CachetError("INPUT_INVALID", `${source}: tool "${t.name}" is defined twice`);
+    if (seen.has(t.name)) throw new CachetError("INPUT_INVALID", `${source}: tool "${t.name}" is defined twice`, { hint: "keep one definition per name" });
     seen.add(t.name);
     const parameters = t.parameters ?? t.input_schema ?? { type: "object", properties: {} };
+    // Every provider takes a tool's arguments as one JSON object: a root of another type is refused with an HTTP 400.
+    if (parameters.type !== undefined && parameters.type !== "object") {
+      throw new CachetError("INPUT_INVALID", `${source}: tool "${t.name}": parameters.type is ${JSON.stringify(parameters.type)}; a tool's parameters must be an object schema`, {
+        hint: 'write them as {"type": "object", "properties": {...}}',
+      });
+    }
     return { name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters, ...(t.strict !== undefined ? { strict: t.strict } : {}) };
   });
 }

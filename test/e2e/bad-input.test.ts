@@ -22,6 +22,8 @@ beforeAll(async () => {
   expect(stored.split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(5);
   writeFileSync(join(home, "tools-bad.json"), '[{"name":"x",');
   writeFileSync(join(home, "tools-name.json"), JSON.stringify([{ name: "bad name!", description: "d", parameters: { type: "object" } }]));
+  writeFileSync(join(home, "tools-type.json"), JSON.stringify([{ name: "x", parameters: { type: "strng" } }]));
+  writeFileSync(join(home, "tools-object.json"), JSON.stringify({ name: "x" }));
   writeFileSync(join(home, "usage-bad.json"), '{"input_tokens": 10,');
   writeFileSync(join(home, "probe-bad.json"), '{"steps":');
 });
@@ -39,6 +41,8 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 2, line: /^cachet: --tools .*nope\.json: no such file$/ },
   { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
   { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
+  { name: "--tools parameters not an object schema", args: (h) => ["--emulate", "--tools", join(h, "tools-type.json"), "hi"], code: 3, line: /tools-type\.json: tool "x": parameters\.type is "strng"; a tool's parameters must be an object schema$/ },
+  { name: "--tools an object, not an array", args: (h) => ["--emulate", "--tools", join(h, "tools-object.json"), "hi"], code: 3, line: /tools-object\.json: tool definitions: Invalid type: Expected Array but received Object$/ },
   { name: "--schema malformed", args: () => ["--emulate", "--schema", '{"type":', "hi"], code: 3, line: /^cachet: inline schema:1:9: invalid JSON/ },
   { name: "--system @missing", args: () => ["--emulate", "--system", "@missing-file", "hi"], code: 2, line: /^cachet: --system @missing-file: no such file$/ },
   { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
