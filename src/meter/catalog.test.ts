@@ -59,6 +59,19 @@ describe("prices update", () => {
     expect(readFileSync(storedCatalogFile(paths), "utf8")).toBe(before);
   });
 
+  test("--from goes through the shared reader: a BOM is dropped; a directory, a missing path and invalid UTF-8 are named (exit 3), not raw runtime errors", async () => {
+    const paths = home();
+    const bom = join(paths.data, "bom.json");
+    writeFileSync(bom, `\uFEFF${JSON.stringify({ acme: { models: { m1: { cost: { input: 1, output: 2 } } } } })}`);
+    await updateCatalog(bom, paths);
+    expect(findModel((await loadCatalog(paths)).catalog, "acme/m1")?.cost?.output).toBe(2);
+    await expect(updateCatalog(paths.data, paths)).rejects.toMatchObject({ exitCode: 3, message: `price catalog ${paths.data}: is a directory, not a file` });
+    await expect(updateCatalog(join(paths.data, "none.json"), paths)).rejects.toMatchObject({ exitCode: 3, message: `price catalog ${join(paths.data, "none.json")}: no such file` });
+    const latin1 = join(paths.data, "latin1.json");
+    writeFileSync(latin1, Buffer.from([0x7b, 0xe9, 0x7d]));
+    await expect(updateCatalog(latin1, paths)).rejects.toThrow(/latin1\.json is not valid UTF-8: invalid byte 0xe9 at offset 1/);
+  });
+
   test("by default a file is merged: its models replace the same models, every other model stays; the changes are listed", async () => {
     const paths = home();
     const file = join(paths.data, "one.json");

@@ -166,9 +166,12 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
       if (!response.ok) throw new Error(`HTTP ${response.status}`);
       text = await response.text();
     } else {
-      text = await Bun.file(from).text();
+      // The shared reader: a BOM dropped, invalid UTF-8 at its offset, a missing path or a directory named as such.
+      const { readTextFile } = await import("../input/read-input.ts");
+      text = await readTextFile(from, { label: `price catalog ${from}`, hint: "give a reachable URL or an existing file with --from" });
     }
   } catch (cause) {
+    if (cause instanceof CachetError) throw cause;
     throw new CachetError("INPUT_INVALID", `cannot read price catalog ${from}: ${(cause as Error).message}`, {
       hint: "give a reachable URL or an existing file with --from",
       cause,
