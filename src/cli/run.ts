@@ -24,7 +24,7 @@ const args = {
   temperature: { type: "string", description: "Sampling temperature" },
   stream: { type: "boolean", default: true, negativeDescription: "Wait for the whole answer instead of streaming", description: "Stream the answer" },
   "base-url": { type: "string", description: "Base URL for the provider's SDK (OpenAI-compatible servers, proxies)" },
-  option: { type: "string", alias: "o", description: "Provider option key=value (repeatable); value parsed as JSON when it can be" },
+  option: { type: "string", alias: "o", description: "Provider option key=value (repeatable); value parsed as JSON when it can be; sticks to the session, key=null drops it" },
   cache: { type: "enum", options: ["auto", "off"] as string[], description: "Cache strategies: auto (default) or off (for comparisons)" },
   "cache-ttl": { type: "enum", options: ["5m", "1h"] as string[], description: "Breakpoint TTL where the provider offers a choice (default 5m)" },
   stdin: { type: "enum", options: ["wait", "skip"] as string[], description: "With a PROMPT: wait for stdin however long it takes, or skip it (default: read it if a first byte comes within 2 s)" },

@@ -144,7 +144,7 @@ export interface GenerationSettings {
   temperature?: number;
   /** Stream the answer (default true). */
   stream: boolean;
-  /** Provider options from `-o key=value` and config, passed to the adapter as they are. */
+  /** Provider options from `-o key=value` (the session's, see src/run/sticky-generation.ts), merged into the request body as they are. */
   providerOptions: Record<string, unknown>;
 }
 

@@ -38,30 +38,32 @@ export type { SessionChoice, TurnOptions, TurnResult } from "./turn-types.ts";
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
   const target = chooseSession(runtime, options);
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
-    let assembled = await compactIfDue(runtime, options, input, opened, await assembleContext(runtime, options, opened, input));
+    // The stages see the generation settings as sent: the flags over the session's (sticky-generation.ts).
+    const turn: TurnOptions = { ...options, generation: input.generation.settings };
+    let assembled = await compactIfDue(runtime, turn, input, opened, await assembleContext(runtime, turn, opened, input));
     let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-    const recover = !assembled.compaction && options.compact !== false && runtime.config.compaction?.enabled !== false;
+    const recover = !assembled.compaction && turn.compact !== false && runtime.config.compaction?.enabled !== false;
     let sent: SendOutcome;
     try {
-      sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire);
     } catch (error) {
       // The local window check refused it before anything was sent or stored: one recovery compaction, one retry.
       if (!recover || !tooLong(error)) throw error;
-      assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
+      assembled = await compactNow(runtime, turn, input, opened, assembled, "too long");
       if (!assembled.compaction) throw error;
       wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-      sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire);
     }
     if (recover && !assembled.compaction && tooLong(sent.failure)) {
       // The provider refused it: one recovery compaction and one retry; the refused attempt stays in the ledger.
-      await recordCall(runtime, { ...options, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
-      assembled = await compactNow(runtime, options, input, opened, assembled, "too long");
+      await recordCall(runtime, { ...turn, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
+      assembled = await compactNow(runtime, turn, input, opened, assembled, "too long");
       if (assembled.compaction) {
         wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-        sent = await sendRequest(runtime, options, input, assembled.sessionId, assembled.context, wire);
+        sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire);
       }
     }
-    const recorded = await recordCall(runtime, options, input, opened, assembled, wire, sent);
-    return finishTurn(runtime, options, assembled, sent, recorded);
+    const recorded = await recordCall(runtime, turn, input, opened, assembled, wire, sent);
+    return finishTurn(runtime, turn, assembled, sent, recorded);
   });
 }

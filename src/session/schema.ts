@@ -169,4 +169,6 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE requests ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1;
   ALTER TABLE requests ADD COLUMN usage_lower_bound INTEGER NOT NULL DEFAULT 0;
   `,
+  // The generation settings that stick to a session (src/run/sticky-generation.ts), JSON; NULL: none stored yet.
+  `ALTER TABLE sessions ADD COLUMN generation TEXT;`,
 ];

@@ -3,7 +3,7 @@ import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
 import { toSession, type SessionRow } from "./rows.ts";
-import type { SessionRecord } from "./types.ts";
+import type { SessionGeneration, SessionRecord } from "./types.ts";
 
 /** Columns of a new session row. */
 export interface SessionInsert {
@@ -62,6 +62,17 @@ export class SessionTable {
   setModel(sessionId: string, model: string): void {
     this.core.touch(sessionId);
     this.core.db.query("UPDATE sessions SET model = ? WHERE id = ?").run(model, sessionId);
+  }
+
+  /** The session's sticky generation settings, undefined when none is stored. */
+  generation(sessionId: string): SessionGeneration | undefined {
+    const row = this.core.db.query("SELECT generation FROM sessions WHERE id = ?").get(sessionId) as { generation: string | null } | null;
+    return row?.generation ? (JSON.parse(row.generation) as SessionGeneration) : undefined;
+  }
+
+  setGeneration(sessionId: string, generation: SessionGeneration): void {
+    this.core.touch(sessionId);
+    this.core.db.query("UPDATE sessions SET generation = ? WHERE id = ?").run(JSON.stringify(generation), sessionId);
   }
 
   /** Deletes one session row (its own rows in other tables go with it by foreign key). */

@@ -25,7 +25,7 @@ import { SessionTable } from "./sessions.ts";
 import { TokenMemo } from "./token-memo.ts";
 import { LedgerFigures } from "./ledger-figures.ts";
 import { toLedgerRow } from "./rows.ts";
-import type { LedgerRow, LoadedSession, PrefixVersion, SessionRecord } from "./types.ts";
+import type { LedgerRow, LoadedSession, PrefixVersion, SessionGeneration, SessionRecord } from "./types.ts";
 
 export type { LedgerFilter, LedgerPatch } from "./ledger.ts";
 export type { TurnOptions } from "./leases.ts";
@@ -185,6 +185,11 @@ export class Store {
     this.core.write(() => this.sessions.setModel(sessionId, model));
   }
 
+  /** Stores the generation settings the session's turns send from now on (src/run/sticky-generation.ts). */
+  setGeneration(sessionId: string, generation: SessionGeneration): void {
+    this.core.write(() => this.sessions.setGeneration(sessionId, generation));
+  }
+
   /**
    * Deletes a session with its prefix versions, own messages, summary and
    * ledger rows. Messages it shares from a parent stay with the parent.
@@ -294,7 +299,8 @@ export class Store {
     if (!prefix) {
       throw new CachetError("STORE", `session ${session.id} has no stable prefix yet`, { hint: "it was created but no turn was stored; start a new session" });
     }
-    return { session, prefix, summary: this.prefixes.summary(session.id), messages: this.log.visible(session.id).messages.slice() };
+    const generation = this.sessions.generation(session.id);
+    return { session, prefix, summary: this.prefixes.summary(session.id), messages: this.log.visible(session.id).messages.slice(), ...(generation ? { generation } : {}) };
   }
 
   /**

@@ -43,6 +43,20 @@ export interface LoadedSession {
   summary: SummaryState;
   /** The log, oldest first (a fork sees its parent's messages up to the fork point, then its own). */
   messages: Message[];
+  /** The generation settings its turns send; undefined when none is stored (a session older than them, or a fork before its first turn). */
+  generation?: SessionGeneration;
+}
+
+/**
+ * Generation settings that stick to a session (src/run/sticky-generation.ts):
+ * what its latest turn sent, for the provider of its model.
+ */
+export interface SessionGeneration {
+  /** `-o key=value` provider options, merged into the request body as they are. */
+  providerOptions: Record<string, unknown>;
+  /** Output limit, tokens. */
+  maxTokens?: number;
+  temperature?: number;
 }
 
 /** Element of a request's wire hash chain, in the provider's cache order. */

@@ -15,7 +15,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
-import { against, exportSession, startEmulatorProcess } from "./session-kit.ts";
+import { canonicalJson } from "../../src/wire/canonical-json.ts";
+import { LARGE_SYSTEM, against, exportSession, startEmulatorProcess, tempFile, withoutMarkers } from "./session-kit.ts";
 
 afterAll(cleanHomes);
 
@@ -513,6 +514,53 @@ describe("sticky config", () => {
       expect(ttls[2]).not.toContain("1h");
       const { requests } = await exportSession(home);
       expect(requests.map((r) => r.cacheTtl)).toEqual(["1h", "1h", "5m"]);
+    } finally {
+      emulator.stop();
+    }
+  });
+
+  test("every flag that shapes the request sticks: a 3-turn -c session sends the same bytes before its messages, which only grow; -o key=null drops one", async () => {
+    const home = freshHome();
+    const emulator = await startEmulatorProcess(home);
+    try {
+      const target = against(emulator, "anthropic/claude-sonnet-4-6");
+      const tools = tempFile("tools.json", JSON.stringify([{ name: "lookup", description: "Look a word up", parameters: { type: "object", properties: { word: { type: "string" } }, required: ["word"] } }]));
+      const schema = JSON.stringify({ type: "object", properties: { answer: { type: "string" } }, required: ["answer"], additionalProperties: false });
+      // A thinking budget above the default max_tokens (8192): --max-tokens must stick with it or the provider refuses the turn.
+      const first = await cachet(
+        [...target.args, "-m", "anthropic/claude-sonnet-4-6", "-s", LARGE_SYSTEM, "--tools", tools, "--schema", schema, "--cache-ttl", "1h", "--max-tokens", "12000",
+          "-o", 'thinking={"type":"enabled","budget_tokens":10000}', "-o", 'tool_choice={"type":"auto"}', "-o", "top_k=40", "first"],
+        { home, env: target.env },
+      );
+      expect(first.code).toBe(0);
+      for (const prompt of ["second", "third"]) {
+        const next = await cachet([...target.args, "-c", prompt], { home, env: target.env });
+        expect(next.code).toBe(0);
+        expect(next.stderr).toBe("");
+      }
+      const bodies = await emulator.bodies();
+      expect(bodies.length).toBe(3);
+      const head = (body: Raw) => canonicalJson(withoutMarkers({ ...body, messages: undefined }));
+      expect(JSON.parse(head(bodies[0]!))).toMatchObject({ max_tokens: 12000, thinking: { type: "enabled", budget_tokens: 10000 }, tool_choice: { type: "auto" }, top_k: 40 });
+      expect(head(bodies[1]!)).toBe(head(bodies[0]!));
+      expect(head(bodies[2]!)).toBe(head(bodies[1]!));
+      for (const n of [1, 2]) {
+        const before = withoutMarkers(bodies[n - 1]!.messages) as unknown[];
+        expect(withoutMarkers(bodies[n]!.messages.slice(0, before.length))).toEqual(before);
+        expect(bodies[n]!.messages.length).toBe(before.length + 2);
+      }
+      const { requests, session } = await exportSession(home);
+      expect(requests.map((r) => [r.status, r.cacheTtl, r.model])).toEqual(Array(3).fill(["ok", "1h", "claude-sonnet-4-6"]));
+      expect(session.parentId).toBeNull();
+
+      const dropped = await cachet([...target.args, "-c", "-o", "top_k=null", "fourth"], { home, env: target.env });
+      expect(dropped.code).toBe(0);
+      expect(dropped.stderr).toContain("-o top_k 40 → (unset) for this session from now on");
+      const fifth = await cachet([...target.args, "-c", "fifth"], { home, env: target.env });
+      expect(fifth.code).toBe(0);
+      const later = (await emulator.bodies()).slice(3);
+      expect(later.map((b) => [b.top_k, b.max_tokens, b.thinking?.budget_tokens])).toEqual([[undefined, 12000, 10000], [undefined, 12000, 10000]]);
+      expect((await exportSession(home)).requests.length).toBe(5);
     } finally {
       emulator.stop();
     }

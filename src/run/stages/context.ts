@@ -9,6 +9,7 @@ import type { RequestContext } from "../../context/types.ts";
 import type { PrefixVersion } from "../../session/types.ts";
 import type { Runtime } from "../runtime.ts";
 import { stickyCache } from "../sticky-cache.ts";
+import { generationChanged } from "../sticky-generation.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { TurnInput } from "./input.ts";
 import type { OpenedSession } from "./session.ts";
@@ -24,7 +25,8 @@ export interface AssembledContext {
 /**
  * Assembles the context, storing a changed prefix as a new version and the
  * session's model, and emitting the `session` event. Cache mode and TTL left
- * open by the options stick to the session's (sticky-cache.ts). Overlays are the
+ * open by the options stick to the session's (sticky-cache.ts), and so do the
+ * generation settings (sticky-generation.ts). Overlays are the
  * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
  * @throws CachetError PLUGIN_HOOK when a `context:overlay` hook fails
  */
@@ -48,6 +50,8 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     ...(change ? { prefix_change: change } : {}),
   });
   if (loaded.session.model !== input.modelRef) store.setModel(sessionId, input.modelRef);
+  for (const change of input.generation.changes) options.notice?.(change);
+  if (generationChanged(loaded.generation, input.generation.stored)) store.setGeneration(sessionId, input.generation.stored);
   const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
   for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
 
@@ -58,7 +62,7 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     summary: loaded.summary.messages,
     // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
     messages: [...afterSummary(loaded.messages, loaded.summary.coversThrough), input.userMessage],
-    generation: options.generation,
+    generation: input.generation.settings,
     cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };
   const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];

@@ -12,6 +12,7 @@ import { CachetError } from "../../errors.ts";
 import type { LoadedSession } from "../../session/types.ts";
 import { parseModelRef, resolveProvider } from "../resolve-provider.ts";
 import type { Runtime } from "../runtime.ts";
+import { stickyGeneration, type StickyGeneration } from "../sticky-generation.ts";
 import type { TurnOptions } from "../turn-types.ts";
 
 /** The model used when neither flag, session nor config names one. */
@@ -27,6 +28,8 @@ export interface TurnInput {
   prefix: StablePrefix;
   /** The new user message (text and/or a tool result). */
   userMessage: Message;
+  /** The generation settings this turn sends: its flags over the session's (sticky-generation.ts). */
+  generation: StickyGeneration;
 }
 
 /**
@@ -36,13 +39,14 @@ export interface TurnInput {
 export function resolveInput(runtime: Runtime, options: TurnOptions, loaded: LoadedSession | undefined): TurnInput {
   const modelRef = options.model ?? loaded?.session.model ?? runtime.config.model ?? DEFAULT_MODEL;
   const ref = parseModelRef(modelRef);
+  const generation = stickyGeneration(options.generation, loaded && { generation: loaded.generation, provider: parseModelRef(loaded.session.model).provider }, ref.provider);
   const resolved = resolveProvider({
     host: runtime.host,
     config: runtime.config,
     ref,
     baseUrl: options.baseUrl,
     emulatorUrl: runtime.emulatorUrl,
-    options: options.generation.providerOptions,
+    options: generation.settings.providerOptions,
     env: runtime.env,
     fetch: runtime.fetch,
   });
@@ -51,7 +55,7 @@ export function resolveInput(runtime: Runtime, options: TurnOptions, loaded: Loa
     tools: options.tools ?? loaded?.prefix.prefix.tools ?? [],
     schema: options.schema ?? loaded?.prefix.prefix.schema,
   });
-  return { modelRef, ref, resolved, prefix, userMessage: buildUserMessage(options, loaded) };
+  return { modelRef, ref, resolved, prefix, userMessage: buildUserMessage(options, loaded), generation };
 }
 
 /**

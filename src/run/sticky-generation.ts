@@ -1,0 +1,70 @@
+/**
+ * Sticky generation settings: provider options (`-o key=value`), the output
+ * limit and the temperature stick to a session like its model, stable prefix
+ * and cache settings. Several options shape what the provider caches
+ * (Anthropic: thinking parameters, `tool_choice`, `output_config.effort`;
+ * OpenAI: `reasoning.effort`, `text.verbosity`, `parallel_tool_calls`; see
+ * /work/shared/providers.md "What invalidates" and "Invalidators"), and a
+ * thinking budget must stay under `max_tokens`, so a `cachet -c` that dropped
+ * them would restart the cache or be refused.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type { GenerationSettings } from "../context/types.ts";
+import type { SessionGeneration } from "../session/types.ts";
+
+/** A turn's generation settings and what the session keeps from them. */
+export interface StickyGeneration {
+  /** What this turn sends (`stream` is the turn's own: it shapes no cached byte). */
+  settings: GenerationSettings;
+  /** What the session stores for its next turns. */
+  stored: SessionGeneration;
+  /** One stderr line per setting a flag changed on a continued session, or per setting left behind by a provider change. */
+  changes: string[];
+}
+
+/** The stored settings of a session, and the provider they were sent to. */
+export interface SessionSide {
+  generation: SessionGeneration | undefined;
+  /** Provider id of the session's model so far, e.g. `anthropic`. */
+  provider: string;
+}
+
+/**
+ * Resolves each setting: the flag, else the session's. An option whose flag
+ * value is `null` (`-o key=null`) is dropped. A session's settings are kept
+ * only while the provider stays the same: options of one provider's wire are
+ * errors on another's.
+ * @param flags this run's flags (`providerOptions` from `-o`; a null value drops the key)
+ * @param session the session continued (a fork: its parent), undefined for a new session
+ * @param provider provider id of this turn's model
+ */
+export function stickyGeneration(flags: GenerationSettings, session: SessionSide | undefined, provider: string): StickyGeneration {
+  const changes: string[] = [];
+  const previous = session?.generation;
+  const carried = previous && session.provider === provider ? previous : undefined;
+  if (previous && !carried) {
+    const left = [...Object.keys(previous.providerOptions).map((k) => `-o ${k}`), ...(previous.maxTokens !== undefined ? ["--max-tokens"] : []), ...(previous.temperature !== undefined ? ["--temperature"] : [])];
+    if (left.length > 0) changes.push(`${left.join(", ")} of the session's ${session.provider} turns not carried to ${provider}: pass them again if ${provider} takes them`);
+  }
+  const providerOptions: Record<string, unknown> = { ...carried?.providerOptions };
+  for (const [key, value] of Object.entries(flags.providerOptions)) {
+    if (value === null) delete providerOptions[key];
+    else providerOptions[key] = value;
+    if (carried && !isDeepStrictEqual(carried.providerOptions[key], providerOptions[key])) changes.push(`-o ${key} ${shown(carried.providerOptions[key])} → ${shown(providerOptions[key])} for this session from now on`);
+  }
+  const maxTokens = flags.maxTokens ?? carried?.maxTokens;
+  const temperature = flags.temperature ?? carried?.temperature;
+  if (carried && maxTokens !== carried.maxTokens) changes.push(`--max-tokens ${shown(carried.maxTokens)} → ${maxTokens} for this session from now on`);
+  if (carried && temperature !== carried.temperature) changes.push(`--temperature ${shown(carried.temperature)} → ${temperature} for this session from now on`);
+  const stored: SessionGeneration = { providerOptions, ...(maxTokens !== undefined ? { maxTokens } : {}), ...(temperature !== undefined ? { temperature } : {}) };
+  return { settings: { ...stored, stream: flags.stream }, stored, changes };
+}
+
+/** Whether `stored` differs from what the session holds (nothing stored counts as no settings). */
+export function generationChanged(held: SessionGeneration | undefined, stored: SessionGeneration): boolean {
+  return !isDeepStrictEqual(held ?? { providerOptions: {} }, stored);
+}
+
+function shown(value: unknown): string {
+  return value === undefined ? "(unset)" : JSON.stringify(value);
+}
