@@ -1,7 +1,7 @@
 /**
  * The one error type cachet throws on purpose, and the catalogue of its codes.
  *
- * The top level (src/cli/main.ts) prints `message` and `hint` on one line each,
+ * The top level (src/cli/dispatch.ts) prints `message` and `hint` on one line each,
  * without a stack unless `--debug`, and exits with `exitCode`.
  */
 
