@@ -80,8 +80,9 @@ export function geminiCacheRules(model: string): CacheRules {
 
 /**
  * Cache rules of the OpenAI-compatible presets.
- * - deepseek: prefix units persisted at message ends and at the end of the model output
- *   (the answer is cached too), 64-token units (2024 announcement).
+ * - deepseek: prefix units persisted at the end of the input and of the model output
+ *   (the answer is cached too) and at a prefix two requests share before diverging;
+ *   a hit matches a whole unit; 64-token units (2024 announcement).
  *   @see https://api-docs.deepseek.com/guides/kv_cache
  * - moonshotai: implicit prefix, 256-token chunks (third-party measurement).
  *   @see https://raw.githubusercontent.com/Leechael/pi-provider-kimi-code/main/docs/caching.md
@@ -96,7 +97,7 @@ export function geminiCacheRules(model: string): CacheRules {
 export function compatibleCacheRules(provider: string, model: string): CacheRules {
   switch (provider) {
     case "deepseek":
-      return { mode: "prefix", minimumTokens: 64, granularity: 1, answerCached: true };
+      return { mode: "prefix", minimumTokens: 64, granularity: 1, answerCached: true, prefixUnits: true };
     case "moonshotai":
       return { mode: "prefix", minimumTokens: 256, granularity: 256 };
     case "alibaba":

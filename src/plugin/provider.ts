@@ -141,4 +141,12 @@ export interface CacheRules {
    * @see https://api-docs.deepseek.com/guides/kv_cache
    */
   answerCached?: boolean;
+  /**
+   * True when a read needs a stored prefix unit matched whole, and units are
+   * stored only at the end of a request's input and of its output and where
+   * two requests were seen to share a prefix and diverge (DeepSeek). A prefix
+   * that every later request extended past is then never a unit of its own.
+   * @see https://api-docs.deepseek.com/guides/kv_cache
+   */
+  prefixUnits?: boolean;
 }

@@ -251,8 +251,8 @@ async function turn(run: Run, cursor: Cursor, at: string, input: TurnInput): Pro
   cursor.fork = false;
   const prefixChange = sessionEvent()?.prefix_change;
   // A compaction before this call rewrote the request after Z0 + Z1 on purpose.
-  const compacted = cursor.sessionId !== undefined && run.runtime.store.compactions(cursor.sessionId).length > compactionsBefore;
-  const changes = [...(prefixChange ? [prefixChange] : []), ...(compacted ? ["compacted"] : []), ...cursor.advanced.map((d) => `clock +${d}`)];
+  const compacted = cursor.sessionId === undefined ? 0 : run.runtime.store.compactions(cursor.sessionId).length - compactionsBefore;
+  const changes = [...(prefixChange ? [prefixChange] : []), ...(compacted > 0 ? [compacted === 1 ? "compacted" : `compacted ×${compacted}`] : []), ...cursor.advanced.map((d) => `clock +${d}`)];
   cursor.advanced = [];
   // Every call of the turn counts, auxiliary ones (other roles, other sessions) included.
   for (const row of run.runtime.store.ledger({ since })) {

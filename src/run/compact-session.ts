@@ -6,7 +6,8 @@
 import { afterSummary } from "../compaction/plan.ts";
 import type { CompactionRecord } from "../session/compactions.ts";
 import type { Runtime } from "./runtime.ts";
-import { compactNow, QUIET_SINK } from "./stages/compact.ts";
+import { QUIET_SINK } from "./stages/auxiliary-call.ts";
+import { compactNow } from "./stages/compact.ts";
 import { resolveInput } from "./stages/input.ts";
 import { chooseSession, inSession } from "./stages/session.ts";
 import { stickyCache } from "./sticky-cache.ts";

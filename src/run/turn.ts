@@ -14,7 +14,8 @@
  * runs whole scenarios through it).
  */
 import type { Runtime } from "./runtime.ts";
-import { compactIfDue, compactNow, QUIET_SINK, tooLong } from "./stages/compact.ts";
+import { QUIET_SINK } from "./stages/auxiliary-call.ts";
+import { compactIfDue, compactNow, tooLong } from "./stages/compact.ts";
 import { assembleContext } from "./stages/context.ts";
 import { finishTurn } from "./stages/finish.ts";
 import { resolveInput } from "./stages/input.ts";

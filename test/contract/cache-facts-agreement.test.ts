@@ -30,6 +30,8 @@ function asClientRules(facts: CacheFacts, declared: CacheRules): CacheRules {
   if (facts.kind === "breakpoints") rules.lookback = facts.lookback;
   if (facts.kind === "breakpoints" && facts.maxBreakpoints !== undefined) rules.maxBreakpoints = facts.maxBreakpoints;
   if (facts.answerCached) rules.answerCached = true;
+  // DeepSeek's prefix units: a hit matches a whole unit, stored at request ends and common prefixes.
+  if (facts.kind === "prefix-units") rules.prefixUnits = true;
   // A TTL is compared where the plugin declares one (it uses TTLs for `why`); the emulator always has one.
   if (declared.ttlMs !== undefined && facts.ttlMs !== "retention") rules.ttlMs = facts.ttlMs;
   return rules;

@@ -7,9 +7,11 @@
  * Per provider: at least two compactions, never two in one turn; every main
  * call that does not follow a compaction reads ≥ 99% of its cacheable maximum;
  * the first call after each compaction reads ≥ 95% of its cacheable maximum
- * (Z0 + the summary zone as cached before); the whole session, compaction
- * calls included, reads ≥ 90% of all prompt tokens from cache. The figures
- * table is printed for the closing note.
+ * (Z0 + the summary zone as cached before), a prefix above every provider's
+ * minimum cacheable length (the scenario's Z0 is ~3,400 tokens; the test fails
+ * when it is not); the whole session, compaction calls included, reads ≥ 90%
+ * of all prompt tokens from cache. The figures table is printed for the
+ * closing note.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -39,10 +41,11 @@ interface Figures {
   model: string;
   turns: number;
   compactions: number;
-  summaryCalls: number;
+  /** Calls of role `compaction`: summary calls, and DeepSeek's boundary requests. */
+  auxiliaryCalls: number;
   mainEfficiency: number;
   sessionHitRate: number;
-  firstAfter: (number | null)[];
+  firstAfter: number[];
   costUsd: number;
   costWithoutUsd: number;
   hitRateWithout: number;
@@ -51,41 +54,42 @@ interface Figures {
 const table: Figures[] = [];
 afterAll(() => {
   const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
-  const lines = ["| provider/model | main calls | compactions | summary calls | main-chain efficiency | whole-session hit rate | first call after compaction (read/max) | cost with | cost without (hit rate) |", "|---|---|---|---|---|---|---|---|---|"];
+  const lines = ["| provider/model | main calls | compactions | compaction calls | main-chain efficiency | whole-session hit rate | first call after compaction (read / Z0 + Z1) | cost with | cost without (hit rate) |", "|---|---|---|---|---|---|---|---|---|"];
   for (const f of table) {
-    lines.push(`| ${f.model} | ${f.turns} | ${f.compactions} | ${f.summaryCalls} | ${pct(f.mainEfficiency)} | ${pct(f.sessionHitRate)} | ${f.firstAfter.map((x) => (x === null ? "n/a (max 0)" : pct(x))).join(", ")} | $${f.costUsd.toFixed(4)} | $${f.costWithoutUsd.toFixed(4)} (${pct(f.hitRateWithout)}) |`);
+    lines.push(`| ${f.model} | ${f.turns} | ${f.compactions} | ${f.auxiliaryCalls} | ${pct(f.mainEfficiency)} | ${pct(f.sessionHitRate)} | ${f.firstAfter.map(pct).join(", ")} | $${f.costUsd.toFixed(4)} | $${f.costWithoutUsd.toFixed(4)} (${pct(f.hitRateWithout)}) |`);
   }
   console.log(lines.join("\n"));
 });
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
+/** Estimated tokens of the request's frozen prefix (Z0: system parts, tools, output schema). */
+const z0Tokens = (row: ProbeVariantRun["rows"][number]["row"]) => sum(row.chain.filter((l) => l.kind === "system" || l.kind === "tool" || l.kind === "schema").map((l) => l.tokens));
+
 describe.each(SCENARIO.models)("%s", (model) => {
-  test("≥ 2 compactions; ≥ 99% of the cacheable maximum between them, ≥ 95% right after; ≥ 90% of the whole session from cache", async () => {
+  test("≥ 2 compactions, one per turn at most; ≥ 99% of the cacheable maximum between them, ≥ 95% of Z0 + Z1 right after; ≥ 90% of the whole session from cache", async () => {
     const on = await run(model, true);
     const off = await run(model, false);
     const main = on.rows.filter((r) => r.row.role !== COMPACTION_ROLE);
-    const summaries = on.rows.filter((r) => r.row.role === COMPACTION_ROLE);
+    const auxiliary = on.rows.filter((r) => r.row.role === COMPACTION_ROLE);
     const after = main.filter((r) => r.change?.includes("compacted"));
     expect(main).toHaveLength(64);
     expect(on.rows.every((r) => r.row.status === "ok")).toBe(true);
     expect(after.length).toBeGreaterThanOrEqual(2);
-    // Never two compactions in one turn: each turn's calls hold at most one summary call and one post-compaction call.
-    on.rows.forEach((r, i) => {
-      if (r.row.role === COMPACTION_ROLE) expect({ call: i + 1, next: on.rows[i + 1]?.row.role }).toEqual({ call: i + 1, next: "probe" });
-    });
+    // Never two compactions in one turn: the run marks a call after N > 1 compactions "compacted ×N".
+    expect(after.map((r) => r.change)).toEqual(after.map(() => "compacted"));
 
     const steady = main.filter((r) => r.change === null && (r.row.cacheableMax ?? 0) > 0);
     for (const { row } of steady) expect({ id: row.id, efficient: (row.usage.cacheRead ?? 0) >= 0.99 * row.cacheableMax! }).toEqual({ id: row.id, efficient: true });
-    // null: nothing was cacheable by the provider's rules (Gemini's implicit cache below its minimum).
-    const firstAfter = after.map(({ row }) => (row.cacheableMax ? (row.usage.cacheRead ?? 0) / row.cacheableMax : null));
-    firstAfter.forEach((ratio, k) => {
-      if (ratio === null) return;
-      // DeepSeek stores a prefix unit only at request ends and where two requests were seen to diverge
-      // (src/emulator/cache/deepseek.ts): before the first compaction no request ended or diverged at Z0.
-      if (model.startsWith("deepseek/") && k === 0) return;
-      expect({ compaction: k + 1, ratio: ratio >= 0.95 }).toEqual({ compaction: k + 1, ratio: true });
+    // Right after a compaction the cacheable maximum is Z0 + the summary zone as cached before. The check is real only
+    // when that prefix is above the provider's minimum: fail loudly instead of passing on 0 / 0.
+    const rules = on.rulesOf(main[0]!.row.provider, main[0]!.row.model);
+    const firstAfter = after.map(({ row }) => {
+      const z0 = z0Tokens(row);
+      expect({ call: row.id, z0AboveMinimum: z0 >= 1.1 * rules.minimumTokens, maxCoversZ0: (row.cacheableMax ?? 0) >= 0.9 * z0 }).toEqual({ call: row.id, z0AboveMinimum: true, maxCoversZ0: true });
+      return (row.usage.cacheRead ?? 0) / row.cacheableMax!;
     });
+    firstAfter.forEach((ratio, k) => expect({ compaction: k + 1, ratio: ratio >= 0.95 }).toEqual({ compaction: k + 1, ratio: true }));
     const read = sum(on.rows.map((r) => r.row.usage.cacheRead ?? 0));
     const prompt = sum(on.rows.map((r) => promptTokens(r.row.usage) ?? 0));
     expect(read / prompt).toBeGreaterThanOrEqual(0.9);
@@ -94,7 +98,7 @@ describe.each(SCENARIO.models)("%s", (model) => {
       model,
       turns: main.length,
       compactions: after.length,
-      summaryCalls: summaries.length,
+      auxiliaryCalls: auxiliary.length,
       mainEfficiency: sum(main.map((r) => r.row.usage.cacheRead ?? 0)) / sum(main.map((r) => r.row.cacheableMax ?? 0)),
       sessionHitRate: read / prompt,
       firstAfter,

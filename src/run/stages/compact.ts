@@ -15,16 +15,12 @@ import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summar
 import { calibration, compactionLimits, nextRequestTokens, type CompactionLimits } from "../../compaction/trigger.ts";
 import type { CompactionRecord } from "../../session/compactions.ts";
 import { loadO200k } from "../../tokenizer/o200k.ts";
-import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
-import type { OutputSink } from "../output.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
-import { PartialAnswer } from "./partial-answer.ts";
-import { recordCall } from "./record.ts";
-import { type BudgetGate, reserveCall } from "./budget.ts";
-import { applyCacheStrategies, renderRequest } from "./render.ts";
+import { auxiliaryCall } from "./auxiliary-call.ts";
+import { renderRequest } from "./render.ts";
 import type { OpenedSession } from "./session.ts";
 
 /** Ledger role of a summary call. */
@@ -136,6 +132,7 @@ async function compact(
     }
     runtime.store.saveSummaryText(key, text, `${input.ref.provider}/${input.ref.model}`);
   }
+  await boundaryRequest(runtime, options, input, opened, assembled, previous.messages);
   const summary: SummaryState = { messages: [...previous.messages, summaryEntry(newId("m"), previous, text)], coversThrough: anchor };
   const next: RequestContext = { ...context, summary: summary.messages, messages: [...plan.kept, ...(incoming ? [incoming] : [])] };
   const compacted: AssembledContext = { ...assembled, context: next };
@@ -200,37 +197,45 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
     };
     delete fork.overlay;
   }
-  const wire = await applyCacheStrategies(runtime.host, renderRequest(input, fork), fork, input.resolved.spec.cacheRules?.(input.ref.model));
-  const chain = runtime.chainOf(wire);
-  chain.catch(() => {});
-  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
-  let gate: BudgetGate;
-  try {
-    // An auxiliary call spends like the main one: under a limit it is forecast and reserved too.
-    gate = await reserveCall(runtime, assembled.sessionId, { catalogRef, chain, maxTokens: generation.maxTokens, cache: fork.cache });
-  } catch (refusal) {
-    if (!isCachetError(refusal) || !refusal.code.startsWith("BUDGET_")) throw refusal;
-    options.notice?.(`the summary call was not sent (${refusal.message}); the extractive render is used`);
-    return { text: undefined, requestId: null };
-  }
-  const startedAt = Date.now();
-  let result: ConsumeResult;
-  let failure: unknown;
-  const abort = new AbortController();
-  try {
-    result = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), { idleMs: options.idleMs, stream: generation.stream, abort });
-  } catch (error) {
-    const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
-    result = f.partial;
-    failure = f.error;
-  }
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [] };
-  const recorded = await recordCall(runtime, { ...options, role: COMPACTION_ROLE, sink: QUIET_SINK }, input, opened, { ...assembled, context: fork }, wire, sent);
+  // An auxiliary call spends like the main one: under a limit it is forecast and reserved too.
+  const call = await auxiliaryCall(runtime, options, input, opened, assembled, fork, COMPACTION_ROLE, (refusal) => options.notice?.(`the summary call was not sent (${refusal.message}); the extractive render is used`));
+  if (!call) return { text: undefined, requestId: null };
+  const { failure, result } = call;
   if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
   const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;
   if (failure === undefined && text === undefined) options.notice?.("the summary call's answer was not usable (empty, a tool call or cut at the cap); the extractive render is used");
-  return { text, requestId: recorded.row.id };
+  return { text, requestId: call.requestId };
 }
+
+/**
+ * On a provider whose cache stores whole prefix units (CacheRules.prefixUnits,
+ * DeepSeek), a request that shares Z0 + the summary zone as it was (`kept`)
+ * with the session's earlier requests and diverges right after it, so that the
+ * provider persists that common prefix as a unit (kv_cache guide, "common
+ * prefix detection") and the first request after the compaction reads it. No
+ * earlier request ended there, and the chain's requests all extended one
+ * another, so no unit ended there before. It moves the miss of that prefix
+ * from the compacted request to this one (a few tokens more, an answer of one
+ * token); the whole session's hit rate stays as it was.
+ * @see https://api-docs.deepseek.com/guides/kv_cache
+ */
+async function boundaryRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, kept: Message[]): Promise<string | null> {
+  const { context } = assembled;
+  if (context.cache.mode === "off" || !input.resolved.spec.cacheRules?.(input.ref.model).prefixUnits) return null;
+  const request: RequestContext = {
+    ...context,
+    summary: kept,
+    messages: [{ id: newId("m"), role: "user", content: [{ type: "text", text: BOUNDARY_TEXT }] }],
+    generation: { ...context.generation, maxTokens: 1 },
+  };
+  delete request.overlay;
+  const call = await auxiliaryCall(runtime, options, input, opened, assembled, request, COMPACTION_ROLE, (refusal) => options.notice?.(`the compaction's boundary request was not sent (${refusal.message}): the next request reads less from the cache`));
+  if (call?.failure !== undefined) options.notice?.(`the compaction's boundary request failed (${(call.failure as Error).message ?? String(call.failure)}): the next request reads less from the cache`);
+  return call?.requestId ?? null;
+}
+
+/** The message after the boundary; its answer (one token) is not used. */
+const BOUNDARY_TEXT = "[compaction boundary] Reply with OK.";
 
 /**
  * True for a prompt longer than the model's context window: the local check
@@ -242,6 +247,4 @@ export function tooLong(failure: unknown): boolean {
   return /too long|context length|context limit|context window|maximum context|exceeds the maximum|input token count/i.test(failure.message);
 }
 
-/** A sink for calls that write nothing to stdout (summary calls, a refused attempt): their usage is in the ledger. */
-export const QUIET_SINK: OutputSink = { text() {}, event() {}, async end() {} };
 
