@@ -32,14 +32,14 @@ export interface BudgetLimits {
 /** The limits from the config and `--max-cost`; undefined when none is set. */
 export function budgetLimits(config: Config, maxCostUsd: number | undefined): BudgetLimits | undefined {
   const b = config.budget ?? {};
-  const limits: BudgetLimits = {
+  const amounts = {
     ...(maxCostUsd !== undefined ? { runUsd: maxCostUsd } : {}),
     ...(b.session_usd !== undefined ? { sessionUsd: b.session_usd } : {}),
     ...(b.daily_usd !== undefined ? { dailyUsd: b.daily_usd } : {}),
     ...(b.monthly_usd !== undefined ? { monthlyUsd: b.monthly_usd } : {}),
-    timeZone: effectiveTimeZone(b.time_zone),
   };
-  return Object.keys(limits).length > 1 ? limits : undefined;
+  // Only with a limit: the system time zone comes from Intl, whose first use costs more than the rest of a run's start-up.
+  return Object.keys(amounts).length > 0 ? { ...amounts, timeZone: effectiveTimeZone(b.time_zone) } : undefined;
 }
 
 /** True when the limits need counters shared across processes (day and month). */
