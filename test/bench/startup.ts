@@ -2,8 +2,8 @@
  * Start-up benchmark of the compiled binary (dist/cachet, from `npm run build:host`):
  * `cachet --version` and `cachet --help` against two yardsticks measured in the
  * same run, interleaved so each sees the same load:
- * - a trivial compiled Bun program that prints one line (test/bench/fixtures/trivial.ts,
- *   compiled here with the same `bun build --compile`): target ≤ 1.2× its wall and CPU medians;
+ * - a trivial compiled Bun program, a hello world (test/bench/fixtures/yardstick.ts):
+ *   target ≤ 1.2× its wall and CPU medians;
  * - the native codex binary's `--version` / `--help` (@openai/codex, pinned, installed on
  *   demand into the bench cache, never a dependency of cachet): target ≤ 0.85×. Without
  *   the network it cannot be installed: those ratios are skipped with a message.
@@ -13,16 +13,16 @@
  * Each command: 5 warm-up runs (page cache, disk), then 30 measured rounds;
  * wall time from spawn to exit, CPU time (user + system) from the child's
  * rusage. CACHET_HOME is a fresh temp dir so no user state is read.
- * The bench cache is $CACHET_BENCH_CACHE, else a directory under the OS temp dir.
+ * The bench cache: BENCH_CACHE in fixtures/yardstick.ts.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { BENCH_CACHE, timeRun, trivialBinary } from "./fixtures/yardstick.ts";
 import { median, ratio, skip } from "./ratios.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BINARY = process.env.CACHET_BENCH_BINARY ?? join(ROOT, "dist", "cachet");
-const CACHE = process.env.CACHET_BENCH_CACHE ?? join(tmpdir(), "cachet-bench-cache");
 /** The codex release measured against; bump it deliberately (its start-up is the yardstick). */
 const CODEX_VERSION = "0.171.0";
 const WARMUP = 5;
@@ -37,8 +37,7 @@ if (!existsSync(BINARY)) {
   console.log(`startup: ${BINARY} does not exist; run \`npm run build:host\` first`);
   process.exit(1);
 }
-mkdirSync(CACHE, { recursive: true });
-const trivial = await compileTrivial();
+const trivial = await trivialBinary();
 const codex = await installCodex();
 
 const home = mkdtempSync(join(tmpdir(), "cachet-bench-"));
@@ -72,29 +71,9 @@ for (const flag of ["version", "help"] as const) {
   }
 }
 
-/** Compiles the yardstick once per Bun version into the cache; returns its path. */
-async function compileTrivial(): Promise<string> {
-  const out = join(CACHE, `trivial-bun-${Bun.version}`);
-  if (existsSync(out)) return out;
-  // The same options as cachet's own binary (build/build.ts): no .env or bunfig.toml read from the working directory.
-  const result = await Bun.build({
-    entrypoints: [join(import.meta.dir, "fixtures", "trivial.ts")],
-    compile: { outfile: out, autoloadDotenv: false, autoloadBunfig: false },
-    minify: true,
-    bytecode: true,
-    format: "esm",
-    throw: false,
-  });
-  if (!result.success) {
-    console.log(`startup: compiling the trivial Bun program failed:\n${result.logs.map(String).join("\n")}`);
-    process.exit(1);
-  }
-  return out;
-}
-
 /** Installs @openai/codex@CODEX_VERSION into the cache once; returns its native binary, or why it is skipped. */
 async function installCodex(): Promise<string | { skipped: string }> {
-  const prefix = join(CACHE, `codex-${CODEX_VERSION}`);
+  const prefix = join(BENCH_CACHE, `codex-${CODEX_VERSION}`);
   mkdirSync(prefix, { recursive: true });
   const find = () => [...new Bun.Glob("node_modules/@openai/codex-*/vendor/*/bin/{codex,codex.exe}").scanSync({ cwd: prefix })][0];
   if (!find()) {
@@ -117,19 +96,17 @@ async function measureInterleaved(cmds: Record<string, string[]>): Promise<Recor
   const samples = Object.fromEntries(Object.keys(cmds).map((n) => [n, { wall: [] as number[], cpu: [] as number[] }]));
   for (let round = 0; round < WARMUP + RUNS; round++) {
     for (const [name, argv] of Object.entries(cmds)) {
-      const start = performance.now();
-      const proc = Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "pipe", env: { ...process.env, CACHET_HOME: home, CODEX_HOME: home, NO_COLOR: "1" } });
-      const code = await proc.exited;
-      const wall = performance.now() - start;
-      if (code !== 0) {
-        console.log(`startup: \`${name}\` exited ${code}: ${(await new Response(proc.stderr).text()).trim()}`);
+      let run: { wallMs: number; cpuMs: number };
+      try {
+        run = await timeRun(argv, { ...process.env, CACHET_HOME: home, CODEX_HOME: home, NO_COLOR: "1" });
+      } catch (error) {
+        console.log(`startup: ${(error as Error).message}`);
         process.exit(1);
       }
       if (round < WARMUP) continue;
-      const usage = proc.resourceUsage()!;
       const s = samples[name]!;
-      s.wall.push(wall);
-      s.cpu.push(Number(usage.cpuTime.user + usage.cpuTime.system) / 1000);
+      s.wall.push(run.wallMs);
+      s.cpu.push(run.cpuMs);
     }
   }
   return Object.fromEntries(Object.entries(samples).map(([n, s]) => [n, { wallMs: median(s.wall), cpuMs: median(s.cpu) }]));
