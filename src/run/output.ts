@@ -12,9 +12,29 @@ export type JsonEvent =
   | { type: "tool_call"; id: string; name: string; arguments: string }
   | ({ type: "usage"; request_id: string; raw: unknown } & UsageJson)
   | { type: "cost"; request_id: string; cost_usd: number | null; provider_cost_usd?: number; reason?: string }
+  | {
+      type: "compaction";
+      id: string;
+      reason: string;
+      summarized: { messages: number; first: string; last: string };
+      kept: { messages: number; first: string | null };
+      summary_source: string;
+      tokens_before: number;
+      tokens_after: number;
+      calls: CompactionCall[];
+      cost_usd: number | null;
+    }
   | { type: "answer"; value: unknown }
   | { type: "error"; code: string; message: string; hint?: string; incomplete?: boolean }
   | { type: "done"; session: string; request_id: string | null; finish_reason: string | null; incomplete: boolean };
+
+/** A call a compaction made (ledger role `compaction`): `summary`, or `boundary` (DeepSeek's prefix unit at the end of Z1). */
+export interface CompactionCall {
+  request_id: string;
+  purpose: "summary" | "boundary";
+  /** USD; null when unpriced. */
+  cost_usd: number | null;
+}
 
 /** Where answer text and events go. */
 export interface OutputSink {

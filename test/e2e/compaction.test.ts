@@ -48,3 +48,36 @@ test("cachet compact on a session of one turn: says there is nothing to compact,
   const r = await cachet(["compact", "--emulate"], { home });
   expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "nothing to compact: the session is its current turn alone\n", stderr: "" });
 });
+
+const RULES = "You answer questions about the notes the user pastes. " + Array.from({ length: 40 }, (_, k) => `Rule ${k + 1}: quote the part number of every note you cite.`).join(" ");
+
+test("--json: a turn that compacts writes a compaction event after the session event: what was summarized and kept, tokens before and after, the calls it made and their cost", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 5000\n");
+  const runs = [];
+  for (let i = 1; i <= 3; i++) {
+    const r = await cachet(["--emulate", "--json", "--model", "deepseek/deepseek-chat", ...(i > 1 ? ["-c"] : ["--system", RULES]), big(i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code }).toEqual({ i, code: 0 });
+    runs.push(events(r.stdout));
+  }
+  expect(runs.slice(0, 2).flat().filter((e) => e.type === "compaction")).toEqual([]);
+  const third = runs[2]!;
+  expect(third.map((e) => e.type).slice(0, 2)).toEqual(["session", "compaction"]);
+  const event = third[1] as unknown as { id: string; reason: string; summarized: { messages: number; first: string; last: string }; kept: { messages: number; first: string | null }; summary_source: string; tokens_before: number; tokens_after: number; calls: { request_id: string; purpose: string; cost_usd: number | null }[]; cost_usd: number | null };
+  expect(event.id).toStartWith("c_");
+  expect(event.reason).toBe("threshold");
+  // The first two turns (4 messages) are summarized; the new prompt is the whole tail.
+  expect(event.summarized.messages).toBe(4);
+  expect(event.kept).toEqual({ messages: 0, first: expect.stringMatching(/^m_/) });
+  // One-line notes render far below 800 tokens: the render is the entry, no summary call.
+  expect(event.summary_source).toBe("extractive");
+  expect(event.tokens_after).toBeLessThan(event.tokens_before);
+  expect(event.tokens_before).toBeGreaterThan(5000);
+  // DeepSeek: the boundary request that makes Z0 + Z1 a cache unit, priced.
+  expect(event.calls.map((c) => c.purpose)).toEqual(["boundary"]);
+  expect(event.calls[0]!.cost_usd).toBeGreaterThan(0);
+  expect(event.cost_usd).toBe(event.calls[0]!.cost_usd);
+  const exported = await cachet(["export"], { home });
+  const requests = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { id: string; role: string; costUsd: number | null } });
+  expect(requests.find((r) => r.request?.id === event.calls[0]!.request_id)?.request).toMatchObject({ role: "compaction", costUsd: event.calls[0]!.cost_usd });
+}, 180_000);

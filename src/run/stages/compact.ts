@@ -19,7 +19,8 @@ import type { Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
-import { auxiliaryCall } from "./auxiliary-call.ts";
+import { auxiliaryCall, type AuxiliaryResult } from "./auxiliary-call.ts";
+import type { CompactionCall, JsonEvent } from "../output.ts";
 import { renderRequest } from "./render.ts";
 import type { OpenedSession } from "./session.ts";
 
@@ -118,6 +119,7 @@ async function compact(
   let text = runtime.store.summaryText(key);
   let source: CompactionRecord["summarySource"] = "stored";
   let summaryRequest: string | null = null;
+  const calls: CompactionCall[] = [];
   if (text === null) {
     if (count(render) <= VERBATIM_RENDER_TOKENS) {
       text = render;
@@ -126,13 +128,17 @@ async function compact(
       // The fork re-sends the whole request plus the instruction and the answer: only when that fits the window.
       const forkFits = before + SUMMARY_MAX_TOKENS + count(summaryInstruction(anchor, true, undefined)) <= limits.window;
       const call = await summaryCall(runtime, options, input, opened, assembled, { anchor, render, previous, visible, incoming: forkFits ? incoming : undefined });
-      summaryRequest = call.requestId;
+      summaryRequest = call.made?.requestId ?? null;
+      if (call.made) calls.push({ request_id: call.made.requestId, purpose: "summary", cost_usd: call.made.costUsd });
       text = call.text ?? fallbackText(render);
       source = call.text !== undefined ? "summary" : "fallback";
     }
     runtime.store.saveSummaryText(key, text, `${input.ref.provider}/${input.ref.model}`);
   }
-  await boundaryRequest(runtime, options, input, opened, assembled, previous.messages);
+  const { prefix } = context;
+  const stableTokens = count(JSON.stringify([prefix.system, prefix.tools, prefix.schema ?? null])) + previous.messages.reduce((n, m) => n + tokensOf(m), 0);
+  const boundary = await boundaryRequest(runtime, options, input, opened, assembled, previous.messages, stableTokens);
+  if (boundary) calls.push({ request_id: boundary.requestId, purpose: "boundary", cost_usd: boundary.costUsd });
   const summary: SummaryState = { messages: [...previous.messages, summaryEntry(newId("m"), previous, text)], coversThrough: anchor };
   const next: RequestContext = { ...context, summary: summary.messages, messages: [...plan.kept, ...(incoming ? [incoming] : [])] };
   const compacted: AssembledContext = { ...assembled, context: next };
@@ -153,9 +159,35 @@ async function compact(
     tokensAfter: after,
   };
   runtime.store.recordCompaction(record, summary);
+  options.sink.event(compactionEvent(record, plan.summarized.length, plan.kept.length, calls));
   const band = after > limits.target ? `; above the target ${limits.target} (a dead end: the kept turns alone are that large)` : "";
   options.notice?.(`compacted ${plan.summarized.length} messages into the summary zone (${source}): next request ~${before} → ~${after} tokens${band}`);
   return { ...compacted, compaction: record };
+}
+
+/** A call a compaction made: its ledger id and cost (USD, null when unpriced). */
+type MadeCall = Pick<AuxiliaryResult, "requestId" | "costUsd">;
+
+/**
+ * The `--json` event of a compaction: what it summarized and kept (message
+ * counts and ids), where the summary came from, the calibrated estimates of
+ * the next request before and after (tokens), and the calls it made with
+ * their cost (USD; `cost_usd` null when one of them is unpriced).
+ */
+export function compactionEvent(record: CompactionRecord, summarized: number, kept: number, calls: CompactionCall[]): JsonEvent {
+  const costs = calls.map((c) => c.cost_usd);
+  return {
+    type: "compaction",
+    id: record.id,
+    reason: record.reason,
+    summarized: { messages: summarized, first: record.firstCollapsed, last: record.lastCollapsed },
+    kept: { messages: kept, first: record.firstKept },
+    summary_source: record.summarySource,
+    tokens_before: record.tokensBefore,
+    tokens_after: record.tokensAfter,
+    calls,
+    cost_usd: costs.some((c) => c === null) ? null : costs.reduce<number>((a, c) => a + c!, 0),
+  };
 }
 
 interface SummarySpan {
@@ -173,7 +205,7 @@ interface SummarySpan {
  * over the previous summary and the render. The call is a ledger row of role
  * `compaction`; its answer is checked and dropped when unusable.
  */
-async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, span: SummarySpan): Promise<{ text: string | undefined; requestId: string | null }> {
+async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, span: SummarySpan): Promise<{ text: string | undefined; made: MadeCall | undefined }> {
   const { context } = assembled;
   const last = runtime.store.lastRequest(assembled.sessionId);
   const ttlMs = context.cache.ttl === "1h" ? 3_600_000 : 300_000;
@@ -199,17 +231,18 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
   }
   // An auxiliary call spends like the main one: under a limit it is forecast and reserved too.
   const call = await auxiliaryCall(runtime, options, input, opened, assembled, fork, COMPACTION_ROLE, (refusal) => options.notice?.(`the summary call was not sent (${refusal.message}); the extractive render is used`));
-  if (!call) return { text: undefined, requestId: null };
+  if (!call) return { text: undefined, made: undefined };
   const { failure, result } = call;
   if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
   const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;
   if (failure === undefined && text === undefined) options.notice?.("the summary call's answer was not usable (empty, a tool call or cut at the cap); the extractive render is used");
-  return { text, requestId: call.requestId };
+  return { text, made: call };
 }
 
 /**
  * On a provider whose cache stores whole prefix units (CacheRules.prefixUnits,
- * DeepSeek), a request that shares Z0 + the summary zone as it was (`kept`)
+ * DeepSeek), a request that shares Z0 + the summary zone as it was (`kept`,
+ * estimated at `keptTokens` with Z0; none below the provider's minimum)
  * with the session's earlier requests and diverges right after it, so that the
  * provider persists that common prefix as a unit (kv_cache guide, "common
  * prefix detection") and the first request after the compaction reads it. No
@@ -219,9 +252,11 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
  * token); the whole session's hit rate stays as it was.
  * @see https://api-docs.deepseek.com/guides/kv_cache
  */
-async function boundaryRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, kept: Message[]): Promise<string | null> {
+async function boundaryRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, kept: Message[], keptTokens: number): Promise<MadeCall | undefined> {
   const { context } = assembled;
-  if (context.cache.mode === "off" || !input.resolved.spec.cacheRules?.(input.ref.model).prefixUnits) return null;
+  const rules = input.resolved.spec.cacheRules?.(input.ref.model);
+  // Below the provider's smallest unit there is nothing to persist.
+  if (context.cache.mode === "off" || !rules?.prefixUnits || keptTokens < rules.minimumTokens) return undefined;
   const request: RequestContext = {
     ...context,
     summary: kept,
@@ -231,7 +266,7 @@ async function boundaryRequest(runtime: Runtime, options: TurnOptions, input: Tu
   delete request.overlay;
   const call = await auxiliaryCall(runtime, options, input, opened, assembled, request, COMPACTION_ROLE, (refusal) => options.notice?.(`the compaction's boundary request was not sent (${refusal.message}): the next request reads less from the cache`));
   if (call?.failure !== undefined) options.notice?.(`the compaction's boundary request failed (${(call.failure as Error).message ?? String(call.failure)}): the next request reads less from the cache`);
-  return call?.requestId ?? null;
+  return call;
 }
 
 /** The message after the boundary; its answer (one token) is not used. */
