@@ -29,6 +29,8 @@ export function renderAnthropic(context: RequestContext, services: PluginService
   if (prefix.tools.length > 0) {
     body.tools = prefix.tools.map((tool, i) => {
       head.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });
+      // A server tool (web search) is sent as Anthropic documents it; the API runs it and bills it per use.
+      if (tool.server) return services.canonicalize(tool.server) as Record<string, unknown>;
       const out: Record<string, unknown> = { name: tool.name };
       if (tool.description !== undefined) out.description = tool.description;
       out.input_schema = services.canonicalize(tool.parameters);
@@ -158,6 +160,9 @@ function renderBlock(block: Block): Record<string, unknown> | undefined {
     case "thinking":
       // Thinking is replayable only with the signature the API issued for it.
       return block.signature === undefined ? undefined : { type: "thinking", thinking: block.text, signature: block.signature };
+    case "provider":
+      // Server tool blocks go back as they came (a server_tool_use needs its result beside it); another protocol's are left out.
+      return block.protocol === "anthropic-messages" ? block.data : undefined;
   }
 }
 

@@ -134,3 +134,50 @@ function context(stream: boolean): RequestContext {
     cache: { mode: "auto", ttl: "5m" },
   };
 }
+
+describe("anthropic server tools (web search)", () => {
+  const use = { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "cachet" } };
+  const result = { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://example.com", title: "x", encrypted_content: "e30=" }] };
+
+  test("the server tool is sent as written; the streamed blocks come out whole as provider_block events, never as tool calls", async () => {
+    const ctx = context(true);
+    ctx.prefix.tools = [{ name: "web_search", parameters: { type: "object", properties: {} }, server: { type: "web_search_20250305", name: "web_search", max_uses: 3 } }];
+    expect(renderAnthropic(ctx, pluginServices).body.tools).toEqual([{ max_uses: 3, name: "web_search", type: "web_search_20250305" }]);
+    const sse = [
+      ["message_start", { type: "message_start", message: { id: "msg_1", usage: { input_tokens: 10, output_tokens: 1 } } }],
+      ["content_block_start", { type: "content_block_start", index: 0, content_block: { ...use, input: {} } }],
+      ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"query":' } }],
+      ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '"cachet"}' } }],
+      ["content_block_stop", { type: "content_block_stop", index: 0 }],
+      ["content_block_start", { type: "content_block_start", index: 1, content_block: result }],
+      ["content_block_stop", { type: "content_block_stop", index: 1 }],
+      ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { input_tokens: 90, output_tokens: 20, server_tool_use: { web_search_requests: 1 } } }],
+      ["message_stop", { type: "message_stop" }],
+    ].map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+    const events = await send(replayFetch([streamResponse(byteReads(sse, {}))]).fetch);
+    expect(events.filter((e) => e.type === "provider_block")).toEqual([
+      { type: "provider_block", protocol: "anthropic-messages", block: use },
+      { type: "provider_block", protocol: "anthropic-messages", block: result },
+    ]);
+    expect(events.some((e) => e.type === "tool_call")).toBe(false);
+    const finish = events.at(-1)!;
+    expect(finish).toMatchObject({ type: "finish", reason: "stop", rawUsage: { input_tokens: 90, output_tokens: 20, server_tool_use: { web_search_requests: 1 } } });
+  });
+
+  test("non-streaming: the same blocks; stored provider blocks render back verbatim, another protocol's are left out", async () => {
+    const events = await send(replayFetch([jsonResponse({ id: "msg_2", content: [use, result, { type: "text", text: "found" }], stop_reason: "end_turn", usage: { input_tokens: 5, output_tokens: 2 } })]).fetch, false);
+    expect(events.slice(0, 3)).toEqual([
+      { type: "provider_block", protocol: "anthropic-messages", block: use },
+      { type: "provider_block", protocol: "anthropic-messages", block: result },
+      { type: "text", delta: "found" },
+    ]);
+    const ctx = context(true);
+    ctx.messages = [
+      ...ctx.messages,
+      { id: "a1", role: "assistant", content: [{ type: "provider", protocol: "anthropic-messages", data: use }, { type: "provider", protocol: "anthropic-messages", data: result }, { type: "provider", protocol: "gemini", data: { other: true } }, { type: "text", text: "found" }] },
+      { id: "u2", role: "user", content: [{ type: "text", text: "more?" }] },
+    ];
+    const messages = renderAnthropic(ctx, pluginServices).body.messages as { content: unknown[] }[];
+    expect(messages[1]!.content).toEqual([use, result, { type: "text", text: "found" }]);
+  });
+});

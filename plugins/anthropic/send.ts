@@ -38,8 +38,8 @@ export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
 }
 
 /**
- * Sends `wire` and yields text, thinking, tool_call and chatter events, then
- * one finish. @throws ProviderError (PROVIDER_HTTP, PROVIDER_STREAM).
+ * Sends `wire` and yields text, thinking, tool_call, provider_block (server
+ * tool blocks) and chatter events, then one finish. @throws ProviderError (PROVIDER_HTTP, PROVIDER_STREAM).
  */
 export async function* sendAnthropic(
   getClient: () => Promise<Client>,
@@ -74,9 +74,19 @@ interface RawMessage {
   usage?: Record<string, unknown>;
 }
 
+/**
+ * True for the blocks of a tool the API ran itself (`server_tool_use`,
+ * `web_search_tool_result`, `web_fetch_tool_result`, …): kept and sent back as they came.
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
+ */
+function isServerBlock(type: string | undefined): boolean {
+  return type === "server_tool_use" || (type !== undefined && type !== "tool_result" && type.endsWith("_tool_result"));
+}
+
 function* messageEvents(message: RawMessage, headerId: string | undefined): Generator<StreamEvent> {
   for (const block of message.content ?? []) {
-    if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
+    if (isServerBlock(block.type)) yield { type: "provider_block", protocol: "anthropic-messages", block: block as Record<string, unknown> };
+    else if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
     else if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "", signature: block.signature };
     else if (block.type === "tool_use") yield { type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) };
   }
@@ -90,6 +100,8 @@ interface OpenBlock {
   /** Tool input JSON text, accumulated exactly as streamed. */
   json: string;
   signature?: string;
+  /** A server tool's block as it started (its input arrives as deltas). */
+  server?: Record<string, unknown>;
 }
 
 async function* streamEvents(
@@ -126,7 +138,7 @@ async function* streamEvents(
       }
       case "content_block_start": {
         const block = (event.content_block ?? {}) as { type?: string; id?: string; name?: string; text?: string; thinking?: string };
-        blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "" });
+        blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "", ...(isServerBlock(block.type) ? { server: block } : {}) });
         if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
         // Yielded even when empty: an open thinking block makes the pings that follow count as progress (hidden reasoning).
         if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "" };
@@ -144,6 +156,7 @@ async function* streamEvents(
       case "content_block_stop": {
         const open = blocks.get(event.index as number);
         if (open?.type === "tool_use") yield { type: "tool_call", id: open.id, name: open.name, arguments: open.json === "" ? "{}" : open.json };
+        if (open?.server) yield { type: "provider_block", protocol: "anthropic-messages", block: open.json === "" ? open.server : { ...open.server, input: parseInput(open.json, services, config) } };
         if (open?.type === "thinking" && open.signature !== undefined) yield { type: "thinking", delta: "", signature: open.signature };
         blocks.delete(event.index as number);
         break;
@@ -183,6 +196,14 @@ export function mergeUsage(current: Record<string, unknown> | undefined, next: R
         : value;
   }
   return out;
+}
+
+function parseInput(json: string, services: PluginServices, config: ProviderConfig): unknown {
+  try {
+    return JSON.parse(json);
+  } catch (cause) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: a server tool's streamed input is not JSON (${json.length} bytes)`, { retryable: true, cause });
+  }
 }
 
 function parseEvent(data: string, services: PluginServices, config: ProviderConfig): Record<string, unknown> & { type?: string } {

@@ -15,6 +15,7 @@
  * @see https://ai.google.dev/api/generate-content
  * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
+import { refuseServerTools } from "../shared/server-tools.ts";
 import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
 import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
@@ -36,6 +37,7 @@ export function renderGemini(context: RequestContext, services: PluginServices):
       }),
     };
   }
+  refuseServerTools(context, services);
   if (prefix.tools.length > 0) {
     const declarations = prefix.tools.map((tool, i) => {
       segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", 0, "functionDeclarations", i] });

@@ -78,3 +78,23 @@ test("gemini 429: retryDelay in the error body becomes retryAfterMs", async () =
   const error = await send(replayFetch([jsonResponse(body, { status: 429 })]).fetch, true).catch((e: unknown) => e);
   expect(error).toMatchObject({ code: "PROVIDER_HTTP", status: 429, retryable: true, retryAfterMs: 7000 });
 });
+
+test("gemini image output: an inlineData part is an image event; a stored image renders back as inlineData; a server tool is refused", async () => {
+  const data = "iVBORw0KGgo=";
+  const response = { responseId: "r-img", candidates: [{ content: { role: "model", parts: [{ text: "A cat." }, { inlineData: { mimeType: "image/png", data } }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1293, candidatesTokensDetails: [{ modality: "TEXT", tokenCount: 3 }, { modality: "IMAGE", tokenCount: 1290 }] } };
+  const events = await send(replayFetch([jsonResponse(response)]).fetch, false);
+  expect(events.slice(0, 2)).toEqual([
+    { type: "text", delta: "A cat." },
+    { type: "image", mediaType: "image/png", data },
+  ]);
+  const ctx = context(false);
+  ctx.prefix.tools = [];
+  ctx.messages = [
+    { id: "u1", role: "user", content: [{ type: "text", text: "draw" }] },
+    { id: "a1", role: "assistant", content: [{ type: "text", text: "A cat." }, { type: "image", mediaType: "image/png", data }] },
+    { id: "u2", role: "user", content: [{ type: "text", text: "again" }] },
+  ];
+  expect((renderGemini(ctx, pluginServices).body.contents as unknown[])[1]).toEqual({ role: "model", parts: [{ text: "A cat." }, { inlineData: { mimeType: "image/png", data } }] });
+  ctx.prefix.tools = [{ name: "web_search", parameters: { type: "object", properties: {} }, server: { type: "web_search_20250305", name: "web_search" } }];
+  expect(() => renderGemini(ctx, pluginServices)).toThrow('tool "web_search" is a server tool (type "web_search_20250305") that provider "google" does not run');
+});

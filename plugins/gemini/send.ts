@@ -92,6 +92,7 @@ interface RawPart {
   thought?: boolean;
   thoughtSignature?: string;
   functionCall?: { id?: string; name?: string; args?: unknown };
+  inlineData?: { mimeType?: string; data?: string };
 }
 
 interface RawResponse {
@@ -122,6 +123,10 @@ function* chunkEvents(chunk: RawResponse, state: State): Generator<StreamEvent> 
       const id = part.functionCall.id ?? `call_${state.responseId ?? "gemini"}_${state.calls}`;
       state.calls += 1;
       yield { type: "tool_call", id, name: part.functionCall.name ?? "", arguments: JSON.stringify(part.functionCall.args ?? {}) };
+    } else if (part.inlineData?.data !== undefined) {
+      // An image the model generated (image-output models).
+      // @see https://ai.google.dev/gemini-api/docs/image-generation
+      yield { type: "image", mediaType: part.inlineData.mimeType ?? "application/octet-stream", data: part.inlineData.data };
     } else if (part.thought) {
       yield { type: "thinking", delta: part.text ?? "", signature: part.thoughtSignature };
     } else if (part.text) {

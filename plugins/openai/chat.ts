@@ -10,6 +10,7 @@
  * are the model's raw string, byte for byte (CASES.md case 14).
  * @see https://platform.openai.com/docs/api-reference/chat/create
  */
+import { refuseServerTools } from "../shared/server-tools.ts";
 import type {
   FinishReason,
   Message,
@@ -69,6 +70,7 @@ export function renderChat(context: RequestContext, services: PluginServices, di
     messages.push({ role: "system", content: part.text });
   }
   const body: Record<string, unknown> = { model: context.model, messages };
+  refuseServerTools(context, services);
   if (prefix.tools.length > 0) {
     body.tools = prefix.tools.map((tool, i) => {
       segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });

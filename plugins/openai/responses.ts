@@ -9,6 +9,7 @@
  * @see https://platform.openai.com/docs/api-reference/responses/create
  * @see https://platform.openai.com/docs/guides/prompt-caching
  */
+import { refuseServerTools } from "../shared/server-tools.ts";
 import type {
   FinishReason,
   Message,
@@ -40,6 +41,7 @@ export function renderResponses(context: RequestContext, services: PluginService
     input.push({ type: "message", role: "system", content: [{ type: "input_text", text: part.text }] });
   }
   const body: Record<string, unknown> = { model: context.model, input };
+  refuseServerTools(context, services);
   if (prefix.tools.length > 0) {
     body.tools = prefix.tools.map((tool, i) => {
       segments.push({ nodeId: `tool:${tool.name}`, kind: "tool", path: ["tools", i] });

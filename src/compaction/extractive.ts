@@ -79,6 +79,11 @@ function renderBlock(block: Block, isUser: boolean): string | undefined {
       return `[image ${block.mediaType} ${Math.floor((block.data.length * 3) / 4)} bytes sha=${shortHash(block.data)}]`;
     case "thinking":
       return undefined;
+    case "provider": {
+      // A server tool's call (its input says what it did) or result (only its kind: the content is opaque).
+      const { type, name, input } = block.data;
+      return `[${String(type)}${name === undefined ? "" : ` ${String(name)}`}]${input === undefined ? "" : ` ${cutArguments(JSON.stringify(input))}`}`;
+    }
   }
 }
 

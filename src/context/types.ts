@@ -11,7 +11,7 @@
 import type { Hash64 } from "../wire/hash.ts";
 
 /** Kinds of node, in the words of DESIGN.md. */
-export type NodeKind = "system" | "tool" | "schema" | "message" | "text" | "image" | "tool_use" | "tool_result" | "thinking" | "overlay";
+export type NodeKind = "system" | "tool" | "schema" | "message" | "text" | "image" | "tool_use" | "tool_result" | "thinking" | "provider" | "overlay";
 
 /** A plain text block. */
 export interface TextBlock {
@@ -57,8 +57,22 @@ export interface ThinkingBlock {
   signature?: string;
 }
 
+/**
+ * A block the provider produced and must get back as it came, which no
+ * other protocol can express: a server tool's call and result (Anthropic
+ * `server_tool_use`, `web_search_tool_result`). Rendered verbatim for the
+ * protocol that produced it, left out by every other.
+ */
+export interface ProviderBlock {
+  type: "provider";
+  /** The wire protocol that produced it (`anthropic-messages`). */
+  protocol: string;
+  /** The block as the provider sent it (JSON object). */
+  data: Record<string, unknown>;
+}
+
 /** A content block. */
-export type Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock;
+export type Block = TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | ProviderBlock;
 
 /** Who said a message. System text lives in the stable prefix, not in messages. */
 export type MessageRole = "user" | "assistant";
@@ -90,6 +104,16 @@ export interface ToolDefinition {
   parameters: Record<string, unknown>;
   /** Ask for strict argument decoding where the provider supports it. */
   strict?: boolean;
+  /**
+   * Set for a tool the provider runs itself (a server tool): the definition
+   * as the provider documents it, sent as written, e.g. Anthropic's
+   * `{"type": "web_search_20250305", "name": "web_search", "max_uses": 5}`.
+   * `parameters` is then an empty object schema. A provider whose wire has
+   * no such tool refuses the request (INPUT_INVALID) instead of sending it
+   * as a function.
+   * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
+   */
+  server?: Record<string, unknown>;
 }
 
 /** The structured-output schema: one per session, part of the stable prefix. */

@@ -34,7 +34,17 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
       const thinking = scripted.thinking ?? "";
       const callTokens = toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.arguments), 0);
       const reasoningTokens = countTokens(thinking);
-      return { text, thinking, toolCalls, outputTokens: countTokens(text) + callTokens, reasoningTokens, truncated: false, ...(scripted.refusal ? { refused: true } : {}) };
+      return {
+        text,
+        thinking,
+        toolCalls,
+        outputTokens: countTokens(text) + callTokens,
+        reasoningTokens,
+        truncated: false,
+        ...(scripted.refusal ? { refused: true } : {}),
+        ...(scripted.images ? { images: scripted.images } : {}),
+        ...(scripted.web_search ? { webSearches: scripted.web_search } : {}),
+      };
     }
   }
   if (prompt.outputSchema) {

@@ -6,8 +6,12 @@
  *
  * File shape: `[{ "text"?: string, "thinking"?: string,
  *   "tool_calls"?: [{ "name": string, "arguments": "<JSON object as a string>" }],
- *   "refusal"?: true }]` (`refusal`: the answer ends as a refusal: Anthropic
- *   `stop_reason: "refusal"`, OpenAI `content_filter`, Gemini `SAFETY`).
+ *   "refusal"?: true, "images"?: number, "web_search"?: [query, ...] }]`
+ *   (`refusal`: the answer ends as a refusal: Anthropic
+ *   `stop_reason: "refusal"`, OpenAI `content_filter`, Gemini `SAFETY`;
+ *   `images`: the number of images an image-output model returns, Gemini
+ *   protocol only; `web_search`: the queries the model runs with Anthropic's
+ *   server web search tool, which the request must declare).
  */
 import { readFileSync, statSync } from "node:fs";
 import * as v from "valibot";
@@ -34,6 +38,8 @@ const ScriptedAnswerSchema = v.strictObject({
   text: v.optional(v.string()),
   thinking: v.optional(v.string()),
   refusal: v.optional(v.literal(true)),
+  images: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
+  web_search: v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1))), v.minLength(1))),
   tool_calls: v.optional(v.array(v.strictObject({ name: v.pipe(v.string(), v.regex(/^[a-zA-Z0-9_-]{1,64}$/)), arguments: jsonObjectString }))),
 });
 
@@ -78,6 +84,6 @@ function scriptError(path: string, problem: string): EmulatorRequestError {
   return new EmulatorRequestError(
     400,
     "invalid_request_error",
-    `emulator script ${path} ${problem}; expected a JSON list of {text?, thinking?, tool_calls?: [{name, arguments}]}`,
+    `emulator script ${path} ${problem}; expected a JSON list of {text?, thinking?, tool_calls?: [{name, arguments}], refusal?, images?, web_search?: [query]}`,
   );
 }

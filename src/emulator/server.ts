@@ -17,6 +17,8 @@ import { openaiResponses } from "./protocols/openai-responses.ts";
 import type { Exchange, ProtocolHandler } from "./protocols/protocol.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 import { resolveRoute, type Route } from "./router.ts";
+import { checkScriptedAbilities } from "./scripted-abilities.ts";
+import { withWebSearches } from "./web-search.ts";
 import { jsonBody, SSE_HEADERS, streamBody } from "./stream-writer.ts";
 import { checkContextWindow, validateRequest } from "./validate/index.ts";
 import { thinkingReplayRequired } from "./validate/openai-chat.ts";
@@ -117,8 +119,10 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   checkContextWindow(route.protocol, facts, total, parsed.maxTokens);
   const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;
   const made = makeAnswer(prompt, seed, request.headers, state.env);
+  checkScriptedAbilities(made, route, body, parsed.model, facts);
   // A model in thinking mode always reasons, so a tool-calling turn has reasoning to send back (case 38).
-  const reply = thinkingReplayRequired(body, route.provider, facts) ? withReasoning(made, seed) : made;
+  const reasoned = thinkingReplayRequired(body, route.provider, facts) ? withReasoning(made, seed) : made;
+  const reply = withWebSearches(reasoned, body, seed);
   const outcome = cacheOutcome(prompt, {
     store: state.store,
     now,
@@ -137,6 +141,8 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
     answer: reply,
     outcome,
     body,
+    headers: request.headers,
+    env: state.env,
   };
   const usage = handler.usage(exchange);
   received.usage = usage;

@@ -111,6 +111,22 @@ export interface Answer {
   truncated: boolean;
   /** True when the script makes the model refuse (stop reason refusal / content filter). */
   refused?: boolean;
+  /** Images the model outputs (image-output models; rendered by the Gemini protocol). */
+  images?: number;
+  /** Web searches the model runs with the provider's server tool, by query (Anthropic `web_search`). */
+  webSearches?: string[];
+  /** The searches run (web-search.ts): their content blocks, billed count and result tokens. */
+  webSearch?: WebSearchRun;
+}
+
+/** Web searches an answer ran with Anthropic's server tool. */
+export interface WebSearchRun {
+  /** `server_tool_use` and `web_search_tool_result` blocks, in answer order. */
+  blocks: Record<string, unknown>[];
+  /** Searches billed (`usage.server_tool_use.web_search_requests`): those within `max_uses`. */
+  requests: number;
+  /** Tokens of the results the model read: billed as input. */
+  resultTokens: number;
 }
 
 /**

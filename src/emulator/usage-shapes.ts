@@ -5,6 +5,7 @@
  * Sources per provider below (providers.md §1 collects them).
  */
 import { openrouterPrices } from "./facts/model-facts.ts";
+import { BYOK_FEE_FRACTION, type OpenRouterBilling } from "./facts/openrouter-byok.ts";
 import type { Answer, CacheOutcome, EmulatedProvider } from "./types.ts";
 
 /**
@@ -38,12 +39,15 @@ export function emulatedCost(outcome: CacheOutcome, output: number, model: strin
  * - alibaba: `prompt_tokens` includes reads and writes; explicit mode adds
  *   `cache_creation_input_tokens` and `cache_type: "ephemeral"`.
  *   @see https://www.alibabacloud.com/help/en/model-studio/context-cache
- * - openrouter: `cost`, `is_byok`, `cost_details`, `cache_write_tokens`.
+ * - openrouter: `cost`, `is_byok`, `cost_details`, `cache_write_tokens`; with
+ *   bring-your-own-key (`billing`) the upstream price is
+ *   `cost_details.upstream_inference_cost` and `cost` is OpenRouter's fee
+ *   only (facts/openrouter-byok.ts).
  *   @see https://openrouter.ai/docs/use-cases/usage-accounting
  * - xai: reasoning OUTSIDE `completion_tokens`; `total_tokens` = prompt + completion + reasoning.
  *   @see https://docs.x.ai/developers/advanced-api-usage/prompt-caching/usage-and-pricing
  */
-export function chatUsage(provider: EmulatedProvider | "unknown", outcome: CacheOutcome, answer: Answer, model = ""): Record<string, unknown> {
+export function chatUsage(provider: EmulatedProvider | "unknown", outcome: CacheOutcome, answer: Answer, model = "", billing: OpenRouterBilling = "credits"): Record<string, unknown> {
   const prompt = outcome.input + outcome.read + outcome.write5m + outcome.write1h;
   const writes = outcome.write5m + outcome.write1h;
   const reasoning = answer.reasoningTokens;
@@ -68,12 +72,13 @@ export function chatUsage(provider: EmulatedProvider | "unknown", outcome: Cache
       };
     case "openrouter": {
       const cost = emulatedCost(outcome, completion, model);
+      const byok = billing !== "credits";
       return {
         ...base,
-        cost: cost.total,
-        is_byok: false,
+        cost: !byok ? cost.total : billing === "byok-fee" ? cost.total * BYOK_FEE_FRACTION : 0,
+        is_byok: byok,
         prompt_tokens_details: { cached_tokens: outcome.read, cache_write_tokens: writes, audio_tokens: 0 },
-        cost_details: { upstream_inference_cost: null, upstream_inference_prompt_cost: cost.prompt, upstream_inference_completions_cost: cost.completion },
+        cost_details: { upstream_inference_cost: byok ? cost.total : null, upstream_inference_prompt_cost: cost.prompt, upstream_inference_completions_cost: cost.completion },
         completion_tokens_details: { reasoning_tokens: reasoning },
       };
     }

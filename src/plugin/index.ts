@@ -11,7 +11,7 @@ export type { CacheRules, ProviderAdapter, ProviderConfig, ProviderSpec, SendOpt
 export type { CacheStrategySpec } from "./cache-strategy.ts";
 export { HOOK_KINDS } from "./hooks.ts";
 export type { ForkEvent, HookKind, HookName, HookRegistration, Hooks, UsageRecordEvent } from "./hooks.ts";
-export type { ChatterEvent, FinishEvent, FinishReason, StreamEvent, TextEvent, ThinkingEvent, ToolCallEvent, UsageEvent } from "./stream.ts";
+export type { ChatterEvent, FinishEvent, FinishReason, ImageEvent, ProviderBlockEvent, StreamEvent, TextEvent, ThinkingEvent, ToolCallEvent, UsageEvent } from "./stream.ts";
 export { UNKNOWN_USAGE, promptTokens, usageJson } from "./usage.ts";
 export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, UsageReport } from "./usage.ts";
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
@@ -33,6 +33,7 @@ export type {
   CacheSettings,
   GenerationSettings,
   ImageBlock,
+  ProviderBlock,
   Message,
   MessageRole,
   NodeKind,

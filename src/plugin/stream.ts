@@ -71,5 +71,26 @@ export interface UsageEvent {
   requestId?: string;
 }
 
+/** An image the model output (Gemini image models: an `inlineData` part). Content. */
+export interface ImageEvent {
+  type: "image";
+  /** IANA media type, e.g. `image/png`. */
+  mediaType: string;
+  /** Base64 data, no `data:` prefix. */
+  data: string;
+}
+
+/**
+ * A complete block the provider produced that the core keeps opaque and the
+ * adapter sends back as it came (Anthropic `server_tool_use` and
+ * `web_search_tool_result`): stored as a `provider` block. Content.
+ */
+export interface ProviderBlockEvent {
+  type: "provider_block";
+  /** The wire protocol of the block (`anthropic-messages`). */
+  protocol: string;
+  block: Record<string, unknown>;
+}
+
 /** One streamed event. */
-export type StreamEvent = TextEvent | ThinkingEvent | ToolCallEvent | ChatterEvent | UsageEvent | FinishEvent;
+export type StreamEvent = TextEvent | ThinkingEvent | ToolCallEvent | ImageEvent | ProviderBlockEvent | ChatterEvent | UsageEvent | FinishEvent;

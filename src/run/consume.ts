@@ -36,7 +36,7 @@ export interface ConsumeOptions {
 
 /** What a consumed stream produced. */
 export interface ConsumeResult {
-  /** The assistant content so far: text, thinking and tool_use blocks in arrival order. */
+  /** The assistant content so far: text, thinking, tool_use, image and provider blocks in arrival order. */
   content: Block[];
   /** The finish event; undefined when the stream ended without one. */
   finish: FinishEvent | undefined;
@@ -200,6 +200,12 @@ function apply(result: ConsumeResult, event: StreamEvent): void {
       return;
     case "tool_call":
       result.content.push({ type: "tool_use", id: event.id, name: event.name, arguments: event.arguments });
+      return;
+    case "image":
+      result.content.push({ type: "image", mediaType: event.mediaType, data: event.data });
+      return;
+    case "provider_block":
+      result.content.push({ type: "provider", protocol: event.protocol, data: event.block });
       return;
     case "finish":
       result.finish = event;

@@ -40,7 +40,7 @@ function promptChars(context: RequestContext): number {
   let n = context.overlay?.length ?? 0;
   for (const part of context.prefix.system) n += part.text.length;
   for (const message of [...context.summary, ...context.messages]) {
-    for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? block.text.length : block.type === "tool_result" ? block.content.length : block.type === "tool_use" ? block.arguments.length : 0;
+    for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? block.text.length : block.type === "tool_result" ? block.content.length : block.type === "tool_use" ? block.arguments.length : block.type === "provider" ? JSON.stringify(block.data).length : 0;
   }
   for (const tool of context.prefix.tools) n += JSON.stringify(tool).length;
   return n;

@@ -10,6 +10,8 @@ export type JsonEvent =
   | { type: "session"; id: string; name: string | null; model: string; forked_from?: string; prefix_version: number; prefix_change?: string }
   | { type: "text"; delta: string }
   | { type: "tool_call"; id: string; name: string; arguments: string }
+  | { type: "image"; media_type: string; data: string }
+  | { type: "provider_block"; block: Record<string, unknown> }
   | ({ type: "usage"; request_id: string; raw: unknown } & UsageJson)
   | { type: "cost"; request_id: string; cost_usd: number | null; provider_cost_usd?: number; reason?: string }
   | {
@@ -67,7 +69,8 @@ function pipeWriter(out: { write(chunk: string): unknown; on?(event: "error", li
 /**
  * Plain answer text on stdout, streamed as it arrives. A tool call is not
  * answer text: it is named on `diagnostics` (stderr unless `--quiet`) with
- * the id that `--tool-result ID` answers.
+ * the id that `--tool-result ID` answers; so are an image the model output
+ * (media type and size) and a server tool's call (name and input).
  */
 export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
   const out = { write: pipeWriter(stdout) };
@@ -82,6 +85,9 @@ export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdo
     },
     event(event) {
       if (event.type === "tool_call") diagnostics(printable(`tool call ${event.name} ${event.arguments} (answer it with: --tool-result ${event.id})`));
+      // Not text: an image is named with its size (its data is in --json output and `cachet export`), a server tool's call with its input.
+      if (event.type === "image") diagnostics(`image ${printable(event.media_type)}, ${Buffer.from(event.data, "base64").length} bytes (its data: --json or cachet export)`);
+      if (event.type === "provider_block" && event.block.type === "server_tool_use") diagnostics(printable(`server tool ${String(event.block.name)} ${JSON.stringify(event.block.input ?? {})}`));
     },
     async end() {
       if (wrote && !last.endsWith("\n")) out.write("\n");

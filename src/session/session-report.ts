@@ -114,7 +114,7 @@ export function formatSessionDetails(d: SessionDetails): string {
 
 function preview(content: Block[]): string {
   const text = content
-    .map((b) => (b.type === "text" || b.type === "thinking" ? b.text : b.type === "tool_use" ? `[tool_use ${b.name}]` : b.type === "tool_result" ? `[tool_result ${b.toolUseId}]` : "[image]"))
+    .map((b) => (b.type === "text" || b.type === "thinking" ? b.text : b.type === "tool_use" ? `[tool_use ${b.name}]` : b.type === "tool_result" ? `[tool_result ${b.toolUseId}]` : b.type === "provider" ? `[${String(b.data.type)}]` : "[image]"))
     .join(" ")
     .replace(/\s+/g, " ")
     .trim();

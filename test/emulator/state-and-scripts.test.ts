@@ -92,6 +92,69 @@ describe("answers", () => {
   });
 });
 
+describe("scripted server-side abilities", () => {
+  async function scripted(answers: unknown[], env: Record<string, string> = {}) {
+    const dir = mkdtempSync(join(tmpdir(), "cachet-script-"));
+    const script = join(dir, "script.json");
+    writeFileSync(script, JSON.stringify(answers));
+    return emulator({ CACHET_EMULATOR_SCRIPT: script, ...env });
+  }
+
+  test("web search: blocks per query, max_uses enforced, searches billed in server_tool_use, results counted as input", async () => {
+    const emu = await scripted([{ web_search: ["a", "b", "c"], text: "done" }]);
+    const body = { model: "claude-sonnet-4-6", max_tokens: 100, messages: [{ role: "user", content: "search" }] };
+    const plain = await post(`${emu.url}/v1/messages`, { ...body, tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 2 }] });
+    expect(plain.status).toBe(200);
+    expect(plain.json.content.map((b: { type: string }) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result", "text"]);
+    expect(plain.json.content[5].content).toEqual({ type: "web_search_tool_result_error", error_code: "max_uses_exceeded" });
+    expect(plain.json.usage.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 0 });
+    expect(plain.json.stop_reason).toBe("end_turn");
+    // Streamed: message_start knows only the prompt; message_delta's cumulative usage adds the results and the count.
+    const stream = await fetch(`${emu.url}/v1/messages`, { method: "POST", body: JSON.stringify({ ...body, stream: true, tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 2 }] }) });
+    const events = (await stream.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)));
+    const start = events.find((e) => e.type === "message_start").message.usage;
+    const delta = events.find((e) => e.type === "message_delta").usage;
+    expect(start.server_tool_use).toBeUndefined();
+    expect(delta.server_tool_use).toEqual({ web_search_requests: 2, web_fetch_requests: 0 });
+    expect(delta.input_tokens).toBeGreaterThan(start.input_tokens);
+    expect(delta.input_tokens).toBe(plain.json.usage.input_tokens);
+    // Without the tool declared, the script is a test's mistake.
+    const undeclared = await post(`${emu.url}/v1/messages`, body);
+    expect(undeclared.status).toBe(400);
+    expect(undeclared.json.error.message).toContain("declares no web search server tool");
+    await emu.stop();
+  });
+
+  test("image output: an inlineData part per image and IMAGE tokens in candidatesTokensDetails; refused for a text-only model", async () => {
+    const emu = await scripted([{ text: "a cat", images: 2 }]);
+    const ok = await post(`${emu.url}/v1beta/models/gemini-2.5-flash-image:generateContent`, { contents: [{ role: "user", parts: [{ text: "draw" }] }] });
+    expect(ok.status).toBe(200);
+    const parts = ok.json.candidates[0].content.parts;
+    expect(parts.filter((p: Record<string, unknown>) => "inlineData" in p)).toHaveLength(2);
+    expect(parts[1].inlineData.mimeType).toBe("image/png");
+    const details = ok.json.usageMetadata.candidatesTokensDetails;
+    expect(details.find((d: { modality: string }) => d.modality === "IMAGE").tokenCount).toBe(2 * 1290);
+    expect(ok.json.usageMetadata.candidatesTokenCount).toBe(details[0].tokenCount + details[1].tokenCount);
+    const textOnly = await post(`${emu.url}/v1beta/models/gemini-2.5-flash:generateContent`, { contents: [{ role: "user", parts: [{ text: "draw" }] }] });
+    expect(textOnly.status).toBe(400);
+    expect(textOnly.json.error.message).toContain("does not output images");
+    await emu.stop();
+  });
+
+  test("OpenRouter BYOK: cost is the fee (0 while free, 5% after), the upstream price is upstream_inference_cost", async () => {
+    const emu = await emulator();
+    const body = { model: "anthropic/claude-sonnet-4.5", messages: [{ role: "user", content: "hi" }] };
+    const credits = (await post(`${emu.url}/openrouter/api/v1/chat/completions`, body)).json.usage;
+    const free = (await post(`${emu.url}/openrouter/api/v1/chat/completions`, body, { "x-emulator-byok": "free" })).json.usage;
+    const fee = (await post(`${emu.url}/openrouter/api/v1/chat/completions`, body, { "x-emulator-byok": "fee" })).json.usage;
+    expect(credits).toMatchObject({ is_byok: false, cost_details: { upstream_inference_cost: null } });
+    expect(free).toMatchObject({ is_byok: true, cost: 0, cost_details: { upstream_inference_cost: credits.cost } });
+    expect(fee.is_byok).toBe(true);
+    expect(fee.cost).toBeCloseTo(credits.cost * 0.05, 12);
+    await emu.stop();
+  });
+});
+
 describe("inspection", () => {
   test("requests (headers minus secrets, usage), counters and reset, in process and over HTTP", async () => {
     const emu = await emulator();

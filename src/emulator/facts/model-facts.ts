@@ -4,7 +4,7 @@
  * models.dev, not cachet's plugin code): context window, output limit,
  * whether `temperature` may be set, and whether the model's reasoning must
  * be sent back. Models the catalog does not list get no limits.
- * @see https://models.dev (schema: limit.context, limit.output, temperature, interleaved)
+ * @see https://models.dev (schema: limit.context, limit.output, temperature, interleaved, modalities.output)
  */
 import { embeddedCatalog } from "../../meter/catalog.ts";
 import type { EmulatedProvider } from "../types.ts";
@@ -29,15 +29,18 @@ export interface ModelFacts {
    * @see https://api-docs.deepseek.com/guides/thinking_mode
    */
   replayField: string | undefined;
+  /** True when the model outputs images (models.dev `modalities.output` lists `image`). */
+  outputImage: boolean;
 }
 
-const UNKNOWN: ModelFacts = { context: undefined, input: undefined, output: undefined, temperature: true, reasoning: false, replayField: undefined };
+const UNKNOWN: ModelFacts = { context: undefined, input: undefined, output: undefined, temperature: true, reasoning: false, replayField: undefined, outputImage: false };
 
 interface RawModel {
   limit?: { context?: number; input?: number; output?: number };
   temperature?: boolean;
   reasoning?: boolean;
   interleaved?: boolean | { field?: string };
+  modalities?: { output?: string[] };
 }
 
 const memo = new Map<string, ModelFacts>();
@@ -60,6 +63,7 @@ export function modelFacts(provider: EmulatedProvider | "unknown", model: string
         temperature: entry.temperature !== false,
         reasoning: entry.reasoning === true,
         replayField: typeof entry.interleaved === "object" ? entry.interleaved.field : undefined,
+        outputImage: entry.modalities?.output?.includes("image") === true,
       }
     : UNKNOWN;
   memo.set(key, facts);

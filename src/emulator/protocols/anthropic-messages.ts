@@ -4,8 +4,10 @@
  * Stream: message_start (usage with input and cache counts), ping,
  * content_block_start/delta/stop (thinking_delta + signature_delta,
  * text_delta, input_json_delta), message_delta with CUMULATIVE usage,
- * message_stop.
+ * message_stop. Server web search blocks (web-search.ts) stream as
+ * server_tool_use (input_json_delta) and a whole web_search_tool_result.
  * @see https://platform.claude.com/docs/en/build-with-claude/streaming
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
  * @see https://platform.claude.com/docs/en/build-with-claude/prompt-caching
  */
 import { asSchema } from "../structured.ts";
@@ -73,7 +75,9 @@ export const anthropicMessages: ProtocolHandler = {
 
   answerItems(answer) {
     const items: ContentItem[] = [];
-    if (answer.text) items.push({ role: "assistant>", text: answer.text });
+    // Server tool blocks come back as the client received them: the parser reads them as their canonical JSON.
+    for (const block of answer.webSearch?.blocks ?? []) items.push({ role: items.length === 0 ? "assistant>" : "assistant", text: canonicalJson(block) });
+    if (answer.text) items.push({ role: items.length === 0 ? "assistant>" : "assistant", text: answer.text });
     for (const call of answer.toolCalls) items.push({ role: items.length === 0 ? "assistant>" : "assistant", text: `${call.name} ${canonicalJson(JSON.parse(call.arguments))}` });
     if (items.length > 0) items[items.length - 1]!.messageEnd = true;
     return items;
@@ -81,13 +85,16 @@ export const anthropicMessages: ProtocolHandler = {
 
   usage({ outcome, answer }) {
     const output = answer.outputTokens + answer.reasoningTokens;
+    const search = answer.webSearch;
     return {
-      input_tokens: outcome.input,
+      // The search results the model read are input tokens of this request.
+      input_tokens: outcome.input + (search?.resultTokens ?? 0),
       cache_creation_input_tokens: outcome.write5m + outcome.write1h,
       cache_read_input_tokens: outcome.read,
       cache_creation: { ephemeral_5m_input_tokens: outcome.write5m, ephemeral_1h_input_tokens: outcome.write1h },
       output_tokens: output,
       ...(answer.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: answer.reasoningTokens } } : {}),
+      ...(search ? { server_tool_use: { web_search_requests: search.requests, web_fetch_requests: 0 } } : {}),
       service_tier: "standard",
     };
   },
@@ -99,7 +106,10 @@ export const anthropicMessages: ProtocolHandler = {
   stream(exchange, usage) {
     const u = usage as Record<string, unknown>;
     const events: string[] = [];
-    const startUsage = { ...u, output_tokens: Math.min(1, Number(u.output_tokens)) };
+    // message_start knows the prompt only: searches run later add their results to input_tokens and
+    // their count to server_tool_use, both reported in message_delta's cumulative usage.
+    const { server_tool_use: searched, ...start } = u;
+    const startUsage = { ...start, input_tokens: Number(u.input_tokens) - (exchange.answer.webSearch?.resultTokens ?? 0), output_tokens: Math.min(1, Number(u.output_tokens)) };
     events.push(sse({ type: "message_start", message: { ...messageHead(exchange), content: [], stop_reason: null, stop_sequence: null, usage: startUsage } }, "message_start"));
     events.push(sse({ type: "ping" }, "ping"));
     const contentStart = events.length;
@@ -111,6 +121,8 @@ export const anthropicMessages: ProtocolHandler = {
       } else if (block.type === "text") {
         events.push(sse({ type: "content_block_start", index, content_block: { type: "text", text: "" } }, "content_block_start"));
         for (const piece of textPieces(String(block.text))) events.push(sse({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }, "content_block_delta"));
+      } else if (block.type === "web_search_tool_result") {
+        events.push(sse({ type: "content_block_start", index, content_block: block }, "content_block_start"));
       } else {
         events.push(sse({ type: "content_block_start", index, content_block: { ...block, input: {} } }, "content_block_start"));
         for (const piece of halves(JSON.stringify(block.input))) events.push(sse({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } }, "content_block_delta"));
@@ -123,6 +135,7 @@ export const anthropicMessages: ProtocolHandler = {
       cache_creation_input_tokens: u.cache_creation_input_tokens,
       cache_read_input_tokens: u.cache_read_input_tokens,
       output_tokens: u.output_tokens,
+      ...(searched === undefined ? {} : { server_tool_use: searched }),
     };
     events.push(sse({ type: "message_delta", delta: { stop_reason: stopReason(exchange.answer), stop_sequence: null }, usage: deltaUsage }, "message_delta"));
     events.push(sse({ type: "message_stop" }, "message_stop"));
@@ -173,6 +186,7 @@ function messageHead(exchange: Exchange) {
 function contentBlocks({ answer, id }: Exchange): Record<string, unknown>[] {
   const blocks: Record<string, unknown>[] = [];
   if (answer.thinking) blocks.push({ type: "thinking", thinking: answer.thinking, signature: `emu-signature-${id}` });
+  for (const block of answer.webSearch?.blocks ?? []) blocks.push(block);
   if (answer.text || (answer.toolCalls.length === 0 && !answer.truncated)) blocks.push({ type: "text", text: answer.text });
   for (const call of answer.toolCalls) blocks.push({ type: "tool_use", id: `toolu_emu${call.id}`, name: call.name, input: JSON.parse(call.arguments) });
   return blocks;

@@ -4,12 +4,14 @@
  * `usageMetadata.promptTokenCount` includes `cachedContentTokenCount`;
  * `thoughtsTokenCount` is outside `candidatesTokenCount`; `totalTokenCount`
  * = prompt + candidates + thoughts. Explicit `cachedContent` is not emulated
- * (400).
+ * (400). Image-output models return images as `inlineData` parts
+ * (facts/image-output.ts).
  * @see https://ai.google.dev/gemini-api/docs/caching
  */
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
+import { EMULATED_IMAGE, imageOutputTokens } from "../facts/image-output.ts";
 import { requiresThoughtSignatures } from "../validate/gemini.ts";
 import type { ContentItem } from "../types.ts";
 import { type Exchange, MEDIA_TOKENS, type ParsedRequest, type ProtocolHandler, sse, textPieces } from "./protocol.ts";
@@ -57,6 +59,7 @@ export const gemini: ProtocolHandler = {
   answerItems(answer) {
     const items: ContentItem[] = [];
     if (answer.text) items.push({ role: "assistant", text: answer.text });
+    for (let i = 0; i < (answer.images ?? 0); i++) items.push(partItem("assistant", { inlineData: { mimeType: EMULATED_IMAGE.mimeType, data: EMULATED_IMAGE.data } }));
     for (const call of answer.toolCalls) items.push({ role: "assistant", text: `${call.name} ${canonicalJson(JSON.parse(call.arguments))}` });
     if (items.length > 0) {
       items[0]!.role = "assistant>";
@@ -65,16 +68,28 @@ export const gemini: ProtocolHandler = {
     return items;
   },
 
-  usage({ outcome, answer }) {
+  usage(exchange) {
+    const { outcome, answer } = exchange;
     const prompt = outcome.input + outcome.read + outcome.write5m + outcome.write1h;
+    // Image output is billed as output tokens, reported per modality (facts/image-output.ts).
+    const image = (answer.images ?? 0) * imageOutputTokens(exchange.request.model, imageSize(exchange));
+    const candidates = answer.outputTokens + image;
     return {
       promptTokenCount: prompt,
-      candidatesTokenCount: answer.outputTokens,
-      totalTokenCount: prompt + answer.outputTokens + answer.reasoningTokens,
+      candidatesTokenCount: candidates,
+      totalTokenCount: prompt + candidates + answer.reasoningTokens,
       ...(outcome.read > 0 ? { cachedContentTokenCount: outcome.read } : {}),
       ...(answer.reasoningTokens > 0 ? { thoughtsTokenCount: answer.reasoningTokens } : {}),
       promptTokensDetails: [{ modality: "TEXT", tokenCount: prompt }],
       ...(outcome.read > 0 ? { cacheTokensDetails: [{ modality: "TEXT", tokenCount: outcome.read }] } : {}),
+      ...(image > 0
+        ? {
+            candidatesTokensDetails: [
+              { modality: "TEXT", tokenCount: answer.outputTokens },
+              { modality: "IMAGE", tokenCount: image },
+            ],
+          }
+        : {}),
     };
   },
 
@@ -91,6 +106,7 @@ export const gemini: ProtocolHandler = {
     const pieces: Record<string, unknown>[][] = [];
     if (answer.thinking && includeThoughts(exchange)) for (const piece of textPieces(answer.thinking)) pieces.push([{ text: piece, thought: true }]);
     if (answer.text) for (const piece of textPieces(answer.text)) pieces.push([{ text: piece }]);
+    for (const image of allParts(exchange).filter((part) => "inlineData" in part)) pieces.push([image]);
     const calls = allParts(exchange).filter((part) => "functionCall" in part);
     if (calls.length > 0) pieces.push(calls);
     if (pieces.length === 0) pieces.push([{ text: "" }]);
@@ -120,6 +136,10 @@ function partItem(role: string, part: Record<string, unknown>): ContentItem {
   return { role, text: canonicalJson(part) };
 }
 
+function imageSize(exchange: Exchange): unknown {
+  return (exchange.body.generationConfig as { imageConfig?: { imageSize?: unknown } } | undefined)?.imageConfig?.imageSize;
+}
+
 function includeThoughts(exchange: Exchange): boolean {
   const config = exchange.body.generationConfig as { thinkingConfig?: { includeThoughts?: boolean } } | undefined;
   return config?.thinkingConfig?.includeThoughts === true;
@@ -129,7 +149,8 @@ function allParts(exchange: Exchange): Record<string, unknown>[] {
   const { answer } = exchange;
   const parts: Record<string, unknown>[] = [];
   if (answer.thinking && includeThoughts(exchange)) parts.push({ text: answer.thinking, thought: true });
-  if (answer.text || answer.toolCalls.length === 0) parts.push({ text: answer.text });
+  if (answer.text || (answer.toolCalls.length === 0 && !answer.images)) parts.push({ text: answer.text });
+  for (let i = 0; i < (answer.images ?? 0); i++) parts.push({ inlineData: { mimeType: EMULATED_IMAGE.mimeType, data: EMULATED_IMAGE.data } });
   // Gemini 3 signs the first function call of a step; the client must send the signature back.
   const signed = requiresThoughtSignatures(exchange.request.model);
   answer.toolCalls.forEach((call, i) => {

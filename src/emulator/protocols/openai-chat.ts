@@ -7,6 +7,7 @@
  * the usage inside `choices[0]` of the final chunk; then `data: [DONE]`.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
+import { openrouterBilling } from "../facts/openrouter-byok.ts";
 import { servedTier } from "../facts/service-tier.ts";
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
@@ -93,8 +94,8 @@ export const openaiChat: ProtocolHandler = {
     return items;
   },
 
-  usage({ route, outcome, answer, request }) {
-    return chatUsage(route.provider, outcome, answer, request.model);
+  usage({ route, outcome, answer, request, headers, env }) {
+    return chatUsage(route.provider, outcome, answer, request.model, route.provider === "openrouter" ? openrouterBilling(headers, env) : "credits");
   },
 
   json(exchange, usage) {

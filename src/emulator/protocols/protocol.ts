@@ -27,6 +27,10 @@ export interface Exchange {
   outcome: CacheOutcome;
   /** The request body as received. */
   body: Record<string, unknown>;
+  /** The request headers (scenario headers such as `x-emulator-byok`). */
+  headers: Headers;
+  /** The emulator's environment (scenario variables such as `CACHET_EMULATOR_BYOK`). */
+  env: Record<string, string | undefined>;
 }
 
 /**

@@ -4,7 +4,8 @@
  * text blocks, no messages at all or messages left empty, tool_use/tool_result pairing, thinking
  * replay (signatures; a final assistant turn that used tools while thinking
  * is on must start with its thinking block), temperature with thinking, and
- * `max_tokens` above the model's output limit. Messages as the API words
+ * `max_tokens` above the model's output limit, server tool blocks replayed
+ * without their results. Messages as the API words
  * them in public reports (CASES.md cases 39, 40).
  * @see https://platform.claude.com/docs/en/build-with-claude/extended-thinking
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use
@@ -38,7 +39,35 @@ export function validateAnthropic(body: Record<string, unknown>, model: string, 
     });
   });
   checkToolPairing(messages, contents);
+  contents.forEach((blocks, i) => checkServerToolReplay(String(messages[i]!.role), blocks, i));
   if (thinkingOn) checkThinkingReplay(messages, contents);
+}
+
+/**
+ * Server tool blocks replayed in the history (web search): only in assistant
+ * turns, each `server_tool_use` answered by the `web_search_tool_result`
+ * with its id in the same turn, and every search result sent back with its
+ * `encrypted_content` (a required field of `WebSearchResultBlockParam`).
+ * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool
+ * @see https://github.com/anthropics/anthropic-sdk-typescript (ServerToolUseBlockParam, WebSearchToolResultBlockParam, WebSearchResultBlockParam)
+ */
+function checkServerToolReplay(role: string, blocks: Block[], i: number): void {
+  const results = new Set<string>();
+  blocks.forEach((block, j) => {
+    if (block.type !== "server_tool_use" && block.type !== "web_search_tool_result") return;
+    if (role !== "assistant") throw invalidRequest(`messages.${i}.content.${j}: \`${String(block.type)}\` blocks may only appear in \`assistant\` messages`);
+    if (block.type !== "web_search_tool_result") return;
+    results.add(String(block.tool_use_id));
+    if (Array.isArray(block.content)) {
+      (block.content as Block[]).forEach((result, k) => {
+        if (typeof result.encrypted_content !== "string") throw invalidRequest(`messages.${i}.content.${j}.content.${k}.encrypted_content: Field required`);
+      });
+    }
+  });
+  const unanswered = blocks.filter((b) => b.type === "server_tool_use" && !results.has(String(b.id))).map((b) => String(b.id));
+  if (unanswered.length > 0) {
+    throw invalidRequest(`messages.${i}: \`server_tool_use\` ids were found without a corresponding \`web_search_tool_result\` block in the same message: ${unanswered.join(", ")}`);
+  }
 }
 
 function checkParameters(body: Record<string, unknown>, model: string, facts: ModelFacts, thinkingOn: boolean): void {

@@ -110,6 +110,12 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           } else if (event.type === "tool_call") {
             options.sink.event({ type: "tool_call", id: event.id, name: event.name, arguments: event.arguments });
             emitted = true;
+          } else if (event.type === "image") {
+            options.sink.event({ type: "image", media_type: event.mediaType, data: event.data });
+            emitted = true;
+          } else if (event.type === "provider_block") {
+            options.sink.event({ type: "provider_block", block: event.block });
+            emitted = true;
           }
           // Persist the partial answer as it grows, so a crash keeps it (marked incomplete).
           // Not before there is content: an empty thinking start must not store an empty assistant message.
