@@ -81,3 +81,30 @@ test("--json: a turn that compacts writes a compaction event after the session e
   const requests = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; request?: { id: string; role: string; costUsd: number | null } });
   expect(requests.find((r) => r.request?.id === event.calls[0]!.request_id)?.request).toMatchObject({ role: "compaction", costUsd: event.calls[0]!.cost_usd });
 }, 180_000);
+
+test("after a compaction, the next turn in a new process and a fork in another read the cache on their first request (Z1 read back from the store byte for byte)", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 5000\n");
+  const turn = async (args: string[]) => {
+    const r = await cachet(["--emulate", "--json", "--model", "deepseek/deepseek-chat", ...args], { home, timeoutMs: 60_000 });
+    expect({ args: args.slice(0, -1), code: r.code }).toEqual({ args: args.slice(0, -1), code: 0 });
+    return events(r.stdout);
+  };
+  await turn(["--system", RULES, big(1)]);
+  await turn(["-c", big(2)]);
+  expect((await turn(["-c", big(3)])).some((e) => e.type === "compaction")).toBe(true);
+  await turn(["-c", "Which notes mention the falcon?"]);
+  const read = async (events: Awaited<ReturnType<typeof turn>>) => {
+    const requestId = events.find((e) => e.type === "done")!.request_id as string;
+    const exported = await cachet(["export"], { home });
+    const row = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { request?: { id: string; usage: { cacheRead?: number }; cacheableMax: number | null } }).find((l) => l.request?.id === requestId)!.request!;
+    return { cacheableMax: row.cacheableMax ?? 0, read: row.usage.cacheRead ?? 0 };
+  };
+  const resumed = await read(await turn(["-c", "And which mention the tundra?"]));
+  const forked = await read(await turn(["--fork", "On a branch: list the notes in order."]));
+  for (const first of [resumed, forked]) {
+    // Z0 + Z1 + the turns after the compaction: well above DeepSeek's 64-token unit.
+    expect(first.cacheableMax).toBeGreaterThan(1000);
+    expect(first.read).toBeGreaterThanOrEqual(0.95 * first.cacheableMax);
+  }
+}, 180_000);

@@ -60,3 +60,70 @@ test("over the window: CONTEXT_TOO_LONG naming cachet compact with --no-compact;
     await runtime.close();
   }
 }, 180_000);
+
+test("the provider's own refusal (gpt-5: a prompt under the 400,000-token window checked locally, over the 272,000-token input limit the provider enforces): the refused attempt is in the ledger, one recovery compaction, one retry that goes through", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cachet-compaction-recovery-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "config.toml"), "[compaction]\ntrigger_tokens = 10000000\n");
+  const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: dir }, storePath: join(dir, "store.db"), emulatorStatePath: null });
+  // About 70,000 tokens each: the fourth request is ~280,000 tokens.
+  const part = (i: number) => `Dump ${i}: ` + Array.from({ length: 70_000 }, (_, k) => WORDS[(k * 7 + i) % WORDS.length]).join(" ");
+  const send = (session: string | undefined, text: string) =>
+    runTurn(runtime, {
+      prompt: text,
+      model: "openai/gpt-5",
+      session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
+      generation: { stream: true, providerOptions: {} },
+      cache: { mode: "auto", ttl: "5m" },
+      role: "main",
+      idleMs: 60_000,
+      retries: 0,
+      sink: QUIET,
+    });
+  try {
+    let session: string | undefined;
+    for (let i = 1; i <= 3; i++) session = (await send(session, part(i))).sessionId;
+    expect(runtime.store.requests(session!).map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+    const result = await send(session, part(4));
+    expect(result.row.status).toBe("ok");
+    const rows = runtime.store.requests(session!);
+    // The refused attempt (billed nothing, kept with its error), then the retry after the one compaction.
+    expect(rows.map((r) => r.status)).toEqual(["ok", "ok", "ok", "error", "ok"]);
+    expect(rows[3]!.error).toContain("maximum context length");
+    expect(runtime.store.compactions(session!).map((c) => c.reason)).toEqual(["too long"]);
+    expect(rows[4]!.id).toBe(result.row.id);
+  } finally {
+    await runtime.close();
+  }
+}, 180_000);
+
+test("never two compactions in one turn: a turn that compacted on its threshold and is still refused as too long fails with the provider's error instead of compacting again", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cachet-compaction-recovery-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "config.toml"), "[compaction]\ntrigger_tokens = 100000\n");
+  const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: dir }, storePath: join(dir, "store.db"), emulatorStatePath: null });
+  const send = (session: string | undefined, text: string) =>
+    runTurn(runtime, {
+      prompt: text,
+      model: "openai/gpt-5",
+      session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
+      generation: { stream: true, providerOptions: {} },
+      cache: { mode: "auto", ttl: "5m" },
+      role: "main",
+      idleMs: 60_000,
+      retries: 0,
+      sink: QUIET,
+    });
+  try {
+    let session = (await send(undefined, "First, a short question about the harbor.")).sessionId;
+    session = (await send(session, "Then another one about the lantern.")).sessionId;
+    // ~280,000 tokens alone: over the threshold (one compaction), and over gpt-5's input limit even after it.
+    const failure = await send(session, "Dump: " + Array.from({ length: 280_000 }, (_, k) => WORDS[(k * 7) % WORDS.length]).join(" ")).catch((error: unknown) => error as Error);
+    expect(failure).toBeInstanceOf(Error);
+    expect((failure as Error).message).toContain("maximum context length");
+    expect(runtime.store.compactions(session).map((c) => c.reason)).toEqual(["threshold"]);
+    expect(runtime.store.requests(session).map((r) => r.status)).toEqual(["ok", "ok", "error"]);
+  } finally {
+    await runtime.close();
+  }
+}, 180_000);

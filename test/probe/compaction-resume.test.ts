@@ -76,3 +76,33 @@ describe.each(["anthropic/claude-sonnet-4-6", "openai/gpt-4o", "openai-responses
     }
   }, 120_000);
 });
+
+test("a summary is content-addressed: the same span compacted again (a replay in a new session of the same store) takes it from the store, no summary call", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "cachet-compaction-replay-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "config.toml"), "[compaction]\ntrigger_tokens = 30000\n");
+  const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: dir }, storePath: join(dir, "store.db"), emulatorStatePath: null });
+  // Many lines per prompt: the extractive render keeps 4 KiB of each user message, so the span needs a summary call.
+  const lines = (i: number) => Array.from({ length: 60 }, (_, l) => `Part ${i} line ${l}: ` + Array.from({ length: 25 }, (_, k) => WORDS[(k * 5 + l + i) % WORDS.length]).join(" ")).join("\n");
+  const model = "anthropic/claude-sonnet-4-6";
+  const replay = async () => {
+    let session: string | undefined;
+    for (let i = 1; i <= 20 && (session === undefined || runtime.store.compactions(session).length === 0); i++) session = (await turn(runtime, model, session, lines(i))).sessionId;
+    return session!;
+  };
+  try {
+    const first = await replay();
+    const second = await replay();
+    expect(second).not.toBe(first);
+    const [made] = runtime.store.compactions(first);
+    const [reused] = runtime.store.compactions(second);
+    expect(made!.summarySource).toBe("summary");
+    expect(runtime.store.requests(first).filter((r) => r.role === COMPACTION_ROLE)).toHaveLength(1);
+    expect({ source: reused!.summarySource, key: reused!.summaryKey }).toEqual({ source: "stored", key: made!.summaryKey });
+    expect(runtime.store.requests(second).filter((r) => r.role === COMPACTION_ROLE)).toHaveLength(0);
+    // The same Z1 bytes, so the replay's requests render like the first session's.
+    expect(runtime.store.summary(second).messages.map((m) => m.content)).toEqual(runtime.store.summary(first).messages.map((m) => m.content));
+  } finally {
+    await runtime.close();
+  }
+}, 120_000);
