@@ -23,6 +23,11 @@ export default defineCommand({
       const [{ loadConfig }, { loadModelHost, catalogIdOf }] = await Promise.all([import("../config.ts"), import("../run/model-resolution.ts")]);
       const host = await loadModelHost(await loadConfig());
       if (host.providers.has(args.provider)) catalogId = catalogIdOf(host.provider(args.provider));
+      if (!Object.hasOwn(catalog, catalogId!) && host.providers.has(args.provider)) {
+        throw new CachetError("UNKNOWN_PROVIDER", `provider "${args.provider}" has no model list of its own in the price catalog`, {
+          hint: `a model id that names a catalog model is priced as it (e.g. ${args.provider}/deepseek/deepseek-chat: see \`cachet models\`); price any other with [prices."${args.provider}/MODEL"] in config.toml`,
+        });
+      }
       if (!Object.hasOwn(catalog, catalogId!)) {
         throw new CachetError("UNKNOWN_PROVIDER", `the price catalog has no provider "${args.provider}"`, {
           hint: `known providers: ${[...new Set([...host.providers.keys(), ...Object.keys(catalog)])].sort().join(", ")}`,

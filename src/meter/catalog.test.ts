@@ -13,6 +13,17 @@ function home() {
   return statePaths({ CACHET_HOME: mkdtempSync(join(tmpdir(), "cachet-meter-")) });
 }
 
+describe("findModel", () => {
+  const catalog = { deepseek: { models: { "deepseek-chat": { cost: { input: 0.28, output: 0.42 } } } }, openrouter: { models: { "x/y": { cost: { input: 1, output: 2 } } } } };
+  test("a provider with no list of its own resolves a model id that names a catalog model, and nothing else", () => {
+    expect(findModel(catalog as never, "openai-compatible/deepseek/deepseek-chat")?.cost?.input).toBe(0.28);
+    expect(findModel(catalog as never, "openai-compatible/deepseek/no-such")).toBeUndefined();
+    expect(findModel(catalog as never, "openai-compatible/local-model")).toBeUndefined();
+    // A provider the catalog lists is looked up in its own list only.
+    expect(findModel(catalog as never, "openrouter/deepseek/deepseek-chat")).toBeUndefined();
+  });
+});
+
 describe("generated catalog", () => {
   const built = buildCatalog(CATALOG_SOURCE);
   test("api.json shape: provider → models, ids with slashes from subfolders, tiers normalized", () => {

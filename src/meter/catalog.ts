@@ -242,11 +242,28 @@ export function splitModelId(modelId: string): { provider: string; model: string
   return { provider: modelId.slice(0, slash), model: modelId.slice(slash + 1) };
 }
 
-/** The catalog entry of `provider/model`, or undefined when the catalog does not list it. */
+/**
+ * The catalog entry of `provider/model`, or undefined when the catalog does
+ * not list it. A provider with no catalog of its own (`openai-compatible`, a
+ * plugin's proxy) whose model id names a catalog model, as LiteLLM and vLLM
+ * name served models (`openai-compatible/deepseek/deepseek-chat`), resolves
+ * to that model: the server fronts it, so it is priced and limited as it.
+ * @see https://docs.litellm.ai/docs/providers (model names `provider/model`)
+ */
 export function findModel(catalog: Catalog, modelId: string): CatalogModel | undefined {
   const { provider, model } = splitModelId(modelId);
   const models = catalog[provider]?.models;
-  return models && Object.hasOwn(models, model) ? models[model] : undefined;
+  if (models) return Object.hasOwn(models, model) ? models[model] : undefined;
+  return namedCatalogModel(catalog, model);
+}
+
+/** The catalog entry `model` names as `provider/model`, if it is one. */
+function namedCatalogModel(catalog: Catalog, model: string): CatalogModel | undefined {
+  const slash = model.indexOf("/");
+  if (slash <= 0 || slash === model.length - 1) return undefined;
+  const models = catalog[model.slice(0, slash)]?.models;
+  const id = model.slice(slash + 1);
+  return models && Object.hasOwn(models, id) ? models[id] : undefined;
 }
 
 /**

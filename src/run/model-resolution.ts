@@ -43,7 +43,7 @@ export function resolveModel(host: PluginHost, ref: string): ResolvedModel {
     ref,
     spec,
     model,
-    catalogRef: `${catalogIdOf(spec)}/${model}`,
+    catalogRef: catalogRefOf(spec, model),
     usage: (raw) => offlineAdapter(host, spec).usageOrUnknown(raw),
   };
 }
@@ -54,11 +54,20 @@ export function catalogIdOf(spec: ProviderSpec): string {
 }
 
 /**
+ * `catalogId/model`: the id prices and limits are looked up under (a
+ * provider with no catalog of its own may name a catalog model in `model`:
+ * src/meter/catalog.ts `findModel`).
+ */
+export function catalogRefOf(spec: ProviderSpec, model: string): string {
+  return `${catalogIdOf(spec)}/${model}`;
+}
+
+/**
  * `provider/model` of a stored row as the catalog lists it: the provider's
  * catalog id when a plugin registers the provider, else the id as stored.
  */
 export function catalogRefFor(host: PluginHost): (provider: string, model: string) => string {
-  return (provider, model) => `${host.providers.has(provider) ? catalogIdOf(host.provider(provider)) : provider}/${model}`;
+  return (provider, model) => (host.providers.has(provider) ? catalogRefOf(host.provider(provider), model) : `${provider}/${model}`);
 }
 
 /**

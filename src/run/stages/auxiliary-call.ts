@@ -4,6 +4,7 @@
  * to the budget like the main call, sent once, and recorded in the ledger
  * under its own role without writing to stdout.
  */
+import { catalogRefOf } from "../model-resolution.ts";
 import { newId } from "../../context/ids.ts";
 import { isCachetError } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
@@ -54,7 +55,7 @@ export async function auxiliaryCall(
   const wire = await applyCacheStrategies(runtime.host, renderRequest(input, request), request, input.resolved.spec.cacheRules?.(input.ref.model));
   const chain = runtime.chainOf(wire);
   chain.catch(() => {});
-  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
   let gate: BudgetGate;
   try {
     gate = await reserveCall(runtime, assembled.sessionId, { catalogRef, chain, maxTokens: request.generation.maxTokens, cache: request.cache });

@@ -5,6 +5,7 @@
  * rebuilt as Z0 + Z1 + the kept tail (Z2, the exact messages last sent) + the
  * new message. The log keeps everything; only the summary state changes.
  */
+import { catalogRefOf } from "../model-resolution.ts";
 import { newId } from "../../context/ids.ts";
 import { isCachetError, ProviderError } from "../../errors.ts";
 import { buildPrefix } from "../../context/prefix.ts";
@@ -68,7 +69,7 @@ export async function compactNow(runtime: Runtime, options: TurnOptions, input: 
 
 async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOptions): Promise<CompactionLimits | undefined> {
   const config = runtime.config.compaction ?? {};
-  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
   const known = config.window_tokens !== undefined && config.trigger_tokens !== undefined ? {} : await runtime.modelLimits(catalogRef);
   const window = config.window_tokens ?? known.context;
   if (window === undefined && config.trigger_tokens === undefined) return undefined;

@@ -3,6 +3,7 @@
  * stream consumed (text to the sink, the answer stored as it grows), with
  * retries of a retryable failure before any output was written.
  */
+import { catalogRefOf } from "../model-resolution.ts";
 import { checkContextWindow } from "../context-window.ts";
 import type { Reservation } from "../../budget/budget.ts";
 import { reserveCall } from "./budget.ts";
@@ -73,7 +74,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
   // overlaps the provider's time to first token instead of delaying the exit.
   const chain = runtime.chainOf(wire);
-  const catalogRef = `${input.resolved.spec.catalogId ?? input.resolved.spec.id}/${input.ref.model}`;
+  const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
   await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
