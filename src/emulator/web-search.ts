@@ -4,7 +4,8 @@
  * a `server_tool_use` block (`name: "web_search"`, `input: {query}`) followed
  * by its `web_search_tool_result` block holding `web_search_result` items
  * (`url`, `title`, `encrypted_content`, `page_age`). A search past the tool's
- * `max_uses` gets an error result (`max_uses_exceeded`) and is not billed.
+ * `max_uses` gets an error result (`max_uses_exceeded`) and is not billed
+ * (a search that errs is not billed).
  * Usage: `server_tool_use.web_search_requests` counts the searches run; the
  * queries are output the model wrote; the results it read are input tokens.
  * @see https://platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool (response shape, max_uses, usage and pricing: $10 per 1,000 searches plus tokens; results count as input tokens)

@@ -135,8 +135,8 @@ describe("cost cases through emulated runs", () => {
     const { raw } = run;
     const cached = raw.prompt_tokens_details?.cached_tokens ?? 0;
     const expected = ((raw.prompt_tokens - cached) * 0.125 + cached * 0.0125 + raw.completion_tokens * 1.0) / 1e6;
-    const row = await samePriceEverywhere(run, "openai/gpt-5-mini", { service_tier: "flex", usage: raw }, expected);
-    expect(row.serviceTier ?? "flex").toBe("flex");
+    expect(ofType(run.list, "cost")[0]!.cost_usd).toBeLessThan(((raw.prompt_tokens - cached) * 0.25 + cached * 0.025 + raw.completion_tokens * 2.0) / 1e6);
+    await samePriceEverywhere(run, "openai/gpt-5-mini", { service_tier: "flex", usage: raw }, expected);
   }, 120_000);
 
   test("35: OpenRouter BYOK: the spend is cost + cost_details.upstream_inference_cost, not the 0 in cost", async () => {
