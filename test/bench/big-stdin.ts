@@ -1,0 +1,173 @@
+/**
+ * Peak memory with a big stdin (issue 18): the compiled binary reads N MiB of
+ * generated text from a pipe and sends it to an OpenAI-compatible server (the
+ * emulator, in a process of its own whose memory is not counted) under a
+ * model id the catalog does not know, so no context window stops it and the
+ * whole input goes through reading, hashing, token counting, storing and
+ * sending. Goal: peak RSS ≤ base + 3 × N, where base is the peak RSS of the
+ * same command with a tiny stdin.
+ *
+ * Then the refusal path: a catalog model (1M-token window) with the largest
+ * input must be refused locally (exit 3) within the same bound, and the
+ * emulator must have received nothing.
+ *
+ * Peak RSS is the child's own rusage `ru_maxrss` (Bun.spawn's resourceUsage),
+ * so the generator and the emulator do not count. The input is ASCII prose
+ * made of pseudo-random words (the common case: a JavaScript string of it
+ * takes one byte per character).
+ *
+ *   bun test/bench/big-stdin.ts              10, 100 and 500 MiB
+ *   BIG_STDIN_MIB=10,100 bun test/bench/big-stdin.ts
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ratio } from "./ratios.ts";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const BINARY = process.env.CACHET_BENCH_BINARY ?? join(ROOT, "dist", "cachet");
+const SIZES_MIB = (process.env.BIG_STDIN_MIB ?? "10,100,500").split(",").map(Number);
+/** The issue's goal: peak RSS ≤ base + TARGET × N. */
+const TARGET = 3;
+const MIB = 1 << 20;
+/** A model id no catalog lists: no context window is known, so nothing refuses the input locally. */
+const UNLISTED_MODEL = "openai-compatible/bench-unlisted-model";
+/** A catalog model with a 1,000,000-token window: the largest input is refused before sending. */
+const WINDOWED_MODEL = "anthropic/claude-sonnet-4-6";
+
+if (!existsSync(BINARY)) {
+  process.stderr.write(`big-stdin: ${BINARY} does not exist; run \`npm run build:host\` first\n`);
+  process.exit(1);
+}
+
+const homes: string[] = [];
+const emulator = await startEmulator();
+try {
+  const compatible = ["-q", "-m", UNLISTED_MODEL, "--base-url", `${emulator.url}/openai-compatible/v1`];
+  const base = await run(compatible, 0);
+  console.log(`base (tiny stdin, ${UNLISTED_MODEL}): peak ${mib(base.peak)} MiB, ${base.seconds.toFixed(1)} s, exit ${base.code}`);
+  if (base.code !== 0) fail(`the base run exited ${base.code}: ${base.stderr}`);
+  for (const n of SIZES_MIB) {
+    const r = await run(compatible, n * MIB);
+    const received = await lastReceivedBytes(emulator.url);
+    const perMiB = (r.peak - base.peak) / (n * MIB);
+    console.log(`${n} MiB: peak ${mib(r.peak)} MiB, base ${mib(base.peak)} MiB, ratio (X-B)/N ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${r.seconds.toFixed(1)} s, exit ${r.code}, the emulator received ${received === n * MIB ? "every byte" : `${received} bytes of ${n * MIB}`}`);
+    if (r.code !== 0) fail(`${n} MiB: exit ${r.code}: ${r.stderr}`);
+    if (received !== n * MIB) fail(`${n} MiB: the emulator received ${received} bytes of text`);
+    ratio(`big_stdin.peak_rss_per_input.${n}mib`, perMiB, TARGET);
+    // The emulator keeps every request it received for inspection: let go of this one.
+    await fetch(`${emulator.url}/_emulator/reset`, { method: "POST" });
+  }
+
+  const largest = Math.max(...SIZES_MIB);
+  const windowed = ["-q", "-m", WINDOWED_MODEL, "--base-url", emulator.url];
+  const env = { ANTHROPIC_API_KEY: "bench-not-a-key" };
+  const refusalBase = await run(windowed, 0, env);
+  if (refusalBase.code !== 0) fail(`the refusal base run exited ${refusalBase.code}: ${refusalBase.stderr}`);
+  const before = await requestCount(emulator.url);
+  const refused = await run(windowed, largest * MIB, env);
+  const sent = (await requestCount(emulator.url)) - before;
+  const perMiB = (refused.peak - refusalBase.peak) / (largest * MIB);
+  console.log(`refusal, ${largest} MiB to ${WINDOWED_MODEL}: peak ${mib(refused.peak)} MiB, base ${mib(refusalBase.peak)} MiB, ratio ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${refused.seconds.toFixed(1)} s, exit ${refused.code}, requests sent ${sent}`);
+  console.log(`  ${refused.stderr.trim().split("\n")[0] ?? ""}`);
+  if (refused.code !== 3) fail(`refusal: expected exit 3, got ${refused.code}: ${refused.stderr}`);
+  if (sent !== 0) fail(`refusal: ${sent} request(s) reached the emulator`);
+  ratio(`big_stdin.refusal_peak_rss_per_input.${largest}mib`, perMiB, TARGET);
+} catch (error) {
+  console.log(`big-stdin: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+} finally {
+  emulator.stop();
+  for (const home of homes) rmSync(home, { recursive: true, force: true });
+}
+process.exit(process.exitCode ?? 0);
+
+interface Run {
+  code: number;
+  /** Peak RSS of the cachet process, bytes. */
+  peak: number;
+  seconds: number;
+  stderr: string;
+}
+
+/** Runs the binary in a fresh state directory with `bytes` of generated text piped to stdin. */
+async function run(args: string[], bytes: number, env: Record<string, string> = {}): Promise<Run> {
+  const home = mkdtempSync(join(tmpdir(), "cachet-big-stdin-"));
+  homes.push(home);
+  const started = performance.now();
+  const proc = Bun.spawn([BINARY, ...args], {
+    stdin: "pipe",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+  });
+  const stderr = new Response(proc.stderr).text();
+  await writeInput(proc.stdin, bytes);
+  const code = await proc.exited;
+  const seconds = (performance.now() - started) / 1000;
+  return { code, peak: proc.resourceUsage()?.maxRSS ?? Number.NaN, seconds, stderr: await stderr };
+}
+
+/** Writes `bytes` of ASCII prose (a 1 MiB block of pseudo-random words, repeated), or one short line for 0. */
+async function writeInput(sink: import("bun").FileSink, bytes: number): Promise<void> {
+  if (bytes === 0) {
+    sink.write("Say hello.\n");
+    await sink.end();
+    return;
+  }
+  const block = proseBlock(MIB);
+  for (let written = 0; written < bytes; written += MIB) {
+    sink.write(written + MIB <= bytes ? block : block.subarray(0, bytes - written));
+    await sink.flush();
+  }
+  await sink.end();
+}
+
+function proseBlock(size: number): Uint8Array {
+  const words = ["cache", "prefix", "the", "of", "request", "token", "and", "session", "stable", "node", "a", "write", "read", "breakpoint", "ledger", "usage", "to", "model"];
+  let seed = 1;
+  let text = "";
+  while (text.length < size) {
+    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+    text += words[seed % words.length]!;
+    text += seed % 13 === 0 ? ".\n" : " ";
+  }
+  return new TextEncoder().encode(text.slice(0, size));
+}
+
+/** Bytes of text in the last request the emulator received (its user message). */
+async function lastReceivedBytes(url: string): Promise<number> {
+  const [last] = (await (await fetch(`${url}/_emulator/requests?limit=1`)).json()) as { body?: { messages?: { content?: unknown }[] } }[];
+  const content = last?.body?.messages?.at(-1)?.content;
+  const text = Array.isArray(content) ? content.map((part) => (part as { text?: string }).text ?? "").join("") : String(content ?? "");
+  return Buffer.byteLength(text);
+}
+
+async function requestCount(url: string): Promise<number> {
+  const counters = (await (await fetch(`${url}/_emulator/counters`)).json()) as Record<string, number>;
+  return counters.requests ?? 0;
+}
+
+/** `cachet emulate` in its own process and state directory; its first stdout line is the URL. */
+async function startEmulator(): Promise<{ url: string; stop(): void }> {
+  const home = mkdtempSync(join(tmpdir(), "cachet-big-stdin-emulator-"));
+  homes.push(home);
+  const proc = Bun.spawn([BINARY, "emulate", "--port", "0"], { stdout: "pipe", stderr: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home } });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) fail("the emulator exited before printing its URL");
+    out += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  return { url: out.split("\n")[0]!.trim(), stop: () => proc.kill() };
+}
+
+function mib(bytes: number): string {
+  return (bytes / MIB).toFixed(0);
+}
+
+function fail(message: string): never {
+  throw new Error(message);
+}
