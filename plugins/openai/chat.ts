@@ -167,15 +167,17 @@ export async function* sendChat(
 ): AsyncGenerator<StreamEvent> {
   try {
     const client = await getClient();
-    const body = wire.body as unknown as Parameters<OpenAIClient["chat"]["completions"]["create"]>[0];
-    const requestOptions = { signal: options.signal, headers: wire.headers };
+    // The SDK's raw request sends the body serialized once, as it is (a stream for a huge input);
+    // `chat.completions.create` is this same POST with the SDK's own JSON.stringify.
+    const { body, headers } = services.serializeBody(wire.body);
+    const request = { body, signal: options.signal, headers: { ...wire.headers, ...headers } };
     if (wire.body.stream === false) {
-      const { data, response } = await client.chat.completions.create({ ...body, stream: false }, requestOptions).withResponse();
-      yield* completionEvents(data as unknown as RawChunk, response.headers.get("x-request-id") ?? undefined);
+      const { data, response } = await client.post<RawChunk>("/chat/completions", { ...request, stream: false }).withResponse();
+      yield* completionEvents(data, response.headers.get("x-request-id") ?? undefined);
       return;
     }
-    const { data: stream, response } = await client.chat.completions.create({ ...body, stream: true }, requestOptions).withResponse();
-    yield* chunkEvents(stream as AsyncIterable<unknown> as AsyncIterable<RawChunk>, response.headers.get("x-request-id") ?? undefined, services, config);
+    const { data: stream, response } = await client.post<AsyncIterable<RawChunk>>("/chat/completions", { ...request, stream: true }).withResponse();
+    yield* chunkEvents(stream, response.headers.get("x-request-id") ?? undefined, services, config);
   } catch (error) {
     throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey });
   }

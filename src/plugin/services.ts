@@ -4,6 +4,7 @@
  */
 import { canonicalJson, canonicalize } from "../wire/canonical-json.ts";
 import { hashJson } from "../wire/hash.ts";
+import { serializeBody } from "../wire/request-body.ts";
 import { CachetError, ProviderError } from "../errors.ts";
 
 /** The helpers in `api.services`. */
@@ -14,6 +15,13 @@ export interface PluginServices {
   canonicalize: typeof canonicalize;
   /** 64-bit content hash (16 hex digits) of a value's canonical JSON. */
   hashJson: typeof hashJson;
+  /**
+   * A wire body serialized once for an SDK's raw request (`client.post(path,
+   * { body, headers })`): the JSON text, or a stream of its bytes for a body
+   * holding a huge string, so the request is never built as several whole
+   * copies of the input. Call once per attempt.
+   */
+  serializeBody: typeof serializeBody;
   /** cachet's base error (code, hint, cause). */
   CachetError: typeof CachetError;
   /** Error for provider failures (status, retryable, retryAfterMs). */
@@ -25,6 +33,7 @@ export const pluginServices: PluginServices = Object.freeze({
   canonicalJson,
   canonicalize,
   hashJson,
+  serializeBody,
   CachetError,
   ProviderError,
 });

@@ -9,7 +9,7 @@ import type { WirePath, WireRequest, WireSegment } from "../plugin/wire.ts";
 import { CACHE_MARKER_KEYS } from "../plugin/wire.ts";
 import type { ChainLink } from "../session/types.ts";
 import { canonicalJson } from "./canonical-json.ts";
-import { chainHash, hashText } from "./hash.ts";
+import { chainHash, hashJson } from "./hash.ts";
 
 /**
  * Counts the tokens of an element's estimate text (see {@link estimateText});
@@ -96,10 +96,8 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
     // A marked element is a copy made by a cache strategy; its unmarked original carries the memo.
     const key = value !== null && typeof value === "object" && !ttl ? (value as object) : undefined;
     let content = key ? memo.contents.get(key) : undefined;
-    let text: string | undefined;
     if (content === undefined) {
-      text = canonicalJson(stripMarkers(value));
-      content = hashText(text);
+      content = hashJson(stripMarkers(value));
       if (key) memo.contents.set(key, content);
     }
     const old = before[i];

@@ -1,0 +1,50 @@
+import { expect, test } from "bun:test";
+import { canonicalJson } from "./canonical-json.ts";
+import { hashJson, hashText } from "./hash.ts";
+import { hasLongString, jsonPieces, SLICE_CHARS } from "./json-pieces.ts";
+import { serializeBody } from "./request-body.ts";
+
+// Slices of 8 code units, so short test strings take the sliced path; each has a surrogate pair, escapes or a lone surrogate at a cut.
+const LONG = ["ab😀cdefg😀h", 'quote " back \\ tab \t nl \n ctl \u0001 end', "lone \ud800 high, lone \udc00 low, pair 😀 at 7:123456😀", "x".repeat(40)];
+const bodies: Record<string, unknown>[] = [
+  { model: "m", messages: [{ role: "user", content: [{ type: "text", text: LONG[0] }] }], stream: true, z: undefined, a: 1.5 },
+  { b: LONG[1], a: [LONG[2], undefined, null, { y: LONG[3], x: [true, false] }], n: -0, e: 1e21 },
+  { short: "tiny", nested: { deep: [1, 2, { d: "é" }] } },
+];
+
+test("the pieces join to exactly JSON.stringify and canonicalJson of the value, slices never splitting a surrogate pair", () => {
+  for (const body of bodies) {
+    expect([...jsonPieces(body, { sliceChars: 8 })].join("")).toBe(JSON.stringify(body));
+    expect([...jsonPieces(body, { sliceChars: 8, canonical: true })].join("")).toBe(canonicalJson(body));
+  }
+  const pieces = [...jsonPieces({ t: LONG[0] }, { sliceChars: 8 })];
+  expect(pieces.length).toBeGreaterThan(3);
+  expect(pieces.some((p) => /\\ud8|\\ude/.test(p))).toBe(false);
+});
+
+test("a value without a long string is one piece", () => {
+  expect([...jsonPieces(bodies[2])]).toEqual([JSON.stringify(bodies[2])]);
+  expect(hasLongString(bodies[2], 8)).toBe(false);
+  expect(hasLongString(bodies[0], 8)).toBe(true);
+});
+
+test("hashJson: an ordinary value hashes its canonical JSON; a huge one hashes the same for the same value and differs on one changed character", () => {
+  expect(hashJson(bodies[2])).toBe(hashText(canonicalJson(bodies[2])));
+  const text = "word ".repeat(SLICE_CHARS / 2);
+  const a = hashJson({ type: "text", text });
+  expect(hashJson({ text, type: "text" })).toBe(a);
+  expect(hashJson({ type: "text", text: `${text.slice(0, -1)}!` })).not.toBe(a);
+  expect(a).toMatch(/^[0-9a-f]{16}$/);
+});
+
+test("serializeBody: an ordinary body is its JSON text; one with a huge string streams the same bytes with their length announced", async () => {
+  expect(serializeBody(bodies[0]!)).toEqual({ body: JSON.stringify(bodies[0]), headers: { "content-type": "application/json" } });
+  const huge = { model: "m", messages: [{ role: "user", content: [{ type: "text", text: `déjà 😀 "q" ${"lorem ipsum ".repeat(SLICE_CHARS / 6)}` }] }] };
+  const serialized = serializeBody(huge);
+  expect(serialized.body).toBeInstanceOf(ReadableStream);
+  const bytes = new Uint8Array(await new Response(serialized.body).arrayBuffer());
+  const expected = new TextEncoder().encode(JSON.stringify(huge));
+  expect(serialized.headers["content-length"]).toBe(String(expected.byteLength));
+  expect(bytes.byteLength).toBe(expected.byteLength);
+  expect(Buffer.compare(bytes, expected)).toBe(0);
+});

@@ -1,0 +1,101 @@
+/**
+ * JSON text in bounded pieces: a request holding a 500 MB input is hashed,
+ * stored and sent without its JSON ever existing as one string (each whole
+ * copy of it costs as much memory as the input, and JSON.stringify's buffer
+ * transiently twice that).
+ *
+ * The pieces, joined, are exactly `JSON.stringify(value)` (or
+ * `canonicalJson(value)`): only strings of at least `sliceChars` characters
+ * and the objects and arrays around them are written here; every other
+ * subtree is one piece written by the serializer itself.
+ */
+import { canonicalJson } from "./canonical-json.ts";
+
+/** Strings from this many UTF-16 code units on are written in slices of this length. */
+export const SLICE_CHARS = 1 << 20;
+
+/** A full garbage collection runs after each this many code units of a long string written. */
+const COLLECT_EVERY = 32 << 20;
+
+/** How to write the pieces. */
+export interface PieceOptions {
+  /** Sorted keys (`canonicalJson`) instead of insertion order (`JSON.stringify`). */
+  canonical?: boolean;
+  /** Slice length, code units (default {@link SLICE_CHARS}); tests use small ones. */
+  sliceChars?: number;
+}
+
+/**
+ * True when `value` holds a string of at least `sliceChars` code units: the
+ * one case where {@link jsonPieces} yields more than one piece.
+ */
+export function hasLongString(value: unknown, sliceChars: number = SLICE_CHARS): boolean {
+  if (typeof value === "string") return value.length >= sliceChars;
+  if (Array.isArray(value)) return value.some((item) => hasLongString(item, sliceChars));
+  if (value !== null && typeof value === "object") {
+    for (const key in value) if (hasLongString((value as Record<string, unknown>)[key], sliceChars)) return true;
+  }
+  return false;
+}
+
+/**
+ * The JSON text of `value` (plain JSON data: objects, arrays, strings,
+ * numbers, booleans, null; `undefined` members dropped as JSON.stringify
+ * does) as pieces of at most about 6 × `sliceChars` code units each (a slice
+ * of control characters escapes to six times its length).
+ * @throws TypeError as the serializer does (a cycle, a BigInt; canonical: a non-finite number).
+ */
+export function* jsonPieces(value: unknown, options: PieceOptions = {}): Generator<string> {
+  const slice = options.sliceChars ?? SLICE_CHARS;
+  const canonical = options.canonical === true;
+  if (!hasLongString(value, slice)) {
+    yield canonical ? canonicalJson(value) : JSON.stringify(value);
+    return;
+  }
+  if (typeof value === "string") {
+    yield '"';
+    let sinceCollection = 0;
+    for (let from = 0; from < value.length; ) {
+      let to = Math.min(from + slice, value.length);
+      // A surrogate pair cut in two would be escaped as two lone surrogates (\udxxx).
+      if (to < value.length && isHighSurrogate(value.charCodeAt(to - 1))) to--;
+      yield JSON.stringify(value.slice(from, to)).slice(1, -1);
+      sinceCollection += to - from;
+      from = to;
+      // Escaped slices the consumer is done with would otherwise pile up to the size of the heap (the input's) before a collection.
+      if (sinceCollection >= COLLECT_EVERY) {
+        Bun.gc(true);
+        sinceCollection = 0;
+      }
+    }
+    yield '"';
+    return;
+  }
+  if (Array.isArray(value)) {
+    yield "[";
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) yield ",";
+      const item = value[i];
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") yield "null";
+      else yield* jsonPieces(item, options);
+    }
+    yield "]";
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = canonical ? Object.keys(record).sort() : Object.keys(record);
+  yield "{";
+  let first = true;
+  for (const key of keys) {
+    const member = record[key];
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    yield `${first ? "" : ","}${JSON.stringify(key)}:`;
+    first = false;
+    yield* jsonPieces(member, options);
+  }
+  yield "}";
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
