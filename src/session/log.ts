@@ -6,6 +6,7 @@
 import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
+import { contentParts, joinParts, writeParts } from "./message-parts.ts";
 import { toEntry, type MessageRow } from "./rows.ts";
 
 /** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
@@ -42,20 +43,22 @@ export class MessageLog {
   }
 
   append(sessionId: string, message: Message): void {
-    const content = JSON.stringify(message.content);
+    const parts = contentParts(message.content);
     const incomplete = message.incomplete ? 1 : 0;
     this.core.touch(sessionId);
-    const existing = this.core.db.query("SELECT role, content, incomplete FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete"> | null;
+    const existing = this.core.db.query("SELECT role, content, incomplete, parts FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete" | "parts"> | null;
     if (existing) {
-      if (existing.role === message.role && existing.content === content && existing.incomplete === incomplete) return;
+      const same = existing.role === message.role && existing.incomplete === incomplete && joinParts(this.core.db, sessionId, message.id, existing.content, existing.parts) === parts.join("");
+      if (same) return;
       throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
         hint: "stored messages never change; append a new message with a new id",
       });
     }
     const { next } = this.core.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
     this.core.db
-      .query("INSERT INTO messages (session_id, seq, id, role, content, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-      .run(sessionId, next, message.id, message.role, content, incomplete, Date.now());
+      .query("INSERT INTO messages (session_id, seq, id, role, content, parts, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .run(sessionId, next, message.id, message.role, parts[0]!, parts.length - 1, incomplete, Date.now());
+    if (parts.length > 1) writeParts(this.core.db, sessionId, message.id, parts);
   }
 
   /** See Store.rollbackUnanswered. */
@@ -65,19 +68,22 @@ export class MessageLog {
     if (this.core.db.query("SELECT 1 FROM sessions WHERE parent_id = ? AND fork_point = ?").get(sessionId, messageId)) return false;
     this.core.touch(sessionId);
     this.core.db.query("DELETE FROM messages WHERE session_id = ? AND seq = ?").run(sessionId, last.seq);
+    writeParts(this.core.db, sessionId, messageId, []);
     this.logCache.delete(sessionId);
     return true;
   }
 
   updatePartial(sessionId: string, messageId: string, content: Block[], incomplete: boolean): void {
+    const parts = contentParts(content);
     const { changes } = this.core.db
-      .query("UPDATE messages SET content = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
-      .run(JSON.stringify(content), incomplete ? 1 : 0, sessionId, messageId);
+      .query("UPDATE messages SET content = ?, parts = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
+      .run(parts[0]!, parts.length - 1, incomplete ? 1 : 0, sessionId, messageId);
     if (changes === 0) {
       throw new CachetError("STORE", `message ${messageId} of session ${sessionId} is not an incomplete message`, {
         hint: "only a streaming answer stored with `incomplete: true` can be updated",
       });
     }
+    writeParts(this.core.db, sessionId, messageId, parts);
     this.core.touch(sessionId);
   }
 
@@ -100,11 +106,16 @@ export class MessageLog {
     const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0 };
     for (const segment of segments) {
       for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
-        push(log, toEntry(row), sessionId);
+        push(log, this.entry(row), sessionId);
       }
     }
     this.logCache.set(sessionId, log);
     return log;
+  }
+
+  /** A row as a log entry, its content parts joined. */
+  private entry(row: MessageRow): LogEntry {
+    return toEntry(row.parts === 0 ? row : { ...row, content: joinParts(this.core.db, row.session_id, row.id, row.content, row.parts) });
   }
 
   /** Drops what this process cached about a removed session. */
@@ -154,14 +165,14 @@ export class MessageLog {
   private refreshOwn(sessionId: string, log: CachedLog): void {
     const stillIncomplete: number[] = [];
     for (const index of log.incomplete) {
-      const entry = toEntry(this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, log.entries[index]!.seq) as MessageRow);
+      const entry = this.entry(this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq = ?").get(sessionId, log.entries[index]!.seq) as MessageRow);
       log.entries[index] = entry;
       log.messages[index] = entry.message;
       if (entry.message.incomplete) stillIncomplete.push(index);
     }
     log.incomplete = stillIncomplete;
     for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, log.lastOwnSeq) as MessageRow[]) {
-      push(log, toEntry(row), sessionId);
+      push(log, this.entry(row), sessionId);
     }
   }
 }

@@ -59,7 +59,10 @@ export interface MessageRow {
   seq: number;
   id: string;
   role: string;
+  /** The content JSON, or its first part when `parts` > 0 (message-parts.ts). */
   content: string;
+  /** Parts of the content JSON in `message_parts` after this first one. */
+  parts: number;
   incomplete: number;
   created_at: number;
 }

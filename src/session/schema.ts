@@ -6,6 +6,7 @@
 
 import { COMPACTION_MIGRATION } from "./compactions.ts";
 import { FIGURES_MIGRATION } from "./ledger-figures.ts";
+import { MESSAGE_PARTS_MIGRATION } from "./message-parts.ts";
 
 /** Migrations in order; index i brings the store from user_version i to i + 1. */
 export const MIGRATIONS: readonly string[] = [
@@ -171,4 +172,6 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // The generation settings that stick to a session (src/run/sticky-generation.ts), JSON; NULL: none stored yet.
   `ALTER TABLE sessions ADD COLUMN generation TEXT;`,
+  // A huge message's content JSON in parts, so storing it never holds whole copies of it (src/session/message-parts.ts).
+  MESSAGE_PARTS_MIGRATION,
 ];

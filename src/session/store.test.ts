@@ -7,6 +7,7 @@ import type { Message, StablePrefix } from "../context/types.ts";
 import { isCachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
 import { hashJson } from "../wire/hash.ts";
+import { PART_CHARS } from "./message-parts.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { openStore, type Store } from "./store.ts";
 import type { ChainLink, LedgerRow } from "./types.ts";
@@ -431,5 +432,38 @@ describe("write failures", () => {
     expect((error as Error).message).toContain(store.path);
     (store as unknown as { db: Database }).db.exec("PRAGMA query_only = OFF");
     expect(store.loadSession("ro").messages).toEqual([user("u1", "kept")]);
+  });
+});
+
+describe("a huge message is stored in parts", () => {
+  test("content beyond one part is read back whole (also through a second store and after the message is taken back out); the parts row count matches", () => {
+    const s = store.createSession({ model: "openai/gpt-5" });
+    store.setPrefix(s.id, prefix("sys"), null);
+    const text = `déjà 😀 "quoted" ${"a line of input\n".repeat((PART_CHARS * 2.5) / 16)}`;
+    const huge = user("m_huge", text);
+    store.appendMessage(s.id, user("m_small", "small"));
+    store.appendMessage(s.id, assistant("m_answer", "ok"));
+    store.appendMessage(s.id, huge);
+    // Appending the same message again is a no-op, not a conflict.
+    store.appendMessage(s.id, huge);
+    const other = openStore();
+    try {
+      const messages = other.loadSession(s.id).messages;
+      expect(messages.map((m) => m.id)).toEqual(["m_small", "m_answer", "m_huge"]);
+      expect(messages[2]!.content).toEqual([{ type: "text", text }]);
+    } finally {
+      other.close();
+    }
+    const db = new Database(storeFile(), { readonly: true });
+    try {
+      const { parts } = db.query("SELECT parts FROM messages WHERE id = 'm_huge'").get() as { parts: number };
+      expect(parts).toBe(2);
+      expect((db.query("SELECT COUNT(*) AS n FROM message_parts WHERE message_id = 'm_huge'").get() as { n: number }).n).toBe(2);
+      expect(store.rollbackUnanswered(s.id, "m_huge")).toBe(true);
+      expect((db.query("SELECT COUNT(*) AS n FROM message_parts").get() as { n: number }).n).toBe(0);
+    } finally {
+      db.close();
+    }
+    expect(store.loadSession(s.id).messages.map((m) => m.id)).toEqual(["m_small", "m_answer"]);
   });
 });

@@ -14,6 +14,7 @@ import { type RequestRow, toLedgerRow } from "../session/rows.ts";
 import type { Store } from "../session/store.ts";
 import { type CallContent, ledgerSpan } from "./ledger-span.ts";
 import { OTLP_CONTENT_TYPE, type OtlpFormat, encodeSpans } from "./otlp-encode.ts";
+import { joinParts } from "../session/message-parts.ts";
 
 /** Options of {@link exportOtlp}. */
 export interface OtlpExportOptions {
@@ -96,11 +97,12 @@ function pendingRows(db: Database, endpoint: string, limit: number): PendingRow[
 
 function callContent(db: Database, row: RequestRow): CallContent {
   if (!row.message_id) return {};
-  const answer = db.query("SELECT session_id, seq, role, content FROM messages WHERE id = ?").get(row.message_id) as { session_id: string; seq: number; role: string; content: string } | null;
+  const answer = db.query("SELECT session_id, seq, role, content, parts FROM messages WHERE id = ?").get(row.message_id) as { session_id: string; seq: number; role: string; content: string; parts: number } | null;
   if (!answer) return {};
-  const prompt = db.query("SELECT id, role, content FROM messages WHERE session_id = ? AND seq = ?").get(answer.session_id, answer.seq - 1) as { id: string; role: string; content: string } | null;
-  const output: Message = { id: row.message_id, role: "assistant", content: JSON.parse(answer.content) };
-  return { output, ...(prompt?.role === "user" ? { input: { id: prompt.id, role: "user", content: JSON.parse(prompt.content) } } : {}) };
+  const prompt = db.query("SELECT id, role, content, parts FROM messages WHERE session_id = ? AND seq = ?").get(answer.session_id, answer.seq - 1) as { id: string; role: string; content: string; parts: number } | null;
+  const output: Message = { id: row.message_id, role: "assistant", content: JSON.parse(joinParts(db, answer.session_id, row.message_id, answer.content, answer.parts)) };
+  if (prompt?.role !== "user") return { output };
+  return { output, input: { id: prompt.id, role: "user", content: JSON.parse(joinParts(db, answer.session_id, prompt.id, prompt.content, prompt.parts)) } };
 }
 
 async function post(endpoint: string, body: Uint8Array, options: OtlpExportOptions): Promise<void> {

@@ -1,0 +1,57 @@
+/**
+ * A message's content JSON stored in parts: a row holding a 500 MB input as
+ * one value costs SQLite and the binding each a whole copy of it while it is
+ * written. Content up to {@link PART_CHARS} is one part, stored in
+ * `messages.content` as before; a larger one keeps its first part there and
+ * the rest in `message_parts`, in order (`messages.parts` counts them).
+ * Joined, the parts are exactly `JSON.stringify(content)`.
+ */
+import type { Database } from "bun:sqlite";
+import type { Block } from "../context/types.ts";
+import { jsonPieces } from "../wire/json-pieces.ts";
+
+/** Schema of the parts (appended to the store's migrations). */
+export const MESSAGE_PARTS_MIGRATION = `
+  ALTER TABLE messages ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE message_parts (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    message_id TEXT NOT NULL,
+    part       INTEGER NOT NULL,
+    content    TEXT NOT NULL,
+    PRIMARY KEY (session_id, message_id, part)
+  ) WITHOUT ROWID;
+`;
+
+/** A part holds at least this many UTF-16 code units of JSON, unless it is the last. */
+export const PART_CHARS = 4 << 20;
+
+/** The content JSON in parts: one for ordinary content (`JSON.stringify(content)`). */
+export function contentParts(content: readonly Block[]): string[] {
+  const parts: string[] = [];
+  let part = "";
+  for (const piece of jsonPieces(content)) {
+    part += piece;
+    if (part.length < PART_CHARS) continue;
+    parts.push(part);
+    part = "";
+  }
+  if (part !== "" || parts.length === 0) parts.push(part);
+  return parts;
+}
+
+/**
+ * Stores the parts after the first of a message (the first is `messages.content`),
+ * replacing any it had.
+ */
+export function writeParts(db: Database, sessionId: string, messageId: string, parts: readonly string[]): void {
+  db.query("DELETE FROM message_parts WHERE session_id = ? AND message_id = ?").run(sessionId, messageId);
+  const insert = db.query("INSERT INTO message_parts (session_id, message_id, part, content) VALUES (?, ?, ?, ?)");
+  for (let i = 1; i < parts.length; i++) insert.run(sessionId, messageId, i, parts[i]!);
+}
+
+/** The whole content JSON of a stored message: `first` (its `messages.content`) and its `parts` more. */
+export function joinParts(db: Database, sessionId: string, messageId: string, first: string, parts: number): string {
+  if (parts === 0) return first;
+  const rest = db.query("SELECT content FROM message_parts WHERE session_id = ? AND message_id = ? ORDER BY part").all(sessionId, messageId) as { content: string }[];
+  return first + rest.map((row) => row.content).join("");
+}
