@@ -87,6 +87,8 @@ export default defineCommand({
       });
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words);
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file"));
+      // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
+      stdin.text = undefined;
       const exitCode = await runCommand({
         prompt,
         stdin,

@@ -26,6 +26,9 @@ import { handleRequest } from "./server.ts";
 import { loadTokenizer } from "./tokenizer.ts";
 import type { ReceivedRequest } from "./types.ts";
 
+/** Largest request body the emulator reads, bytes (2 GiB). */
+const MAX_REQUEST_BYTES = 2 ** 31;
+
 export type { ReceivedRequest } from "./types.ts";
 
 /** Options of {@link startEmulator}. */
@@ -78,7 +81,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const host = options.host ?? "127.0.0.1";
   let server: ReturnType<typeof Bun.serve>;
   try {
-    server = Bun.serve({ port: options.port ?? 0, hostname: host, idleTimeout: 0, fetch: (request) => handleRequest(request, state) });
+    // Bun's default request limit (128 MiB) is no provider's: a big input is refused, when it is, by the model's context window.
+    server = Bun.serve({ port: options.port ?? 0, hostname: host, idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BYTES, fetch: (request) => handleRequest(request, state) });
   } catch (error) {
     store.close();
     throw new CachetError("EMULATOR", `cannot listen on ${host}:${options.port ?? 0}: ${(error as Error).message}`, { hint: "pick another --port, or 0 for a free one", cause: error });

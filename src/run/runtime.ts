@@ -50,7 +50,7 @@ export interface Runtime {
    * @param catalogRef `provider/model` as the catalog names it
    */
   modelLimits(catalogRef: string): Promise<{ context?: number; output?: number }>;
-  /** The wire hash chain of a request, with token estimates memoized per content hash. */
+  /** The wire hash chain of a request, with token estimates memoized per content hash (a text over 1 MiB characters is estimated from samples: countOrEstimate). */
   chainOf(wire: WireRequest): Promise<ChainLink[]>;
   /**
    * Parses and validates a structured answer against the session's schema.
@@ -174,11 +174,11 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
           missing.delete(hash);
         }
         if (missing.size > 0) {
-          const { loadO200k } = await import("../tokenizer/o200k.ts");
+          const { countOrEstimate, loadO200k } = await import("../tokenizer/o200k.ts");
           const countTokens = await loadO200k();
           const counted: [string, number][] = [];
           for (const [hash, text] of missing) {
-            const tokens = countTokens(text);
+            const tokens = countOrEstimate(text, countTokens);
             memo.set(hash, tokens);
             counted.push([hash, tokens]);
           }

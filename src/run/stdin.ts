@@ -58,6 +58,9 @@ export interface ChunkReader {
   releaseLock(): void;
 }
 
+/** Inputs from this many bytes on are collected after reading (see readStdin). */
+const HUGE_BYTES = 8 << 20;
+
 /**
  * Reads stdin by `options.mode`.
  * @throws CachetError STDIN_INVALID_UTF8 naming the byte offset of the first
@@ -71,7 +74,10 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
   if (stdin.isTTY && !options.terminal) return none(false);
   const reader = stdin.open();
   const decoder = new Utf8StreamDecoder({ label: "stdin", code: "STDIN_INVALID_UTF8", encoding: options.encoding });
-  let text = "";
+  // Decoded chunks joined once at the end: a string grown chunk by chunk would be
+  // copied whole again wherever it is first read (a second copy of a huge input).
+  const parts: string[] = [];
+  let text: string;
   try {
     const firstRead = reader.read();
     const first = await untilAborted(options.mode === "bounded" ? withDeadline(firstRead, options.firstByteWaitMs) : firstRead, options.signal);
@@ -92,16 +98,20 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
           hint: "send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES",
         });
       }
-      text += decoder.push(next.value);
+      parts.push(decoder.push(next.value));
       next = await untilAborted(reader.read(), options.signal);
     }
-    text += decoder.end();
+    parts.push(decoder.end());
+    text = parts.join("");
   } catch (error) {
     void reader.cancel().catch(() => {});
     throw error;
   }
   reader.releaseLock();
   if (decoder.bytes === 0) return none(false);
+  parts.length = 0;
+  // The chunks of a huge input are garbage now, as big as the text: collect them before the next step copies anything.
+  if (decoder.bytes >= HUGE_BYTES) Bun.gc(true);
   return { text, bytes: decoder.bytes, timedOut: false, settleLate: () => false };
 }
 

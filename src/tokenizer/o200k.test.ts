@@ -18,3 +18,19 @@ test("text without long letter runs is counted whole", async () => {
   // A newline before a letter is a piece boundary, so the lines add up.
   expect(count(line.repeat(1_000))).toBe(count(line) * 1_000);
 });
+
+test("countOrEstimate: exact up to EXACT_CHARS; a longer text of one kind is estimated within 2% of its exact count", async () => {
+  const { countOrEstimate, EXACT_CHARS } = await import("./o200k.ts");
+  const count = await loadO200k();
+  const small = "Here is the plan: 1) read the failing test, déjà vu.\n".repeat(1_000);
+  expect(countOrEstimate(small, count)).toBe(count(small));
+  const words = ["cache", "prefix", "request", "tokens", "über", "ledger", "的", "breakpoint", "42", "—"];
+  let seed = 7;
+  let text = "";
+  while (text.length < EXACT_CHARS * 3) {
+    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
+    text += `${words[seed % words.length]}${seed % 11 === 0 ? ".\n" : " "}`;
+  }
+  const exact = count(text);
+  expect(Math.abs(countOrEstimate(text, count) - exact) / exact).toBeLessThan(0.02);
+});
