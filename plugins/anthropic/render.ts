@@ -44,7 +44,11 @@ export function renderAnthropic(context: RequestContext, services: PluginService
       return { type: "text", text: part.text };
     });
   }
-  const log = renderLog(context.summary, context.messages);
+  const options = { ...generation.providerOptions };
+  const compaction = serverCompaction(options, services);
+  // Server-side compaction: the API ignores everything before the last compaction block, so it is not sent.
+  const from = compactedFrom(context.summary, context.messages);
+  const log = from === undefined ? renderLog(context.summary, context.messages) : renderLog([], from);
   // concat and slice copy in bulk; spreading thousands of elements is several times slower.
   const messages = log.messages.slice();
   const segments = head.concat(log.segments);
@@ -58,7 +62,56 @@ export function renderAnthropic(context: RequestContext, services: PluginService
     body.output_config = { format: { type: "json_schema", schema: services.canonicalize(schema) } };
   }
   body.stream = generation.stream;
-  return { protocol: "anthropic-messages", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
+  const headers: Record<string, string> = {};
+  if (compaction) {
+    body.context_management = { edits: [compaction] };
+    headers["anthropic-beta"] = COMPACTION_BETA;
+  }
+  return { protocol: "anthropic-messages", body: mergeOptions(body, options), headers, segments };
+}
+
+/** Beta header of server-side compaction. */
+export const COMPACTION_BETA = "compact-2026-01-12";
+
+/**
+ * The server-side compaction edit asked for by `-o compaction=server` (and
+ * `-o compaction_trigger=N`, input tokens, at least 50,000; the API's default
+ * is 150,000), taken out of `options` (they are cachet's, not body fields);
+ * undefined without `compaction`.
+ * @throws CachetError BAD_FLAG for another `compaction` value or a trigger that is not a whole number ≥ 50,000
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction
+ */
+function serverCompaction(options: Record<string, unknown>, services: PluginServices): Record<string, unknown> | undefined {
+  const mode = options.compaction;
+  const trigger = options.compaction_trigger;
+  delete options.compaction;
+  delete options.compaction_trigger;
+  if (mode === undefined) {
+    if (trigger !== undefined) throw new services.CachetError("BAD_FLAG", "-o compaction_trigger needs -o compaction=server", { hint: "add -o compaction=server, or drop -o compaction_trigger" });
+    return undefined;
+  }
+  if (mode !== "server") throw new services.CachetError("BAD_FLAG", `-o compaction=${String(mode)}: the Anthropic plugin knows only compaction=server (the API compacts; cachet's own compaction is the default without it)`, { hint: "pass -o compaction=server, or drop it" });
+  const value = typeof trigger === "string" && /^\d+$/.test(trigger) ? Number(trigger) : trigger;
+  if (value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 50_000)) {
+    throw new services.CachetError("BAD_FLAG", `-o compaction_trigger=${String(trigger)}: expected a whole number of input tokens, at least 50000`, { hint: "e.g. -o compaction_trigger=100000 (the API's default is 150000)" });
+  }
+  return { type: "compact_20260112", ...(value !== undefined ? { trigger: { type: "input_tokens", value } } : {}) };
+}
+
+/**
+ * The log from its last message holding a server compaction block (with a
+ * summary) on, that block first; undefined when there is none.
+ */
+function compactedFrom(summary: Message[], log: Message[]): Message[] | undefined {
+  const all = summary.length === 0 ? log : [...summary, ...log];
+  for (let i = all.length - 1; i >= 0; i--) {
+    const message = all[i]!;
+    const at = message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
+    if (at < 0) continue;
+    const first = at === 0 ? message : { ...message, content: message.content.slice(at) };
+    return [first, ...all.slice(i + 1)];
+  }
+  return undefined;
 }
 
 /** The rendered log (summary zone + log), and where each source message ended in it. */

@@ -39,7 +39,7 @@ export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
 
 /**
  * Sends `wire` and yields text, thinking, tool_call, provider_block (server
- * tool blocks) and chatter events, then one finish. @throws ProviderError (PROVIDER_HTTP, PROVIDER_STREAM).
+ * tool blocks, server-side compaction blocks) and chatter events, then one finish. @throws ProviderError (PROVIDER_HTTP, PROVIDER_STREAM).
  */
 export async function* sendAnthropic(
   getClient: () => Promise<Client>,
@@ -85,7 +85,7 @@ function isServerBlock(type: string | undefined): boolean {
 
 function* messageEvents(message: RawMessage, headerId: string | undefined): Generator<StreamEvent> {
   for (const block of message.content ?? []) {
-    if (isServerBlock(block.type)) yield { type: "provider_block", protocol: "anthropic-messages", block: block as Record<string, unknown> };
+    if (isServerBlock(block.type) || block.type === "compaction") yield { type: "provider_block", protocol: "anthropic-messages", block: block as Record<string, unknown> };
     else if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
     else if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "", signature: block.signature };
     else if (block.type === "tool_use") yield { type: "tool_call", id: block.id ?? "", name: block.name ?? "", arguments: JSON.stringify(block.input ?? {}) };
@@ -138,7 +138,8 @@ async function* streamEvents(
       }
       case "content_block_start": {
         const block = (event.content_block ?? {}) as { type?: string; id?: string; name?: string; text?: string; thinking?: string };
-        blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "", ...(isServerBlock(block.type) ? { server: block } : {}) });
+        // A compaction block (server-side compaction) is kept like a server tool's: sent back as it came.
+        blocks.set(event.index as number, { type: block.type ?? "", id: block.id ?? "", name: block.name ?? "", json: "", ...(isServerBlock(block.type) || block.type === "compaction" ? { server: block } : {}) });
         if (block.type === "text" && block.text) yield { type: "text", delta: block.text };
         // Yielded even when empty: an open thinking block makes the pings that follow count as progress (hidden reasoning).
         if (block.type === "thinking") yield { type: "thinking", delta: block.thinking ?? "" };
@@ -151,6 +152,11 @@ async function* streamEvents(
         else if (delta.type === "thinking_delta") yield { type: "thinking", delta: delta.thinking ?? "" };
         else if (delta.type === "input_json_delta" && open) open.json += delta.partial_json ?? "";
         else if (delta.type === "signature_delta" && open) open.signature = (open.signature ?? "") + (delta.signature ?? "");
+        // The summary arrives whole in one delta (with opaque encrypted_content where the API sends it).
+        else if (delta.type === "compaction_delta" && open?.server) {
+          const { type: _, ...fields } = delta as Record<string, unknown>;
+          open.server = { ...open.server, ...fields };
+        }
         break;
       }
       case "content_block_stop": {

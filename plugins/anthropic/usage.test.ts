@@ -28,3 +28,13 @@ for (const [name, raw, expected, estimates] of table) {
 test("anthropicUsage: a non-object gives all-unknown usage", () => {
   expect(anthropicUsage(null).usage).toEqual({ input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined });
 });
+
+test("anthropicUsage: server-side compaction: the top-level counts are the answer's pass; each compaction iteration is a pass of role server_compaction", () => {
+  const compactionPass = { type: "compaction", input_tokens: 180000, cache_read_input_tokens: 4000, cache_creation_input_tokens: 0, output_tokens: 3500 };
+  const raw = { input_tokens: 45000, cache_read_input_tokens: 4000, output_tokens: 1234, iterations: [compactionPass, { type: "message", input_tokens: 23000, output_tokens: 1000 }] };
+  const report = anthropicUsage(raw);
+  expect(report.usage).toMatchObject({ input: 45000, cacheRead: 4000, output: 1234 });
+  expect(report.passes).toEqual([{ role: "server_compaction", usage: { input: 180000, cacheRead: 4000, cacheWrite5m: 0, cacheWrite1h: 0, output: 3500, reasoning: undefined }, raw: compactionPass }]);
+  // Re-applying an earlier compaction block bills no new pass: no iterations, no passes.
+  expect(anthropicUsage({ input_tokens: 10, output_tokens: 2 }).passes).toBeUndefined();
+});

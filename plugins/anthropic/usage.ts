@@ -17,9 +17,31 @@ import type { ServerToolCalls, Usage, UsageExample, UsageReport } from "../../sr
  * code_execution_requests}` → per-call tool counts; `service_tier` → the tier served.
  * When only the aggregate `cache_creation_input_tokens` is present, all
  * writes are counted as 5-minute and `estimates` says so. Null or absent
- * fields stay undefined. Pure.
+ * fields stay undefined. With server-side compaction, `usage.iterations`
+ * entries of type `compaction` become `passes` (role `server_compaction`),
+ * mapped the same way: the top-level counts do not include them. Pure.
  */
 export function anthropicUsage(raw: unknown): UsageReport {
+  const report = passReport(raw);
+  // Server-side compaction: the top-level counts leave the compaction passes out; each is a pass of its own.
+  const iterations = objectOf(raw)?.iterations;
+  if (Array.isArray(iterations)) {
+    const passes = iterations.filter((it) => objectOf(it)?.type === "compaction").map((it) => ({ role: SERVER_COMPACTION_ROLE, usage: passReport(it).usage, raw: it }));
+    if (passes.length > 0) report.passes = passes;
+  }
+  return report;
+}
+
+/**
+ * Ledger role of a server-side compaction pass (`usage.iterations` entries
+ * of type `compaction`, billed like any input and output but outside the
+ * top-level counts).
+ * @see https://platform.claude.com/docs/en/build-with-claude/compaction (Understanding usage)
+ */
+export const SERVER_COMPACTION_ROLE = "server_compaction";
+
+/** The report of one usage object (the whole response's, or one iteration's). */
+function passReport(raw: unknown): UsageReport {
   const u = objectOf(raw);
   const estimates: string[] = [];
   const writtenTotal = tokenCount(u?.cache_creation_input_tokens);
@@ -90,5 +112,10 @@ export const anthropicUsageExamples: UsageExample[] = [
     source: "https://docs.claude.com/en/docs/build-with-claude/prompt-caching (Tracking cache performance; 1-hour cache duration)",
     raw: { input_tokens: 12, cache_read_input_tokens: 300, cache_creation_input_tokens: 50, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30 }, output_tokens: 40, output_tokens_details: { thinking_tokens: 25 } },
     usage: { input: 12, cacheRead: 300, cacheWrite5m: 20, cacheWrite1h: 30, output: 40, reasoning: 25 },
+  },
+  {
+    source: "https://platform.claude.com/docs/en/build-with-claude/compaction (Understanding usage: the top-level counts exclude the compaction iteration)",
+    raw: { input_tokens: 45000, output_tokens: 1234, iterations: [{ type: "compaction", input_tokens: 180000, output_tokens: 3500 }, { type: "message", input_tokens: 23000, output_tokens: 1000 }] },
+    usage: { input: 45000, output: 1234 },
   },
 ];

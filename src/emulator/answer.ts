@@ -88,7 +88,8 @@ function callId(seed: string, i: number): string {
   return Bun.hash.wyhash(`${seed}|call|${i}`).toString(36);
 }
 
-function deterministicText(seed: string, tokens: number): string {
+/** Deterministic filler text of about `tokens` tokens, fixed by `seed`. */
+export function deterministicText(seed: string, tokens: number): string {
   let state = BigInt(Bun.hash.wyhash(seed)) | 1n;
   const words: string[] = [];
   let count = 0;

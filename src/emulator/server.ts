@@ -19,6 +19,8 @@ import { EmulatorRequestError } from "./request-error.ts";
 import { resolveRoute, type Route } from "./router.ts";
 import { checkScriptedAbilities } from "./scripted-abilities.ts";
 import { withWebSearches } from "./web-search.ts";
+import { compactionEdit, compactionItem, compactionSummary } from "./server-compaction.ts";
+import { countTokens } from "./tokenizer.ts";
 import { jsonBody, SSE_HEADERS, streamBody } from "./stream-writer.ts";
 import { checkContextWindow, validateRequest } from "./validate/index.ts";
 import { thinkingReplayRequired } from "./validate/openai-chat.ts";
@@ -122,8 +124,8 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   checkScriptedAbilities(made, route, body, parsed.model, facts);
   // A model in thinking mode always reasons, so a tool-calling turn has reasoning to send back (case 38).
   const reasoned = thinkingReplayRequired(body, route.provider, facts) ? withReasoning(made, seed) : made;
-  const reply = withWebSearches(reasoned, body, seed);
-  const outcome = cacheOutcome(prompt, {
+  let reply = withWebSearches(reasoned, body, seed);
+  const cacheContext = {
     store: state.store,
     now,
     seed: state.env[SEED_ENV] ?? "cachet",
@@ -131,7 +133,19 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
       const extra = handler.answerItems(reply);
       return buildBlocks([...parsed.items, ...extra], scope).blocks.slice(parsed.items.length);
     },
-  });
+  };
+  let outcome = cacheOutcome(prompt, cacheContext);
+  let compaction: Exchange["compaction"];
+  const edit = route.protocol === "anthropic-messages" ? compactionEdit(body, request.headers, parsed.model) : undefined;
+  if (edit && total > edit.trigger) {
+    // The compaction pass read the whole prompt (outcome above); the answer's pass reads the tools, the system and the summary.
+    const content = compactionSummary(seed);
+    const head = parsed.items.filter((item) => item.role === "tool" || item.role === "system");
+    const after = buildBlocks([...head, compactionItem(content, true, true)], scope);
+    compaction = { content, outcome, outputTokens: countTokens(content), pause: edit.pause };
+    outcome = cacheOutcome({ ...prompt, blocks: after.blocks, total: after.total }, cacheContext);
+    if (edit.pause) reply = { text: "", thinking: "", toolCalls: [], outputTokens: 0, reasoningTokens: 0, truncated: false };
+  }
   const exchange: Exchange = {
     id: Bun.hash.wyhash(`${seed}|${now}`).toString(36),
     created: Math.floor(now / 1000),
@@ -143,6 +157,7 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
     body,
     headers: request.headers,
     env: state.env,
+    ...(compaction ? { compaction } : {}),
   };
   const usage = handler.usage(exchange);
   received.usage = usage;

@@ -131,7 +131,9 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
   const usage = (raw: unknown): UsageReport => {
     const site = at("usage()");
     const report = checked(site, UsageReportShape, guard(site, () => adapter.usage(raw)));
-    return { ...(report as UsageReport), usage: normalizeUsage(checked(site, UsageShape, report.usage)) };
+    const out: UsageReport = { ...(report as UsageReport), usage: normalizeUsage(checked(site, UsageShape, report.usage)) };
+    if (out.passes) out.passes = out.passes.map((pass) => ({ ...pass, usage: normalizeUsage(pass.usage) }));
+    return out;
   };
   return {
     render(context: RequestContext): WireRequest {

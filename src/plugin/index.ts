@@ -13,7 +13,7 @@ export { HOOK_KINDS } from "./hooks.ts";
 export type { ForkEvent, HookKind, HookName, HookRegistration, Hooks, UsageRecordEvent } from "./hooks.ts";
 export type { ChatterEvent, FinishEvent, FinishReason, ImageEvent, ProviderBlockEvent, StreamEvent, TextEvent, ThinkingEvent, ToolCallEvent, UsageEvent } from "./stream.ts";
 export { UNKNOWN_USAGE, promptTokens, usageJson } from "./usage.ts";
-export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, UsageReport } from "./usage.ts";
+export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, UsagePass, UsageReport } from "./usage.ts";
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";

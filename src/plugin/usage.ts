@@ -61,6 +61,24 @@ export interface UsageReport {
    * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
    */
   cacheMode?: "explicit" | "implicit";
+  /**
+   * Passes the provider ran inside this request on its own initiative and
+   * reported apart from `usage`, which holds only the pass that produced the
+   * answer (Anthropic server-side compaction: the `compaction` entries of
+   * `usage.iterations`, outside the top-level counts). The core records each
+   * as a ledger row of its own with `role`, priced like the request.
+   * @see https://platform.claude.com/docs/en/build-with-claude/compaction (Understanding usage)
+   */
+  passes?: UsagePass[];
+}
+
+/** One extra pass of a request (see {@link UsageReport.passes}). */
+export interface UsagePass {
+  /** Ledger role of the pass, e.g. `server_compaction`. */
+  role: string;
+  usage: Usage;
+  /** The provider's usage entry of the pass, unchanged. */
+  raw: unknown;
 }
 
 /** Server-side tools billed per call (USD per 1,000 calls in the catalog's `server_tools`). */

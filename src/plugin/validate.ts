@@ -113,6 +113,7 @@ export const UsageReportShape = v.looseObject({
     }),
   ),
   cacheMode: v.optional(v.picklist(["explicit", "implicit"])),
+  passes: v.optional(v.array(v.looseObject({ role: v.pipe(v.string(), v.minLength(1)), usage: UsageShape, raw: v.unknown() }))),
 });
 
 /** What a `context:overlay` handler returns. */

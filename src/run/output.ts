@@ -88,6 +88,7 @@ export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdo
       // Not text: an image is named with its size (its data is in --json output and `cachet export`), a server tool's call with its input.
       if (event.type === "image") diagnostics(`image ${printable(event.media_type)}, ${Buffer.from(event.data, "base64").length} bytes (its data: --json or cachet export)`);
       if (event.type === "provider_block" && event.block.type === "server_tool_use") diagnostics(printable(`server tool ${String(event.block.name)} ${JSON.stringify(event.block.input ?? {})}`));
+      if (event.type === "provider_block" && event.block.type === "compaction") diagnostics("the provider compacted the conversation: it reads its summary instead of the earlier messages from now on (the session keeps them all)");
     },
     async end() {
       if (wrote && !last.endsWith("\n")) out.write("\n");

@@ -108,3 +108,50 @@ test("after a compaction, the next turn in a new process and a fork in another r
     expect(first.read).toBeGreaterThanOrEqual(0.95 * first.cacheableMax);
   }
 }, 180_000);
+
+test("Anthropic server-side compaction (-o compaction=server): the API compacts past its trigger, its pass is a ledger row of role server_compaction priced from the usage it reports, the next request starts at the compaction block, cachet's own compaction stays off", async () => {
+  const home = freshHome();
+  // A low trigger of cachet's own: it must not compact while the provider does.
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 5000\n");
+  const system = Array.from({ length: 200 }, (_, k) => `Rule ${k}: cite the part number of every note.`).join(" ");
+  // ~27,500 tokens each: the second request is over the 50,000-token trigger.
+  const notes = (i: number) => `Notes ${i}: ` + Array.from({ length: 22_000 }, (_, k) => WORDS[(k * 5 + i) % WORDS.length]).join(" ");
+  const turn = async (args: string[], stdin?: string) => {
+    const r = await cachet(["--emulate", "--json", ...args], { home, timeoutMs: 60_000, ...(stdin !== undefined ? { stdin } : {}) });
+    expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+    return events(r.stdout);
+  };
+  const first = await turn(["-m", "anthropic/claude-sonnet-4-6", "-o", "compaction=server", "-o", "compaction_trigger=50000", "--system", system], notes(1));
+  expect(first.some((e) => e.type === "provider_block")).toBe(false);
+  const second = await turn(["-c"], notes(2));
+  const block = second.find((e) => e.type === "provider_block")?.block as { type: string; content: string } | undefined;
+  expect(block?.type).toBe("compaction");
+  expect(block!.content.length).toBeGreaterThan(0);
+  expect(second.some((e) => e.type === "compaction")).toBe(false);
+  // Two usage and cost lines: the compaction pass, then the answer's pass.
+  const usages = second.filter((e) => e.type === "usage") as unknown as { request_id: string; input: number; cacheRead: number; cacheWrite5m: number; output: number; raw: { type?: string; input_tokens: number } }[];
+  expect(usages.map((u) => u.raw.type ?? "response")).toEqual(["compaction", "response"]);
+  const [pass, answer] = usages;
+  // The pass read the whole request (~57,000 tokens); the answer's pass read the system prompt and the summary.
+  expect(pass!.input + pass!.cacheRead + pass!.cacheWrite5m).toBeGreaterThan(50_000);
+  expect(answer!.input + answer!.cacheRead + answer!.cacheWrite5m).toBeLessThan(5_000);
+  const costs = second.filter((e) => e.type === "cost") as unknown as { request_id: string; cost_usd: number }[];
+  expect(costs.map((c) => c.request_id)).toEqual([pass!.request_id, answer!.request_id]);
+  expect(costs[0]!.cost_usd).toBeGreaterThan(costs[1]!.cost_usd);
+
+  const third = await turn(["-c", "Which notes mention the falcon?"]);
+  const next = third.find((e) => e.type === "usage") as unknown as { input: number; cacheRead: number; cacheWrite5m: number };
+  // Sent from the compaction block on: the system prompt read from the cache, none of the ~55,000 tokens before the block.
+  expect(next.cacheRead).toBeGreaterThan(2_000);
+  expect(next.input + next.cacheRead + next.cacheWrite5m).toBeLessThan(5_000);
+
+  const exported = await cachet(["export"], { home });
+  const rows = exported.stdout.trim().split("\n").map((l) => JSON.parse(l) as { request?: { id: string; role: string; costUsd: number } }).filter((l) => l.request).map((l) => l.request!);
+  expect(rows.map((r) => r.role)).toEqual(["main", "server_compaction", "main", "main"]);
+  expect(rows[1]).toMatchObject({ id: pass!.request_id, costUsd: costs[0]!.cost_usd });
+  // The log keeps every message; no summary zone of cachet's own.
+  expect(exported.stdout.trim().split("\n").filter((l) => (JSON.parse(l) as { type: string }).type === "message")).toHaveLength(6);
+
+  const wrong = await cachet(["--emulate", "-c", "-o", "compaction=client", "hi"], { home });
+  expect({ code: wrong.code, refusal: wrong.stderr.includes("cachet: -o compaction=client: the Anthropic plugin knows only compaction=server") }).toEqual({ code: 2, refusal: true });
+}, 180_000);

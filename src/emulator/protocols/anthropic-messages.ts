@@ -13,7 +13,8 @@
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
-import type { Answer, ContentItem } from "../types.ts";
+import { compactedFrom } from "../server-compaction.ts";
+import type { CacheOutcome, ContentItem } from "../types.ts";
 import { type Exchange, halves, MEDIA_TOKENS, type ParsedRequest, plainText, type ProtocolHandler, type StreamPlan, sse, textPieces, ttlOf } from "./protocol.ts";
 
 /** The Anthropic Messages protocol handler. */
@@ -44,10 +45,14 @@ export const anthropicMessages: ProtocolHandler = {
         : canonicalJson({ tool_choice: body.tool_choice, thinking: body.thinking, format });
     let assistantTurns = 0;
     let first = true;
-    for (const message of body.messages as Record<string, unknown>[]) {
+    // Server-side compaction: everything before the last compaction block is ignored (server-compaction.ts).
+    const [fromMessage, fromBlock] = compactedFrom(body.messages as Record<string, unknown>[]);
+    (body.messages as Record<string, unknown>[]).forEach((message, m) => {
       const role = String(message.role);
       if (role === "assistant") assistantTurns++;
-      const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : ((message.content as Record<string, unknown>[] | undefined) ?? []);
+      if (m < fromMessage) return;
+      const all = typeof message.content === "string" ? [{ type: "text", text: message.content }] : ((message.content as Record<string, unknown>[] | undefined) ?? []);
+      const blocks = m === fromMessage ? all.slice(fromBlock) : all;
       blocks.forEach((block, i) => {
         const item = blockItem(role, block, i === 0);
         if (first) {
@@ -57,7 +62,7 @@ export const anthropicMessages: ProtocolHandler = {
         item.messageEnd = i === blocks.length - 1;
         items.push(item);
       });
-    }
+    });
     return {
       items,
       model,
@@ -83,9 +88,18 @@ export const anthropicMessages: ProtocolHandler = {
     return items;
   },
 
-  usage({ outcome, answer }) {
+  usage({ outcome, answer, compaction }) {
     const output = answer.outputTokens + answer.reasoningTokens;
     const search = answer.webSearch;
+    // Server-side compaction: the top-level counts are the answer's pass; every pass is in `iterations`.
+    const iterations = compaction
+      ? {
+          iterations: [
+            { type: "compaction", ...passUsage(compaction.outcome), output_tokens: compaction.outputTokens },
+            ...(compaction.pause ? [] : [{ type: "message", ...passUsage(outcome), output_tokens: output }]),
+          ],
+        }
+      : {};
     return {
       // The search results the model read are input tokens of this request.
       input_tokens: outcome.input + (search?.resultTokens ?? 0),
@@ -96,11 +110,12 @@ export const anthropicMessages: ProtocolHandler = {
       ...(answer.reasoningTokens > 0 ? { output_tokens_details: { thinking_tokens: answer.reasoningTokens } } : {}),
       ...(search ? { server_tool_use: { web_search_requests: search.requests, web_fetch_requests: 0 } } : {}),
       service_tier: "standard",
+      ...iterations,
     };
   },
 
   json(exchange, usage) {
-    return { ...messageHead(exchange), content: contentBlocks(exchange), stop_reason: stopReason(exchange.answer), stop_sequence: null, usage };
+    return { ...messageHead(exchange), content: contentBlocks(exchange), stop_reason: stopReason(exchange), stop_sequence: null, usage };
   },
 
   stream(exchange, usage) {
@@ -121,6 +136,10 @@ export const anthropicMessages: ProtocolHandler = {
       } else if (block.type === "text") {
         events.push(sse({ type: "content_block_start", index, content_block: { type: "text", text: "" } }, "content_block_start"));
         for (const piece of textPieces(String(block.text))) events.push(sse({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } }, "content_block_delta"));
+      } else if (block.type === "compaction") {
+        // The summary arrives whole, in one delta.
+        events.push(sse({ type: "content_block_start", index, content_block: { type: "compaction", content: null } }, "content_block_start"));
+        events.push(sse({ type: "content_block_delta", index, delta: { type: "compaction_delta", content: block.content } }, "content_block_delta"));
       } else if (block.type === "web_search_tool_result") {
         events.push(sse({ type: "content_block_start", index, content_block: block }, "content_block_start"));
       } else {
@@ -137,7 +156,7 @@ export const anthropicMessages: ProtocolHandler = {
       output_tokens: u.output_tokens,
       ...(searched === undefined ? {} : { server_tool_use: searched }),
     };
-    events.push(sse({ type: "message_delta", delta: { stop_reason: stopReason(exchange.answer), stop_sequence: null }, usage: deltaUsage }, "message_delta"));
+    events.push(sse({ type: "message_delta", delta: { stop_reason: stopReason(exchange), stop_sequence: null }, usage: deltaUsage }, "message_delta"));
     events.push(sse({ type: "message_stop" }, "message_stop"));
     return { events, contentStart, contentEnd } satisfies StreamPlan;
   },
@@ -183,8 +202,12 @@ function messageHead(exchange: Exchange) {
   return { id: `msg_emu${exchange.id}`, type: "message", role: "assistant", model: exchange.request.model };
 }
 
-function contentBlocks({ answer, id }: Exchange): Record<string, unknown>[] {
+function contentBlocks({ answer, id, compaction }: Exchange): Record<string, unknown>[] {
   const blocks: Record<string, unknown>[] = [];
+  if (compaction) {
+    blocks.push({ type: "compaction", content: compaction.content });
+    if (compaction.pause) return blocks;
+  }
   if (answer.thinking) blocks.push({ type: "thinking", thinking: answer.thinking, signature: `emu-signature-${id}` });
   for (const block of answer.webSearch?.blocks ?? []) blocks.push(block);
   if (answer.text || (answer.toolCalls.length === 0 && !answer.truncated)) blocks.push({ type: "text", text: answer.text });
@@ -192,7 +215,18 @@ function contentBlocks({ answer, id }: Exchange): Record<string, unknown>[] {
   return blocks;
 }
 
-function stopReason(answer: Answer): string {
+/** The input and cache counts of one pass (a usage iteration). */
+function passUsage(outcome: CacheOutcome): Record<string, unknown> {
+  return {
+    input_tokens: outcome.input,
+    cache_creation_input_tokens: outcome.write5m + outcome.write1h,
+    cache_read_input_tokens: outcome.read,
+    cache_creation: { ephemeral_5m_input_tokens: outcome.write5m, ephemeral_1h_input_tokens: outcome.write1h },
+  };
+}
+
+function stopReason({ answer, compaction }: Exchange): string {
+  if (compaction?.pause) return "compaction";
   if (answer.toolCalls.length > 0) return "tool_use";
   if (answer.refused) return "refusal";
   return answer.truncated ? "max_tokens" : "end_turn";

@@ -31,6 +31,12 @@ export interface Exchange {
   headers: Headers;
   /** The emulator's environment (scenario variables such as `CACHET_EMULATOR_BYOK`). */
   env: Record<string, string | undefined>;
+  /**
+   * Anthropic's server-side compaction, when the request triggered it
+   * (server-compaction.ts): the summary, the compaction pass's cache outcome
+   * and output tokens; `outcome` is then the answer's pass.
+   */
+  compaction?: { content: string; outcome: CacheOutcome; outputTokens: number; pause: boolean };
 }
 
 /**

@@ -40,12 +40,15 @@ export interface Compacted extends AssembledContext {
 
 /**
  * Compacts when due. Off with `--no-compact` or `compaction.enabled = false`,
- * and when neither the catalog nor `compaction.window_tokens` gives the window
+ * with the provider option `compaction=server` (the provider compacts, e.g.
+ * Anthropic's server-side compaction), and when neither the catalog nor `compaction.window_tokens` gives the window
  * and no `compaction.trigger_tokens` is set.
  * @throws CachetError STORE when the store refuses a write
  */
 export async function compactIfDue(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext): Promise<Compacted> {
   if (options.compact === false || runtime.config.compaction?.enabled === false) return assembled;
+  // The provider compacts server side (`-o compaction=server`, Anthropic): one summary zone at a time.
+  if (assembled.context.generation.providerOptions.compaction === "server") return assembled;
   // A first message has nothing before it to summarize.
   if (assembled.context.messages.length < 2) return assembled;
   const limits = await limitsFor(runtime, input, options);

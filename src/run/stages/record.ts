@@ -6,7 +6,7 @@
 import { newId } from "../../context/ids.ts";
 import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
-import type { UsageReport } from "../../plugin/usage.ts";
+import type { UsagePass, UsageReport } from "../../plugin/usage.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import type { LedgerRow } from "../../session/types.ts";
 import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum } from "../../wire/divergence.ts";
@@ -57,9 +57,17 @@ export async function recordCall(
   const previousRow = store.lastRequest(sessionId) ?? opened.parentLast ?? null;
   const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain, rawUsage, usageLowerBound });
   const earlier = previousRow ? (opened.parentLast && previousRow === opened.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
-  row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES).tokens : null;
+  const rules = input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES;
+  row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, rules).tokens : null;
   if (opened.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
-  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed)))), row];
+  const passes = await Promise.all((report?.passes ?? []).map((pass) => passRow(runtime, row, sent.catalogRef, pass)));
+  if (passes.length > 0 && previousRow) {
+    // A provider pass (server-side compaction) read the request as sent; the answer's pass then read only the
+    // stable prefix and the pass's summary, so that prefix is all it could have found in the cache.
+    passes[0]!.cacheableMax = row.cacheableMax;
+    row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules).tokens;
+  }
+  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed)))), ...passes, row];
   try {
     // One transaction: the turn's attempts are in the ledger together, or none is.
     store.transaction(() => {
@@ -79,6 +87,10 @@ export async function recordCall(
       await host.callParallel("usage:record", { sessionId, requestId, role: options.role, model: input.modelRef, report, costUsd: priced.costUsd });
     } catch (error) {
       options.notice?.((error as Error).message);
+    }
+    for (const pass of passes) {
+      options.sink.event(usageEvent(pass.id, pass.usage, pass.rawUsage));
+      options.sink.event({ type: "cost", request_id: pass.id, cost_usd: pass.costUsd });
     }
     options.sink.event(usageEvent(requestId, report.usage, report.raw));
   }
@@ -189,6 +201,39 @@ async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, ca
     expectedCacheRead: null,
     status: "error",
     error: billed.error instanceof Error ? billed.error.message : String(billed.error),
+    messageId: null,
+    finishReason: null,
+  };
+}
+
+/** The leading links of the stable prefix (system parts, tools, schema). */
+function stableLinks(chain: LedgerRow["chain"]): LedgerRow["chain"] {
+  const end = chain.findIndex((link) => link.kind !== "system" && link.kind !== "tool" && link.kind !== "schema");
+  return end < 0 ? chain : chain.slice(0, end);
+}
+
+/**
+ * The ledger row of an extra pass the provider ran inside the request
+ * (UsageReport.passes, e.g. Anthropic's server-side compaction): the same
+ * request and times, the pass's role and usage, priced on its own; it read
+ * no cache the previous request left for the answer, so no cacheable maximum.
+ */
+async function passRow(runtime: Runtime, final: LedgerRow, catalogRef: string, pass: UsagePass): Promise<LedgerRow> {
+  const priced = await runtime.price(catalogRef, { usage: pass.usage, raw: pass.raw }, { partial: false });
+  return {
+    ...final,
+    id: newId("r"),
+    role: pass.role,
+    ttftMs: null,
+    outputTps: null,
+    usage: pass.usage,
+    rawUsage: pass.raw ?? null,
+    costUsd: priced.costUsd,
+    noCacheCostUsd: priced.noCacheCostUsd ?? null,
+    costEstimate: priced.estimate ?? null,
+    providerCostUsd: null,
+    expectedCacheRead: null,
+    cacheableMax: null,
     messageId: null,
     finishReason: null,
   };
