@@ -118,6 +118,19 @@ test("CACHET_PLUGINS naming a file with a syntax error: the plugin is named, the
   expect(lines[0]).toContain(plugin);
 });
 
+test("a prompt over the model's window: one error line whose hint offers compaction (no separate 'compaction due' warning), exit 3, nothing stored", async () => {
+  // gpt-3.5-turbo's window is 16,385 tokens; "word " is one token.
+  const r = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "summarise"], { home, stdin: "word ".repeat(20_000) });
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  const lines = textLines(r.stderr);
+  expect(lines).toHaveLength(2);
+  expect(lines[0]).toBe("cachet: the request does not fit openai/gpt-3.5-turbo's context window: about 20,004 prompt tokens > 16,385; nothing was sent");
+  expect(lines[1]).toStartWith("  hint: compact the session (`cachet compact`");
+  expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  expect((await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n")).toHaveLength(1);
+});
+
 test("100 MB of stdin: read and counted to the end, then refused locally as larger than the model's window (a provider refuses it too), nothing sent", async () => {
   const own = freshHome();
   const input = new Uint8Array(100_000_000).fill(0x61);

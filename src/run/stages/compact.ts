@@ -14,6 +14,7 @@ import { renderExtractive, RENDER_VERSION } from "../../compaction/extractive.ts
 import { planCut } from "../../compaction/plan.ts";
 import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summaryKey, SUMMARIZER_SYSTEM, SUMMARY_MAX_TOKENS, VERBATIM_RENDER_TOKENS } from "../../compaction/summary.ts";
 import { calibration, compactionLimits, nextRequestTokens, type CompactionLimits } from "../../compaction/trigger.ts";
+import { verbose } from "../../log.ts";
 import type { CompactionRecord } from "../../session/compactions.ts";
 import { loadO200k } from "../../tokenizer/o200k.ts";
 import type { Runtime } from "../runtime.ts";
@@ -112,8 +113,9 @@ async function compact(
   const visible = hasIncoming ? context.messages.slice(0, -1) : context.messages;
   const plan = planCut(visible, incoming, limits.tail, tokensOf);
   if (!plan) {
-    // On demand (`cachet compact`) the command says so itself, and no threshold was crossed.
-    if (reason !== "on demand") options.notice?.(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
+    // Not a warning: a request that still fits goes out as it is, one that does not fails with
+    // CONTEXT_TOO_LONG, whose own line says so; on demand (`cachet compact`) the command reports it.
+    if (reason !== "on demand") void verbose(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
     return assembled;
   }
   const previous: SummaryState = { messages: context.summary, coversThrough: opened.loaded.summary.coversThrough };
