@@ -160,13 +160,12 @@ async function readTools(path: string): Promise<ToolDefinition[]> {
 }
 
 /**
- * A file named by a flag: missing, a directory or unreadable is a usage error
- * (exit 2, the flag is wrong); bytes that are not UTF-8 are an input error (exit 3).
+ * A file named by a flag: missing, a directory, unreadable or not UTF-8 is an
+ * input error (exit 3), as for every file cachet reads (`--schema`, `--usage`,
+ * scenarios, prices, config).
  */
 async function readFlagFile(path: string, label: string, hint: string): Promise<string> {
   const { readTextFile } = await import("../input/read-input.ts");
-  const { existsSync, statSync } = await import("node:fs");
-  if (!existsSync(path) || statSync(path).isDirectory()) return readTextFile(path, { label, code: "BAD_FLAG", hint });
   return readTextFile(path, { label, hint });
 }
 

@@ -249,7 +249,7 @@ describe("one input reader (case 43)", () => {
     const dir = join(home, "adir");
     mkdirSync(dir);
     const tools = await cachet(["--emulate", "--tools", dir, "hi"], { home });
-    expect(tools.code).toBe(2);
+    expect(tools.code).toBe(3);
     expect(tools.stderr.split("\n")[0]).toBe(`cachet: --tools ${dir}: is a directory, not a file`);
     const schema = await cachet(["--emulate", "--schema", dir, "hi"], { home });
     expect(schema.code).toBe(3);
