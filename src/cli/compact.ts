@@ -22,12 +22,15 @@ export default defineCommand({
     const { warn } = await import("../log.ts");
     const runtime = await openRuntime({ emulate: a.emulate === true }, (m) => void warn(m));
     try {
-      const done = await compactSession(runtime, a.session, (m) => void warn(m));
-      if (a.json) process.stdout.write(`${JSON.stringify(done ?? null)}\n`);
+      const { sessionId, compaction: done } = await compactSession(runtime, a.session, (m) => void warn(m));
+      if (a.json) process.stdout.write(`${JSON.stringify(done ? { compacted: true, ...done } : { compacted: false, sessionId, why: NOTHING_TO_COMPACT })}\n`);
       else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
-      else process.stdout.write("nothing to compact: the session is its current turn alone\n");
+      else process.stdout.write(`nothing to compact: ${NOTHING_TO_COMPACT}\n`);
     } finally {
       await runtime.close();
     }
   },
 });
+
+/** Why a session has nothing to compact: the summary zone takes only turns before the current one. */
+const NOTHING_TO_COMPACT = "the session is its current turn alone";

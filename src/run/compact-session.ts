@@ -15,10 +15,10 @@ import type { TurnOptions } from "./turn-types.ts";
 
 /**
  * Compacts the named session (id or name), or the latest.
- * @returns the compaction, or undefined when the session has nothing to summarize (it is the current turn alone)
+ * @returns the session compacted, with its compaction, or none when it has nothing to summarize (it is its current turn alone)
  * @throws CachetError SESSION_NOT_FOUND; STORE; a summary call's provider errors are notices (the extractive render is used)
  */
-export async function compactSession(runtime: Runtime, ref: string | undefined, notice: (message: string) => void): Promise<CompactionRecord | undefined> {
+export async function compactSession(runtime: Runtime, ref: string | undefined, notice: (message: string) => void): Promise<{ sessionId: string; compaction?: CompactionRecord }> {
   const options: TurnOptions = {
     // resolveInput needs something to send; the compaction sends nothing of it.
     prompt: "(compaction)",
@@ -41,10 +41,10 @@ export async function compactSession(runtime: Runtime, ref: string | undefined, 
       prefix: loaded.prefix.prefix,
       summary: loaded.summary.messages,
       messages: afterSummary(loaded.messages, loaded.summary.coversThrough),
-      generation: options.generation,
+      generation: input.generation.settings,
       cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
     };
     const done = await compactNow(runtime, options, input, opened, { sessionId: loaded.session.id, prefixVersion: loaded.prefix, context }, "on demand", false);
-    return done.compaction;
+    return { sessionId: loaded.session.id, ...(done.compaction ? { compaction: done.compaction } : {}) };
   });
 }

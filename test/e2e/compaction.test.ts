@@ -23,7 +23,8 @@ test("--no-compact never compacts; cachet compact does; why names it; export kee
   }
   const compacted = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
   expect(compacted.code).toBe(0);
-  const record = JSON.parse(compacted.stdout) as { id: string; reason: string; summarySource: string; tokensBefore: number; tokensAfter: number };
+  const record = JSON.parse(compacted.stdout) as { compacted: boolean; id: string; reason: string; summarySource: string; tokensBefore: number; tokensAfter: number };
+  expect(record.compacted).toBe(true);
   expect(record.id).toStartWith("c_");
   expect(record.reason).toBe("on demand");
   expect(record.tokensAfter).toBeLessThan(record.tokensBefore);
@@ -47,6 +48,15 @@ test("cachet compact on a session of one turn: says there is nothing to compact,
   expect((await cachet(["--emulate", "hello"], { home })).code).toBe(0);
   const r = await cachet(["compact", "--emulate"], { home });
   expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "nothing to compact: the session is its current turn alone\n", stderr: "" });
+  const json = await cachet(["compact", "--emulate", "--json"], { home });
+  const session = JSON.parse((await cachet(["sessions", "--json"], { home })).stdout) as { id: string };
+  expect({ code: json.code, stdout: JSON.parse(json.stdout), stderr: json.stderr }).toEqual({
+    code: 0,
+    stdout: { compacted: false, sessionId: session.id, why: "the session is its current turn alone" },
+    stderr: "",
+  });
+  const exported = await cachet(["export", "--json"], { home });
+  expect(exported.stdout.split("\n").filter((l) => l.includes('"type":"message"'))).toHaveLength(2);
 });
 
 const RULES = "You answer questions about the notes the user pastes. " + Array.from({ length: 40 }, (_, k) => `Rule ${k + 1}: quote the part number of every note you cite.`).join(" ");
