@@ -6,6 +6,7 @@ import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { MAX_TIMER_S } from "../config.ts";
 import { CachetError } from "../errors.ts";
+import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
 const args = {
@@ -47,7 +48,7 @@ export default defineCommand({
   args,
   async run({ args: a, rawArgs }) {
     const { readStdin, mergeInput } = await import("../run/stdin.ts");
-    const { runCommand } = await import("../run/command.ts");
+    const { prepareRunCommand, runCommand } = await import("../run/command.ts");
     const { handleInterrupts } = await import("../run/interrupt.ts");
     const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
     const words = (a._ as string[]).map(String);
@@ -76,6 +77,20 @@ export default defineCommand({
       providerOptions: parseOptions(rawArgs),
     };
     const interrupt = handleInterrupts();
+    const early = {
+      emulate: a.emulate === true,
+      hookMs: limits.hookMs,
+      interrupt: interrupt.signal,
+      noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
+      maxCostUsd: generation.maxCostUsd,
+      allowUnpriced: a["allow-unpriced"] === true,
+      model: a.model,
+      baseUrl: a["base-url"],
+      fork: a.fork === true || forkTarget !== undefined,
+    };
+    // While stdin is read: the runtime opens, the session is loaded and the provider's connection opened (src/run/prepare.ts).
+    const prepared = prepareRunCommand({ ...early, session: sessionChoice(a, forkTarget, toolResultValues.length > 0) });
+    let handedOver = false;
     try {
       const stdin = await readStdin({
         mode,
@@ -89,42 +104,50 @@ export default defineCommand({
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file"));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;
+      const system = a.system === undefined ? undefined : [await textOrFile(a.system, "--system")];
+      const tools = a.tools === undefined ? undefined : await readTools(a.tools);
+      const overlay = a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay");
+      handedOver = true;
       const exitCode = await runCommand({
+        ...early,
+        prepared,
         prompt,
         stdin,
         interrupt: interrupt.signal,
         toolResults,
         dropPending: a["drop-pending"] === true,
-        model: a.model,
-        system: a.system === undefined ? undefined : [await textOrFile(a.system, "--system")],
-        tools: a.tools === undefined ? undefined : await readTools(a.tools),
+        system,
+        tools,
         schemaArg: a.schema,
-        overlay: a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay"),
-        session: forkTarget ? { mode: "named", ref: forkTarget } : a.session ? { mode: "named", ref: a.session, mustExist: a.continue === true } : a.continue || toolResults.length > 0 ? { mode: "continue" } : { mode: "new" },
-        fork: a.fork === true || forkTarget !== undefined,
+        overlay,
+        session: sessionChoice(a, forkTarget, toolResults.length > 0),
         maxTokens: generation.maxTokens,
         temperature: generation.temperature,
         stream: a.stream !== false,
-        baseUrl: a["base-url"],
         providerOptions: generation.providerOptions,
         cacheMode: (a.cache as "auto" | "off" | undefined) ?? undefined,
         cacheTtl: (a["cache-ttl"] as "5m" | "1h" | undefined) ?? undefined,
         ...limits,
         retries: generation.retries,
         json: a.json === true,
-        emulate: a.emulate === true,
         quiet: a.quiet === true,
-        maxCostUsd: generation.maxCostUsd,
-        allowUnpriced: a["allow-unpriced"] === true,
-        noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
         compact: a.compact !== false,
       });
       if (exitCode !== 0) process.exit(exitCode);
     } finally {
+      // Failed before the run took the runtime over (bad stdin, a bad --tools file): close it here.
+      if (!handedOver) await prepared.discard();
       interrupt.dispose();
     }
   },
 });
+
+/** Which session the run continues, forks or starts, from its flags. */
+function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: string | undefined, hasToolResults: boolean): SessionChoice {
+  if (forkTarget) return { mode: "named", ref: forkTarget };
+  if (a.session) return { mode: "named", ref: a.session, mustExist: a.continue === true };
+  return a.continue || hasToolResults ? { mode: "continue" } : { mode: "new" };
+}
 
 /**
  * How long a PROMPT run waits for the first byte of a piped stdin, ms: 2,000,

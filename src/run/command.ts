@@ -1,6 +1,7 @@
 /**
- * The run command's body, callable from tests: opens a runtime, runs one
- * turn, prints the cost line, and maps failures to exit codes. SIGINT or
+ * The run command's body, callable from tests: runs one turn in the runtime
+ * opened while stdin was read (prepareRunCommand), prints the cost line, and
+ * maps failures to exit codes. SIGINT or
  * SIGTERM (the `interrupt` signal) aborts whatever the turn waits for; the
  * partial answer is stored and marked incomplete.
  */
@@ -9,7 +10,7 @@ import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
 import { interruptExitCode } from "./interrupt.ts";
 import { jsonSink, textSink } from "./output.ts";
-import { openRuntime } from "./runtime.ts";
+import { prepareRun, type PreparedRun } from "./prepare.ts";
 import type { StdinResult } from "./stdin.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
 
@@ -54,6 +55,8 @@ export interface RunCommandOptions {
   allowUnpriced?: boolean;
   /** `--no-store` or `CACHET_NO_STORE=1`: write nothing to the state directory. */
   noStore?: boolean;
+  /** The runtime {@link prepareRunCommand} started opening from these flags; runCommand closes it. */
+  prepared: PreparedRun;
   /** False with `--no-compact`. */
   compact?: boolean;
 }
@@ -80,13 +83,12 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
   return code;
 }
 
-async function runOne(o: RunCommandOptions): Promise<number> {
-  let schema: OutputSchema | undefined;
-  if (o.schemaArg !== undefined) {
-    const { resolveSchemaArg } = await import("../schema/index.ts");
-    schema = await resolveSchemaArg(o.schemaArg);
-  }
-  const runtime = await openRuntime(
+/**
+ * Starts opening the run's runtime, and the early work of its turn (src/run/prepare.ts),
+ * from the flags alone: call it before reading stdin, then pass the result to {@link runCommand}.
+ */
+export function prepareRunCommand(o: Pick<RunCommandOptions, "emulate" | "hookMs" | "interrupt" | "noStore" | "maxCostUsd" | "allowUnpriced" | "model" | "baseUrl" | "session" | "fork">): PreparedRun {
+  return prepareRun(
     {
       emulate: o.emulate,
       ...(o.hookMs !== undefined ? { hookTimeoutMs: o.hookMs } : {}),
@@ -94,8 +96,21 @@ async function runOne(o: RunCommandOptions): Promise<number> {
       noStore: o.noStore === true,
       budget: { ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}), allowUnpriced: o.allowUnpriced === true },
     },
+    { ...(o.model ? { model: o.model } : {}), ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}), session: o.session, fork: o.fork },
     (m) => void warn(m),
   );
+}
+
+async function runOne(o: RunCommandOptions): Promise<number> {
+  let schema: OutputSchema | undefined;
+  if (o.schemaArg !== undefined) {
+    const { resolveSchemaArg } = await import("../schema/index.ts");
+    schema = await resolveSchemaArg(o.schemaArg).catch(async (error: unknown) => {
+      await o.prepared.discard();
+      throw error;
+    });
+  }
+  const runtime = await o.prepared.runtime;
   const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {

@@ -56,6 +56,16 @@ export interface ResolvedProvider {
 }
 
 /**
+ * The base URL requests to `o.ref`'s provider go to: the emulator's route when
+ * emulating, else `--base-url`, the config's `base_url`, the provider's default.
+ * @throws CachetError UNKNOWN_PROVIDER
+ */
+export function providerBaseUrl(o: Pick<ResolveOptions, "host" | "config" | "ref" | "baseUrl" | "emulatorUrl">): string {
+  const spec = o.host.provider(o.ref.provider);
+  return o.emulatorUrl ? `${o.emulatorUrl}${spec.emulatorPath}` : (o.baseUrl ?? o.config.providers?.[spec.id]?.base_url ?? spec.defaultBaseUrl);
+}
+
+/**
  * Resolves and creates the adapter.
  * @throws CachetError UNKNOWN_PROVIDER; MISSING_API_KEY naming the variable
  *   (suggesting `--emulate`) when no key is set and neither the emulator nor a
@@ -65,7 +75,7 @@ export function resolveProvider(o: ResolveOptions): ResolvedProvider {
   const env = o.env ?? process.env;
   const spec = o.host.provider(o.ref.provider);
   const providerConfig = o.config.providers?.[spec.id];
-  const baseUrl = o.emulatorUrl ? `${o.emulatorUrl}${spec.emulatorPath}` : (o.baseUrl ?? providerConfig?.base_url ?? spec.defaultBaseUrl);
+  const baseUrl = providerBaseUrl(o);
   let apiKey = spec.env.map((name) => env[name]).find((value) => value !== undefined && value !== "") ?? providerConfig?.api_key;
   // A key that cannot occur in a message: error texts are redacted by the key's value.
   if (o.emulatorUrl) apiKey ??= "cachet-emulator-no-key";

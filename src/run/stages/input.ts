@@ -18,6 +18,11 @@ import type { TurnOptions } from "../turn-types.ts";
 /** The model used when neither flag, session nor config names one. */
 export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-6";
 
+/** The turn's `provider/model`: the flag's, else the session's, else the config's, else {@link DEFAULT_MODEL}. */
+export function modelRefOf(flag: string | undefined, session: { model: string } | undefined, config: { model?: string }): string {
+  return flag ?? session?.model ?? config.model ?? DEFAULT_MODEL;
+}
+
 /** A turn's validated input. */
 export interface TurnInput {
   /** `provider/model` as given or inherited. */
@@ -37,7 +42,7 @@ export interface TurnInput {
  * @throws CachetError for an unknown provider or model, a bad `--tool-result` id, or nothing to send
  */
 export function resolveInput(runtime: Runtime, options: TurnOptions, loaded: LoadedSession | undefined): TurnInput {
-  const modelRef = options.model ?? loaded?.session.model ?? runtime.config.model ?? DEFAULT_MODEL;
+  const modelRef = modelRefOf(options.model, loaded?.session, runtime.config);
   const ref = parseModelRef(modelRef);
   const generation = stickyGeneration(options.generation, loaded && { generation: loaded.generation, provider: parseModelRef(loaded.session.model).provider }, ref.provider);
   const resolved = resolveProvider({

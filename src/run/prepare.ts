@@ -1,0 +1,73 @@
+/**
+ * What a run does while its stdin is still being read, so that the request
+ * leaves as soon as the input ends: open the runtime (config, plugins, the
+ * store, the emulator), choose the session and load it, resolve the
+ * provider's base URL and open the connection to it (Bun's
+ * `fetch.preconnect`: DNS, TCP and the TLS handshake; the request then reuses
+ * the pooled connection: https://bun.sh/reference/globals/fetch/preconnect).
+ *
+ * Nothing here is stored and no lease is taken: the turn chooses, leases and
+ * loads its session again once the input is complete. That load is cheap
+ * after this one (the store caches the log and rereads only what changed
+ * since, src/session/log.ts), and it is what the turn uses, so a session
+ * another process changes meanwhile is seen as it is then.
+ */
+import { openRuntime, type Runtime, type RuntimeOptions } from "./runtime.ts";
+import { parseModelRef, providerBaseUrl } from "./resolve-provider.ts";
+import { modelRefOf } from "./stages/input.ts";
+import { chooseSession } from "./stages/session.ts";
+import type { SessionChoice } from "./turn-types.ts";
+
+/** The flags of a run that the early work depends on (all known before stdin is read). */
+export interface RunSetup {
+  /** `-m provider/model`. */
+  model?: string;
+  /** `--base-url`. */
+  baseUrl?: string;
+  session: SessionChoice;
+  fork: boolean;
+}
+
+/** A runtime being opened ahead of the run's input. */
+export interface PreparedRun {
+  /** The opened runtime; rejects with what {@link openRuntime} throws (a bad config). The caller closes it. */
+  runtime: Promise<Runtime>;
+  /** Closes the runtime if it opened: for a run that fails before it uses it (bad stdin, a bad flag file). */
+  discard(): Promise<void>;
+}
+
+/**
+ * Starts opening the runtime and, once open, the early work of the turn
+ * described by `setup`. Failures of the early work are ignored: the turn
+ * meets them again in order and reports them (an unknown session, provider
+ * or model).
+ */
+export function prepareRun(options: RuntimeOptions, setup: RunSetup, notice: (message: string) => void): PreparedRun {
+  const runtime = openRuntime(options, notice);
+  // Rejections are the caller's to see when it awaits `runtime`; not an unhandled rejection meanwhile.
+  runtime.then((r) => warm(r, setup)).catch(() => {});
+  return {
+    runtime,
+    async discard() {
+      await runtime.then((r) => r.close()).catch(() => {});
+    },
+  };
+}
+
+function warm(runtime: Runtime, setup: RunSetup): void {
+  let target: ReturnType<typeof chooseSession>;
+  try {
+    target = chooseSession(runtime, setup);
+    if (target) runtime.store.loadSession(target.id);
+  } catch {
+    target = undefined;
+  }
+  try {
+    const ref = parseModelRef(modelRefOf(setup.model, target, runtime.config));
+    const url = new URL(providerBaseUrl({ host: runtime.host, config: runtime.config, ref, baseUrl: setup.baseUrl, emulatorUrl: runtime.emulatorUrl }));
+    // Only the global fetch shares the pool a preconnect fills; an injected one (tests) does not.
+    if (!runtime.emulatorUrl && runtime.fetch === fetch && (url.protocol === "https:" || url.protocol === "http:")) fetch.preconnect(url.origin);
+  } catch {
+    // An unknown provider or a malformed model or URL: the turn reports it.
+  }
+}
