@@ -51,6 +51,7 @@ export default defineCommand({
     const { prepareRunCommand, runCommand } = await import("../run/command.ts");
     const { handleInterrupts } = await import("../run/interrupt.ts");
     const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
+    checkForkTarget(forkTarget, a.session, a.continue === true);
     const words = (a._ as string[]).map(String);
     const dashes = words.filter((w) => w === "-").length;
     const stdinFlag = a.stdin as "wait" | "skip" | undefined;
@@ -147,6 +148,22 @@ function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: 
   if (forkTarget) return { mode: "named", ref: forkTarget };
   if (a.session) return { mode: "named", ref: a.session, mustExist: a.continue === true };
   return a.continue || hasToolResults ? { mode: "continue" } : { mode: "new" };
+}
+
+/**
+ * `--fork=ID` names the session to fork, so `--session` or `-c` naming
+ * another one would leave one of the two silently ignored.
+ * @throws CachetError BAD_FLAG for an empty `--fork=`, or `--fork=ID` with `-c` or with `--session` naming another session
+ */
+function checkForkTarget(target: string | undefined, session: string | undefined, continues: boolean): void {
+  if (target === undefined) return;
+  if (target === "") throw new CachetError("BAD_FLAG", "--fork= names no session", { hint: "--fork=ID forks session ID (or NAME); --fork alone forks the latest" });
+  const other = session !== undefined && session !== target ? `--session ${session}` : continues ? "-c (the latest session)" : undefined;
+  if (other) {
+    throw new CachetError("BAD_FLAG", `--fork=${target} and ${other} name two sessions to fork`, {
+      hint: `--fork=${target} alone forks ${target}; ${session !== undefined ? `--session ${session} --fork` : "-c --fork"} forks the other`,
+    });
+  }
 }
 
 /**
