@@ -52,6 +52,7 @@ export default defineCommand({
     const { handleInterrupts } = await import("../run/interrupt.ts");
     const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
     checkForkTarget(forkTarget, a.session, a.continue === true);
+    if (a.session !== undefined) (await import("../session/session-name.ts")).checkSessionName(a.session, "--session");
     const words = (a._ as string[]).map(String);
     const dashes = words.filter((w) => w === "-").length;
     const stdinFlag = a.stdin as "wait" | "skip" | undefined;

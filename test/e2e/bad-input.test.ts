@@ -57,6 +57,9 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "a whitespace-only prompt (providers refuse it)", args: () => ["--emulate", "  ", " "], code: 2, line: /^cachet: nothing to send: the PROMPT and stdin are only whitespace$/ },
   { name: "-c --session NAME that does not exist (-c continues; it never starts a session)", args: () => ["--emulate", "-c", "--session", "never-made", "hi"], code: 2, line: /^cachet: no session "never-made"$/ },
+  { name: "--session over 128 characters", args: () => ["--emulate", "--session", "n".repeat(129), "hi"], code: 2, line: /^cachet: --session n{24}…: a session name has at most 128 characters, this one 129$/ },
+  { name: "--session with an escape sequence", args: () => ["--emulate", "--session", "a\x1b[31mb", "hi"], code: 2, line: /^cachet: --session "a\\x1b\[31mb": the name holds a control or invisible character \(\\x1b at character 2\)$/ },
+  { name: "--session with a newline", args: () => ["--emulate", "--session", "two\nlines", "hi"], code: 2, line: /^cachet: --session "two\\nlines": the name holds a control or invisible character \(\\n at character 4\)$/ },
   { name: "--session X --fork=Y (two sessions to fork)", args: () => ["--emulate", "--session", "x", "--fork=y", "hi"], code: 2, line: /^cachet: --fork=y and --session x name two sessions to fork$/ },
   { name: "-c --fork=Y (two sessions to fork)", args: () => ["--emulate", "-c", "--fork=y", "hi"], code: 2, line: /^cachet: --fork=y and -c \(the latest session\) name two sessions to fork$/ },
   { name: "--fork= with no session", args: () => ["--emulate", "--fork=", "hi"], code: 2, line: /^cachet: --fork= names no session$/ },
@@ -138,6 +141,21 @@ test("a prompt over the model's window: one error line whose hint offers compact
   expect(lines[1]).toStartWith("  hint: compact the session (`cachet compact`");
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
   expect((await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n")).toHaveLength(1);
+});
+
+test("--session given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line; a name of accents and emoji is fine", async () => {
+  const proc = Bun.spawn(["sh", "-c", `"${BINARY}" --emulate --session "$(printf 'ab\\303(z')" hi`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
+  const [line, hint, ...rest] = textLines(stderr);
+  expect(line).toBe('cachet: --session "ab\ufffd(z": the name is not valid UTF-8 (U+FFFD at character 3)');
+  expect(hint).toStartWith("  hint: ");
+  expect(rest).toEqual([]);
+  expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  const own = freshHome();
+  const named = await cachet(["--emulate", "--session", "café ☕ 2", "hi"], { home: own });
+  expect(named.code).toBe(0);
+  expect(JSON.parse((await cachet(["sessions", "--json"], { home: own })).stdout).name).toBe("café ☕ 2");
 });
 
 test("100 MB of stdin: read and counted to the end, then refused locally as larger than the model's window (a provider refuses it too), nothing sent", async () => {

@@ -12,6 +12,7 @@
  * Each test checks the exact exit code and what the store holds afterwards.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
@@ -476,10 +477,14 @@ describe("finish reasons of a structured answer (case 41)", () => {
 });
 
 describe("user text is escaped in tables and one-line messages", () => {
-  test("a session name holding an escape sequence and a newline", async () => {
+  test("a session name holding an escape sequence and a newline (stored before --session refused such names)", async () => {
     const home = freshHome();
     const name = "evil\u001b[2J\nname";
-    expect((await cachet(["--emulate", "--session", name, "hi"], { home })).code).toBe(0);
+    expect((await cachet(["--emulate", "--session", name, "hi"], { home })).code).toBe(2);
+    expect((await cachet(["--emulate", "--session", "plain", "hi"], { home })).code).toBe(0);
+    const db = new Database(join(home, "cachet.db"));
+    expect(db.query("UPDATE sessions SET name = ? WHERE name = 'plain'").run(name).changes).toBe(1);
+    db.close();
     const list = await cachet(["sessions"], { home });
     expect(list.code).toBe(0);
     expect(list.stdout).not.toContain("\u001b");
