@@ -20,7 +20,7 @@ export default defineCommand({
     const { openRuntime } = await import("../run/runtime.ts");
     const { compactSession } = await import("../run/compact-session.ts");
     const { warn } = await import("../log.ts");
-    const runtime = await openRuntime({ emulate: a.emulate === true }, (m) => void warn(m));
+    const runtime = await openRuntime({ emulate: a.emulate === true, storedSessionOnly: true }, (m) => void warn(m));
     try {
       const { sessionId, compaction: done } = await compactSession(runtime, a.session, (m) => void warn(m));
       if (a.json) process.stdout.write(`${JSON.stringify(done ? { compacted: true, ...done } : { compacted: false, sessionId, why: NOTHING_TO_COMPACT })}\n`);

@@ -29,7 +29,10 @@ export default defineCommand({
       if (a.session !== undefined) throw new CachetError("BAD_FLAG", "--otlp exports the whole ledger, not one session", { hint: "run `cachet export --otlp URL` without SESSION" });
       const { exportOtlp } = await import("../telemetry/export-otlp.ts");
       const { info } = await import("../log.ts");
-      const store = openStore();
+      const { storeFile } = await import("../paths.ts");
+      const { existsSync } = await import("node:fs");
+      // No store yet: an empty one in memory exports its zero rows, and no store file is made.
+      const store = openStore(existsSync(storeFile()) ? storeFile() : ":memory:");
       try {
         const result = await exportOtlp(store, { url: a.otlp, format: (a["otlp-format"] as "protobuf" | "json" | undefined) ?? "protobuf", withContent: a["with-content"] === true });
         if (a.json) process.stdout.write(`${JSON.stringify({ endpoint: result.endpoint, exported: result.exported, busy: result.busy })}\n`);

@@ -28,7 +28,10 @@ export default defineCommand({
     }
     const { openStore } = await import("../session/store.ts");
     const report = await import("../session/session-report.ts");
-    const store = openStore(undefined, { readonly: action !== "rm" });
+    const { storeFile } = await import("../paths.ts");
+    const { existsSync } = await import("node:fs");
+    // rm on no store at all: the empty read-only store answers "no session", and no store file is made.
+    const store = openStore(undefined, { readonly: action !== "rm" || !existsSync(storeFile()) });
     try {
       if (action === "list") {
         const { RecordedStore } = await import("../session/recorded.ts");

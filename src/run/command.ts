@@ -12,6 +12,7 @@ import { interruptExitCode } from "./interrupt.ts";
 import { jsonSink, textSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
 import type { StdinResult } from "./stdin.ts";
+import { needsStoredSession } from "./stages/session.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
 
 /** Parsed run flags. */
@@ -94,6 +95,7 @@ export function prepareRunCommand(o: Pick<RunCommandOptions, "emulate" | "hookMs
       ...(o.hookMs !== undefined ? { hookTimeoutMs: o.hookMs } : {}),
       signal: o.interrupt,
       noStore: o.noStore === true,
+      storedSessionOnly: needsStoredSession(o),
       budget: { ...(o.maxCostUsd !== undefined ? { maxCostUsd: o.maxCostUsd } : {}), allowUnpriced: o.allowUnpriced === true },
     },
     { ...(o.model ? { model: o.model } : {}), ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}), session: o.session, fork: o.fork },

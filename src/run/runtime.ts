@@ -4,6 +4,7 @@
  * hash wire requests and check structured answers. Opened once per process
  * (or per probe run) and shared by its turns.
  */
+import { existsSync } from "node:fs";
 import { loadConfig, type Config } from "../config.ts";
 import type { Block, OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
@@ -82,6 +83,13 @@ export interface RuntimeOptions {
    * count the run's spend in the store (amounts only).
    */
   noStore?: boolean;
+  /**
+   * The command acts on a stored session only (`cachet compact`, `-c`, a
+   * fork): with no store file yet, the store is an empty read-only one and
+   * the emulator keeps its state in memory, so the session lookup fails with
+   * its own error and nothing is created in the state directory.
+   */
+  storedSessionOnly?: boolean;
   /** `--max-cost` (USD) and `--allow-unpriced`; the config's `[budget]` limits apply whenever this is given. */
   budget?: { maxCostUsd?: number; allowUnpriced: boolean };
 }
@@ -104,8 +112,10 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const { openStore } = await import("../session/store.ts");
   const { storeFile } = await import("../paths.ts");
   const ephemeral = options.noStore === true;
-  const store = openStore(ephemeral ? ":memory:" : (options.storePath ?? storeFile(paths)));
-  const emulatorStatePath = ephemeral ? null : options.emulatorStatePath;
+  const file = options.storePath ?? storeFile(paths);
+  const nothingStored = options.storedSessionOnly === true && !ephemeral && !existsSync(file);
+  const store = ephemeral ? openStore(":memory:") : openStore(file, { readonly: nothingStored });
+  const emulatorStatePath = ephemeral || nothingStored ? null : options.emulatorStatePath;
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {
     const { startEmulator } = await import("../emulator/index.ts");

@@ -88,3 +88,30 @@ test("read commands on a state directory that does not exist yet create nothing"
   expect(codes).toEqual([0, 2, 0, 2, 2]);
   expect(readdirSync(join(home, ".."))).toEqual([]);
 }, 60_000);
+
+test("with no store yet, commands on a stored session (rm, show, export, compact, -c, --fork, an id) answer 'no session' and create nothing", async () => {
+  const home = freshHome();
+  const runs: [string[], number, string][] = [
+    [["sessions", "rm", "X"], 2, 'cachet: no session "X"'],
+    [["sessions", "show", "X"], 2, 'cachet: no session "X"'],
+    [["export", "X"], 2, 'cachet: no session "X"'],
+    [["why", "r_aaaaaaaaaaaa"], 2, 'cachet: no request "r_aaaaaaaaaaaa" in the ledger'],
+    [["compact", "--emulate", "--session", "X"], 2, 'cachet: no session "X"'],
+    [["compact", "--emulate"], 2, "cachet: there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)"],
+    [["--emulate", "-c", "hi"], 2, "cachet: there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)"],
+    [["--emulate", "-c", "--session", "X", "hi"], 2, 'cachet: no session "X"'],
+    [["--emulate", "--fork=X", "hi"], 2, 'cachet: no session "X"'],
+    [["--emulate", "--fork", "hi"], 2, "cachet: there is no session to fork"],
+    [["--emulate", "--session", "s_aaaaaaaaaaaa", "hi"], 2, 'cachet: no session "s_aaaaaaaaaaaa"'],
+  ];
+  for (const [args, code, line] of runs) {
+    const r = await cachet(args, { home });
+    expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, code, "", line]);
+  }
+  const otlp = await cachet(["export", "--otlp", "http://127.0.0.1:9", "--json"], { home });
+  expect([otlp.code, JSON.parse(otlp.stdout).exported]).toEqual([0, 0]);
+  expect(readdirSync(home)).toEqual([]);
+  // A new named session is a write: it makes the store.
+  expect((await cachet(["--emulate", "--session", "X", "hi"], { home })).code).toBe(0);
+  expect(readdirSync(home)).toContain("cachet.db");
+}, 60_000);

@@ -23,6 +23,17 @@ export interface OpenedSession {
 }
 
 /**
+ * Whether the options can only name a stored session (`-c`, an id, `-c
+ * --session NAME`, a fork): with no store, the run fails before creating one.
+ */
+export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork">): boolean {
+  const { session } = options;
+  if (session.mode === "continue") return true;
+  if (session.mode === "new") return options.fork === true;
+  return options.fork === true || session.mustExist === true || /^s_[a-z2-7]{12}$/.test(session.ref);
+}
+
+/**
  * The existing session the options name, or undefined for a new one.
  * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id, or a fork target that does not exist
  */
@@ -46,7 +57,7 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
     case "named": {
       const ref = options.session.ref;
       // A NAME that does not exist yet starts a new named session; an id, a fork target or `-c --session NAME` must exist.
-      if (options.fork || options.session.mustExist === true || /^s_[a-z2-7]{12}$/.test(ref)) return store.findSession(ref);
+      if (needsStoredSession(options)) return store.findSession(ref);
       try {
         return store.findSession(ref);
       } catch (error) {
