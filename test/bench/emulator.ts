@@ -3,13 +3,19 @@
  * turn) from a second process with bounded concurrency against an emulator
  * with a file-backed cache state, then 2,000-token cached prefixes (SQLite
  * reads and writes on every request). Prints req/s and median/p99 latency.
- * Target: at least 2,000 requests per second on a 2-core machine.
+ * The yardstick, same client, same run: a Bun.serve that answers every request
+ * with a fixed JSON body. Ratio (test/bench/ratios.ts): its req/s over the
+ * emulator's for the small requests, target ≤ 3: the old absolute target,
+ * 2,000 req/s, was about a third of the yardstick's 6,300 req/s when the ratio
+ * was introduced (2 shared cores, load average 17). The cached figures are
+ * printed for reference.
  *
  *   bun test/bench/emulator.ts [--requests 20000] [--concurrency 32]
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ratio } from "./ratios.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -43,16 +49,22 @@ async function main(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "cachet-bench-"));
   const { startEmulator } = await import("../../src/emulator/index.ts");
   const emulator = await startEmulator({ env: { CACHET_HOME: home } });
-  for (const kind of ["small", "cached"] as const) {
+  const answer = JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion", created: 0, model: "gpt-5", choices: [{ index: 0, message: { role: "assistant", content: "Hi." }, finish_reason: "stop" }], usage: { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 } });
+  const yardstick = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (request) => (await request.arrayBuffer(), new Response(answer, { headers: { "content-type": "application/json" } })) });
+  const rates: Record<string, number> = {};
+  for (const [kind, url] of [["yardstick", yardstick.url.origin], ["small", emulator.url], ["cached", emulator.url]] as const) {
+    const bodies = kind === "cached" ? "cached" : "small";
     // Warm-up: JIT, tokenizer memo, SQLite pages.
-    await runClient(emulator.url, 2_000, concurrency, kind);
-    const result = await runClient(emulator.url, requests, concurrency, kind);
-    const verdict = kind === "cached" ? "" : result.perSecond >= 2_000 ? " (meets the 2,000 req/s target)" : " (MISSES the 2,000 req/s target)";
+    await runClient(url, 2_000, concurrency, bodies);
+    const result = await runClient(url, requests, concurrency, bodies);
+    rates[kind] = result.errors === 0 ? result.perSecond : Number.NaN;
     process.stdout.write(
-      `emulator ${kind}: ${result.count} requests, concurrency ${concurrency}, ${result.perSecond.toFixed(0)} req/s${verdict}, median ${result.medianMs.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms, errors ${result.errors}\n`,
+      `${kind === "yardstick" ? "Bun.serve, fixed answer" : `emulator ${kind}`}: ${result.count} requests, concurrency ${concurrency}, ${result.perSecond.toFixed(0)} req/s, median ${result.medianMs.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms, errors ${result.errors}\n`,
     );
   }
   await emulator.stop();
+  await yardstick.stop(true);
+  ratio("emulator.small_vs_bun_serve", rates.yardstick! / rates.small!, 3);
 }
 
 async function runClient(url: string, count: number, concurrency: number, kind: "small" | "cached"): Promise<{ count: number; perSecond: number; medianMs: number; p99Ms: number; errors: number }> {

@@ -4,9 +4,9 @@
  * 1. Pricing and attributing a 1,000-turn session whose last request is ~2
  *    million prompt tokens: every request priced (exact decimal, tier check)
  *    and attributed to its nodes (incremental ChainMeter, output to its
- *    message). Target ≤ 50 ms.
+ *    message). Printed for reference (it was ≤ 50 ms on the reference machine).
  * 2. Metering one turn at turn 1,000 vs one at turn 10 (same per-turn work,
- *    longer history). Target ratio ≤ 1.5.
+ *    longer history): the ratio (test/bench/ratios.ts), target ≤ 1.5.
  * 3. For reference: materializing every node of every request (`cost --tree`
  *    over the whole session), which is O(total nodes) by nature.
  */
@@ -15,6 +15,7 @@ import type { ChainLink } from "../../src/session/types.ts";
 import { chainHash, hashText } from "../../src/wire/hash.ts";
 import { ChainMeter, ratesOf } from "../../src/meter/attribute.ts";
 import { priceUsage, type ResolvedPrice } from "../../src/meter/pricing.ts";
+import { median, ratio } from "./ratios.ts";
 
 const TURNS = 1000;
 const PREFIX_NODES = 6;
@@ -56,11 +57,6 @@ function meterTurn(meter: ChainMeter, chain: ChainLink[], usage: Usage, t: numbe
   let sum = a.output.usdAtto ?? 0n;
   for (let i = Math.max(0, a.nodeCount - 2); i < a.nodeCount; i++) sum += a.node(i).usdAtto ?? 0n;
   return sum;
-}
-
-function median(values: number[]): number {
-  const s = [...values].sort((x, y) => x - y);
-  return s[s.length >> 1]!;
 }
 
 const chains = buildChains(TURNS);
@@ -109,11 +105,11 @@ const sessionMs = median(sessionTimes);
 process.stdout.write(
   [
     `meter: ${TURNS} turns, last prompt ${lastPrompt} tokens, ${chains.at(-1)!.length} nodes`,
-    `  price + attribute whole session: median ${sessionMs.toFixed(2)} ms (target ≤ 50 ms) ${sessionMs <= 50 ? "OK" : "OVER"}`,
+    `  price + attribute whole session: median ${sessionMs.toFixed(2)} ms`,
     `  one turn at turn 10:   median ${(at10 * 1000).toFixed(2)} µs `,
     `  one turn at turn 1000: median ${(at1000 * 1000).toFixed(2)} µs`,
-    `  ratio turn 1000 / turn 10: ${(at1000 / at10).toFixed(2)} (target ≤ 1.5) ${at1000 / at10 <= 1.5 ? "OK" : "OVER"}`,
     `  reference: every node of every request materialized: ${treeMs.toFixed(1)} ms`,
     "",
   ].join("\n"),
 );
+ratio("meter.1000_vs_10", at1000 / at10, 1.5);

@@ -2,9 +2,13 @@
  * `cachet proxy` overhead: small non-streamed exchanges (the four protocols
  * in turn) from a client process, straight to an emulator and through the
  * compiled `cachet proxy --upstream EMULATOR`, in the same run.
- * - Throughput: concurrency 32, direct then proxied. Target: ≥ 1,000 req/s through the proxy.
+ * - Throughput: concurrency 32, direct then proxied. Ratio (test/bench/ratios.ts): direct req/s
+ *   over proxied req/s, target ≤ 2.5: the old absolute target, ≥ 1,000 req/s through the
+ *   proxy, against the 2,560 req/s direct when the ratio was introduced (2 shared cores,
+ *   load average 17; the proxy then made 620 req/s, a ratio of 4.1).
  * - Added latency: one request at a time, direct and proxied alternating, the
- *   median of each. Target: ≤ 2 ms added per exchange.
+ *   median of each. Ratio: proxied median over direct median, target ≤ 3.5: the old
+ *   target, ≤ 2 ms added, over the 0.81 ms direct median of that run.
  * Every proxied exchange must be recorded (counted once the proxy has stopped).
  * The machine is shared: the load average is printed beside the figures.
  *
@@ -13,6 +17,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
+import { ratio } from "./ratios.ts";
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -71,22 +76,21 @@ async function main(): Promise<void> {
 
   const expected = 2_000 + requests + latencyCount;
   const added = latency.proxied.medianMs - latency.direct.medianMs;
-  const throughputOk = proxied.proxied.perSecond >= 1_000;
-  const latencyOk = added <= 2;
   process.stdout.write(
     [
       `direct:  ${direct.direct.count} requests, concurrency ${concurrency}, ${direct.direct.perSecond.toFixed(0)} req/s, median ${direct.direct.medianMs.toFixed(3)} ms, p99 ${direct.direct.p99Ms.toFixed(3)} ms, errors ${direct.direct.errors}`,
-      `proxied: ${proxied.proxied.count} requests, concurrency ${concurrency}, ${proxied.proxied.perSecond.toFixed(0)} req/s (${throughputOk ? "meets" : "MISSES"} the 1,000 req/s target; ${((proxied.proxied.perSecond / direct.direct.perSecond) * 100).toFixed(0)}% of direct), median ${proxied.proxied.medianMs.toFixed(3)} ms, p99 ${proxied.proxied.p99Ms.toFixed(3)} ms, errors ${proxied.proxied.errors}`,
+      `proxied: ${proxied.proxied.count} requests, concurrency ${concurrency}, ${proxied.proxied.perSecond.toFixed(0)} req/s (${((proxied.proxied.perSecond / direct.direct.perSecond) * 100).toFixed(0)}% of direct), median ${proxied.proxied.medianMs.toFixed(3)} ms, p99 ${proxied.proxied.p99Ms.toFixed(3)} ms, errors ${proxied.proxied.errors}`,
       `proxy process CPU: ${cpuPerExchange.toFixed(3)} ms per exchange (forwarding and recording)`,
-      `latency, one at a time (${latencyCount} each, alternating): direct median ${latency.direct.medianMs.toFixed(3)} ms, proxied median ${latency.proxied.medianMs.toFixed(3)} ms, added ${added.toFixed(3)} ms (${latencyOk ? "meets" : "MISSES"} the ≤ 2 ms target)`,
+      `latency, one at a time (${latencyCount} each, alternating): direct median ${latency.direct.medianMs.toFixed(3)} ms, proxied median ${latency.proxied.medianMs.toFixed(3)} ms, added ${added.toFixed(3)} ms`,
       `recorded: ${recorded} of ${expected} proxied exchanges in the ledger`,
       `load average after: ${loadAfter}`,
       "",
     ].join("\n"),
   );
-  // Only a gross regression fails the bench: the machine is shared, so throughput is judged against the direct run
-  // in the same minute (a tenth of it), latency at twice its target; a lost row or an error always fails.
-  if (proxied.proxied.perSecond < direct.direct.perSecond / 10 || added > 4 || recorded !== expected || proxied.proxied.errors > 0) process.exit(1);
+  ratio("proxy.throughput_direct_vs_proxied", direct.direct.perSecond / proxied.proxied.perSecond, 2.5);
+  ratio("proxy.latency_proxied_vs_direct", latency.proxied.medianMs / latency.direct.medianMs, 3.5);
+  // A lost ledger row or a failed exchange fails the bench whatever the figures.
+  if (recorded !== expected || proxied.proxied.errors > 0) process.exitCode = 1;
 }
 
 /** CPU time (user + system) a process has used, seconds (Linux /proc; NaN elsewhere). */
