@@ -1,10 +1,11 @@
 /**
  * What a run does while its stdin is still being read, so that the request
  * leaves as soon as the input ends: open the runtime (config, plugins, the
- * store, the emulator), choose the session and load it, resolve the
- * provider's base URL and open the connection to it (Bun's
- * `fetch.preconnect`: DNS, TCP and the TLS handshake; the request then reuses
- * the pooled connection: https://bun.sh/reference/globals/fetch/preconnect).
+ * store, the emulator), choose the session, resolve the provider's base URL
+ * and open the connection to it (Bun's `fetch.preconnect`: DNS, TCP and the
+ * TLS handshake; the request then reuses the pooled connection:
+ * https://bun.sh/reference/globals/fetch/preconnect), start the turn lease's
+ * keeper thread, load the session and parse the price catalog.
  *
  * Nothing here is stored and no lease is taken: the turn chooses, leases and
  * loads its session again once the input is complete. That load is cheap
@@ -12,6 +13,7 @@
  * since, src/session/log.ts), and it is what the turn uses, so a session
  * another process changes meanwhile is seen as it is then.
  */
+import { existsSync } from "node:fs";
 import { openRuntime, type Runtime, type RuntimeOptions } from "./runtime.ts";
 import { parseModelRef, providerBaseUrl } from "./resolve-provider.ts";
 import { modelRefOf } from "./stages/input.ts";
@@ -58,7 +60,6 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   let target: ReturnType<typeof chooseSession>;
   try {
     target = chooseSession(runtime, setup);
-    if (target) runtime.store.loadSession(target.id);
   } catch {
     target = undefined;
   }
@@ -70,4 +71,21 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   } catch {
     // An unknown provider or a malformed model or URL: the turn reports it.
   }
+  runtime.store.prepareTurn();
+  try {
+    if (target) runtime.store.loadSession(target.id);
+  } catch {
+    // A session without a stable prefix yet: the turn reports it.
+  }
+  void warmCatalog(runtime.env).catch(() => {});
+}
+
+/**
+ * Parses the embedded price catalog (memoized), which the context-window check reads before
+ * sending. A stored catalog update is parsed where it is used (it is not memoized), so not here.
+ */
+async function warmCatalog(env: Record<string, string | undefined>): Promise<void> {
+  const { embeddedCatalog, storedCatalogFile } = await import("../meter/catalog.ts");
+  const { statePaths } = await import("../paths.ts");
+  if (!existsSync(storedCatalogFile(statePaths(env)))) embeddedCatalog();
 }
