@@ -6,12 +6,24 @@
  * carry this exact value, counted per emulator instance, so `429:1` fails
  * once and lets the retry through). Names:
  * - `429`: HTTP 429 rate limit, `retry-after: 1` and `retry-after-ms: 200`.
+ * - `500`: HTTP 500 internal error (`api_error`, as Anthropic documents at
+ *   https://docs.anthropic.com/en/api/errors; OpenAI documents 500 as "the
+ *   server had an error while processing your request",
+ *   https://platform.openai.com/docs/guides/error-codes).
  * - `503`: HTTP 503 unavailable.
  * - `529`: HTTP 529 overloaded (`overloaded_error`).
  * - `error-before`: a 200 stream whose first event after the start is an
  *   `overloaded_error` error event, before any content.
  * - `error-after`: the same error event after all content, before the final
  *   usage/stop events.
+ * - `reset`: the connection is closed before any byte of the response (no
+ *   status line, no headers): the client sees a connection reset, as when a
+ *   load balancer drops the connection.
+ * - `hold`: the response does not start (no byte, not even headers) until
+ *   `POST /_emulator/release` or until the client goes away; then it is
+ *   answered normally. A test holds a request "sent, no byte back yet" this
+ *   way instead of racing a clock; never released, it is a provider that
+ *   never answers.
  * - `cut`: the stream (or JSON body) stops mid-way, inside an event, and
  *   the response ends there: every byte sent arrives, the answer never
  *   finishes. (A reset connection would make the client's kernel drop bytes
@@ -39,14 +51,15 @@ export const FAULT_HEADER = "x-emulator-fault";
 export const FAULT_ENV = "CACHET_EMULATOR_FAULT";
 
 /** Every fault name. */
-export const FAULT_NAMES = ["429", "503", "529", "error-before", "error-after", "cut", "stall", "chatter", "split-utf8", "thinking-pings"] as const;
+export const FAULT_NAMES = ["429", "500", "503", "529", "error-before", "error-after", "cut", "stall", "chatter", "split-utf8", "thinking-pings", "reset", "hold"] as const;
 
 /** A fault name. */
 export type FaultName = (typeof FAULT_NAMES)[number];
 
-/** Counts how often each `NAME:N` value has fired. */
+/** Counts how often each `NAME:N` value has fired, and keeps the responses `hold` holds. */
 export class FaultPlan {
   private readonly fired = new Map<string, number>();
+  private readonly waiting = new Set<() => void>();
 
   /**
    * The fault to apply to this request, or undefined.
@@ -66,8 +79,29 @@ export class FaultPlan {
     return count <= Number(match[2]) ? name : undefined;
   }
 
-  /** Forgets the counts. */
+  /** Resolves on {@link release}, or when `signal` aborts (the client went away). */
+  hold(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.waiting.delete(done);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      this.waiting.add(done);
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  /** Lets every held response start. @returns how many were held */
+  release(): number {
+    const held = [...this.waiting];
+    for (const done of held) done();
+    return held.length;
+  }
+
+  /** Forgets the counts and lets held responses start. */
   reset(): void {
     this.fired.clear();
+    this.release();
   }
 }

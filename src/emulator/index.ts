@@ -14,6 +14,7 @@
  * - `CACHET_EMULATOR_ANSWER_TOKENS`: default answer length (20).
  * - `CACHET_EMULATOR_SEED`: seed of overflow routing (`cachet`).
  * Inspection: `GET /_emulator/requests[?limit=N]`, `GET /_emulator/counters`,
+ * `POST /_emulator/release` (starts the responses the `hold` fault holds),
  * `POST /_emulator/reset` (requests, counters, fault counts and cache state).
  */
 import { join } from "node:path";

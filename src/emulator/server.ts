@@ -90,13 +90,22 @@ export async function handleRequest(request: Request, state: ServerState): Promi
     }
     if (typeof body !== "object" || body === null || Array.isArray(body)) throw new EmulatorRequestError(400, "invalid_request_error", "request body must be a JSON object");
     received.body = body;
-    const fault = state.faults.pick(request.headers, state.env);
-    if (fault) {
-      received.fault = fault;
-      inspection.count(`faults.${fault}`);
-      const statusFault = httpFault(fault, route, body);
+    const picked = state.faults.pick(request.headers, state.env);
+    if (picked) {
+      received.fault = picked;
+      inspection.count(`faults.${picked}`);
+      // No byte at all: status 0 says nothing was answered.
+      if (picked === "reset") return new Response(new ReadableStream({ pull: (controller) => controller.error() }));
+      const statusFault = httpFault(picked, route, body);
       if (statusFault) return finish(statusFault(handler));
     }
+    // A held response, once released, is answered as if no fault applied.
+    if (picked === "hold") {
+      await state.faults.hold(request.signal);
+      // The client went away while held: nothing was answered (status 0).
+      if (request.signal.aborted) return new Response(null, { status: 204 });
+    }
+    const fault = picked === "hold" ? undefined : picked;
     return finish(answer(request, route, handler, body, now, fault, received, state));
   } catch (error) {
     if (error instanceof EmulatorRequestError) {
@@ -181,10 +190,10 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
 function httpFault(fault: FaultName, route: Route, body: Record<string, unknown>): ((handler: ProtocolHandler) => Response) | undefined {
   const streaming = body.stream === true || route.endpoint === "stream-generate";
   const overload = route.protocol === "anthropic-messages" ? 529 : 503;
-  const status = fault === "429" ? 429 : fault === "503" ? 503 : fault === "529" ? 529 : !streaming && (fault === "error-before" || fault === "error-after") ? overload : undefined;
+  const status = fault === "429" ? 429 : fault === "500" ? 500 : fault === "503" ? 503 : fault === "529" ? 529 : !streaming && (fault === "error-before" || fault === "error-after") ? overload : undefined;
   if (status === undefined) return undefined;
   const type = status === 429 ? "rate_limit_error" : status === 529 ? "overloaded_error" : "api_error";
-  const message = status === 429 ? "Number of request tokens has exceeded your rate limit (emulated)" : status === 529 ? "Overloaded" : "Service unavailable (emulated)";
+  const message = status === 429 ? "Number of request tokens has exceeded your rate limit (emulated)" : status === 529 ? "Overloaded" : status === 500 ? "Internal server error (emulated)" : "Service unavailable (emulated)";
   const headers: Record<string, string> = status === 429 ? { "retry-after": "1", "retry-after-ms": "200" } : {};
   return (handler) => Response.json(handler.errorBody(status, type, message), { status, headers });
 }
@@ -197,11 +206,12 @@ async function inspect(request: Request, url: URL, state: ServerState): Promise<
     return Response.json(limit > 0 ? all.slice(-limit) : all);
   }
   if (what === "counters" && request.method === "GET") return Response.json(state.inspection.counters());
+  if (what === "release" && request.method === "POST") return Response.json({ released: state.faults.release() });
   if (what === "reset" && request.method === "POST") {
     state.inspection.reset();
     state.faults.reset();
     state.store.clear();
     return Response.json({ reset: true });
   }
-  return Response.json({ error: { message: `unknown emulator endpoint ${request.method} ${url.pathname}; try GET /_emulator/requests, GET /_emulator/counters, POST /_emulator/reset` } }, { status: 404 });
+  return Response.json({ error: { message: `unknown emulator endpoint ${request.method} ${url.pathname}; try GET /_emulator/requests, GET /_emulator/counters, POST /_emulator/release, POST /_emulator/reset` } }, { status: 404 });
 }
