@@ -30,7 +30,14 @@ export interface ConsumeOptions {
   stream?: boolean;
   /** Aborted to stop the provider call (on a stall too). */
   abort: AbortController;
-  /** Called for every event, in order, before the next is read. */
+  /**
+   * Called for every event before its content is applied to the result (a
+   * plugin's `response:event` hook): when it throws, the event's content is
+   * left out, so the stored partial answer never holds text that was not
+   * shown (usage and finish events are applied first, since they are billed).
+   */
+  onArrive?: (event: StreamEvent) => void | Promise<void>;
+  /** Called for every event once applied, in order, before the next is read. */
   onEvent?: (event: StreamEvent, content: Block[]) => void | Promise<void>;
 }
 
@@ -72,8 +79,14 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       if (next.done) break;
       const event = next.value;
       clock.saw(event);
-      if (event.type !== "chatter" && event.type !== "finish" && event.type !== "usage") result.firstContentAt ??= Date.now();
-      apply(result, event);
+      const content = event.type !== "chatter" && event.type !== "finish" && event.type !== "usage";
+      // Usage and the finish are the provider's account of the bill: kept even when the hook fails.
+      if (!content) apply(result, event);
+      await options.onArrive?.(event);
+      if (content) {
+        result.firstContentAt ??= Date.now();
+        apply(result, event);
+      }
       await options.onEvent?.(event, result.content);
       if (event.type === "finish") break;
     }

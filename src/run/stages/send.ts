@@ -9,7 +9,7 @@ import type { Reservation } from "../../budget/budget.ts";
 import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
-import { CachetError, ProviderError, withHintText } from "../../errors.ts";
+import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
@@ -103,8 +103,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
         ...(options.thinkingMs ? { thinkingMs: options.thinkingMs } : {}),
         stream: options.generation.stream,
         abort,
+        onArrive: (event) => host.callParallel("response:event", event, context),
         onEvent: async (event, content) => {
-          await host.callParallel("response:event", event, context);
           if (event.type === "text" && !context.prefix.schema) {
             options.sink.text(event.delta);
             emitted = true;
@@ -161,7 +161,15 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   answer.cancel();
   const result = outcome ?? partial!;
   if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
-  if (result.content.length > 0 || answer.saved) answer.save(result.content, failure !== undefined);
+  if (result.content.length > 0 || answer.saved) {
+    try {
+      answer.save(result.content, failure !== undefined);
+    } catch (error) {
+      // The store refused the answer (disk full, read-only, the lease taken over): the turn fails with that, and the
+      // ledger write that follows names what was kept and what was not.
+      if (!refusedWrite(failure)) failure = error;
+    }
+  }
   return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries };
 }
 
@@ -177,6 +185,11 @@ function withHint(failure: unknown, partial: boolean, attempts: number): unknown
   else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
   else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
   return hint ? withHintText(failure, hint) : failure;
+}
+
+/** Whether `error` is the store refusing a write (a full disk, a read-only file, a lease taken over). */
+export function refusedWrite(error: unknown): boolean {
+  return isCachetError(error) && (error.code === "STORE" || error.code === "SESSION_CONFLICT");
 }
 
 function messageChars(message: Message): number {
