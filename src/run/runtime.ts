@@ -192,7 +192,11 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
             memo.set(hash, tokens);
             counted.push([hash, tokens]);
           }
-          store.saveNodeTokens(counted);
+          try {
+            store.saveNodeTokens(counted);
+          } catch {
+            // Only a memo: a store that refuses writes (disk full) costs a recount next time, not the turn.
+          }
         }
         for (const link of links) if (link.tokens === 0) link.tokens = memo.get(link.content) ?? 0;
       }

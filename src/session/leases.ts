@@ -82,7 +82,12 @@ export class Leases {
       released = true;
       stop();
       if (this.core.fences.get(sessionId) === token) this.core.fences.delete(sessionId);
-      this.core.write(() => this.core.db.query("DELETE FROM turn_leases WHERE session_id = ? AND token = ?").run(sessionId, token));
+      try {
+        this.core.write(() => this.core.db.query("DELETE FROM turn_leases WHERE session_id = ? AND token = ?").run(sessionId, token));
+      } catch {
+        // A store that refuses writes (disk full, read-only) must not mask the turn's own error: the lease of
+        // a process that has ended is taken over at once, and expires anyway.
+      }
     };
   }
 

@@ -12,6 +12,10 @@ const SAVE_EVERY_MS = 250;
 export class PartialAnswer {
   /** Whether the message has been stored at all. */
   saved = false;
+  /** Whether the last save that succeeded stored the answer as complete. */
+  complete = false;
+  /** The failure of a throttled save (it runs from a timer): thrown by the next {@link saveSoon}. */
+  private failure: unknown;
   private lastSave = 0;
   private pending: ReturnType<typeof setTimeout> | undefined;
 
@@ -31,16 +35,26 @@ export class PartialAnswer {
     } else {
       this.store.updatePartial(this.sessionId, this.id, message.content, incomplete);
     }
+    this.complete = !incomplete;
   }
 
-  /** Stores the growing `content` as incomplete, throttled: a burst followed by a stall is stored whole. */
+  /**
+   * Stores the growing `content` as incomplete, throttled: a burst followed by a stall is stored whole.
+   * @throws CachetError STORE or SESSION_CONFLICT when this save, or a throttled one before it, was refused
+   */
   saveSoon(content: Block[]): void {
+    if (this.failure !== undefined) throw this.failure;
     const due = this.lastSave + SAVE_EVERY_MS - Date.now();
     if (due > 0) {
       this.pending ??= setTimeout(() => {
         this.pending = undefined;
         this.lastSave = Date.now();
-        this.save(content, true);
+        try {
+          this.save(content, true);
+        } catch (error) {
+          // A store that refuses writes (disk full, read-only, the lease taken over): the stream stops at the next event.
+          this.failure = error;
+        }
       }, due);
       return;
     }

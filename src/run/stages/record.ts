@@ -15,7 +15,8 @@ import type { Priced, Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
-import type { BilledAttempt, SendOutcome } from "./send.ts";
+import { refusedWrite, type BilledAttempt, type SendOutcome } from "./send.ts";
+import type { PartialAnswer } from "./partial-answer.ts";
 import type { OpenedSession } from "./session.ts";
 
 /** The ledger row of a call and what it was built from. */
@@ -74,7 +75,7 @@ export async function recordCall(
       for (const r of rows) store.recordRequest(r);
     });
   } catch (error) {
-    throw ledgerWriteFailed(error, rows, result.content.length > 0 || sent.answer.saved);
+    throw ledgerWriteFailed(error, rows, sent.answer);
   }
   // A prompt that got no answer at all leaves the log as it was before the turn, so the next request
   // (`cachet -c` again) is well formed; its ledger rows stay.
@@ -246,16 +247,19 @@ function withNote(failure: unknown, note: string): unknown {
 }
 
 /**
- * A failed ledger write (disk full, read-only store) reported with exactly
- * what was kept: the prompt and the answer were stored before it (or the turn
- * would have failed earlier), the billed attempts were not, so their usage is
- * named here for the user to keep.
+ * A failed ledger write (disk full, read-only store, the session's lease
+ * taken over) reported with exactly what was kept: the prompt (stored before
+ * the request was sent) and the answer as far as it was stored; the billed
+ * attempts were not, so their usage is named here for the user to keep.
  */
-function ledgerWriteFailed(error: unknown, rows: readonly LedgerRow[], answerStored: boolean): unknown {
-  if (!isCachetError(error) || error.code !== "STORE") return error;
+function ledgerWriteFailed(error: unknown, rows: readonly LedgerRow[], answer: Pick<PartialAnswer, "saved" | "complete">): unknown {
+  if (!refusedWrite(error)) return error;
+  const cachetError = error as CachetError;
   const billed = rows.map((r) => `${r.id} attempt ${r.attempt ?? 1}: input ${r.usage.input ?? "?"}, cache read ${r.usage.cacheRead ?? "?"}, cache write ${(r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0)}, output ${r.usage.output ?? "?"}, ${r.costUsd === null ? "cost unknown" : `$${r.costUsd}`}`);
-  return new CachetError("STORE", `${error.message}; the ledger rows of this turn were not written (${billed.join("; ")})`, {
-    hint: `kept: the prompt${answerStored ? " and the answer" : ""} in the session; not kept: those ledger rows; free space or fix permissions, then \`cachet -c\` goes on`,
+  const kept = !answer.saved ? "" : answer.complete ? " and the answer" : " and the answer as far as it was stored (marked incomplete)";
+  const fix = cachetError.code === "SESSION_CONFLICT" ? "the process that took the session over goes on with it; then" : "free space or fix permissions, then";
+  return new CachetError(cachetError.code, `${cachetError.message}; the ledger rows of this turn were not written (${billed.join("; ")})`, {
+    hint: `kept: the prompt${kept} in the session; not kept: those ledger rows; ${fix} \`cachet -c\` goes on`,
     cause: error,
   });
 }
