@@ -3,6 +3,7 @@
  * transaction and the per-session revision that tells cached reads they are stale.
  */
 import type { Database } from "bun:sqlite";
+import { existsSync } from "node:fs";
 import { CachetError } from "../errors.ts";
 import { openDatabase, type OpenOptions } from "./database.ts";
 
@@ -19,6 +20,9 @@ export class StoreCore {
    */
   readonly fences = new Map<string, string>();
 
+  /** The armed test fault (see {@link TEST_STORE_FAULT_ENV}), if any. */
+  private readonly testFault = testStoreFault(process.env[TEST_STORE_FAULT_ENV]);
+
   constructor(path: string, options: OpenOptions = {}) {
     this.path = path;
     this.db = openDatabase(path, options);
@@ -31,8 +35,12 @@ export class StoreCore {
    */
   write<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
+    const injected = this.testFault?.fired(this.db);
     try {
-      return this.db.transaction(fn).immediate();
+      return this.db.transaction(() => {
+        if (injected === "full") throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        return fn();
+      }).immediate();
     } catch (error) {
       const code = (error as { code?: unknown }).code;
       if (typeof code === "string" && /^SQLITE_(FULL|READONLY|CORRUPT|NOTADB|IOERR|CANTOPEN|PERM)/.test(code)) {
@@ -95,4 +103,36 @@ export class StoreCore {
 /** SESSION_NOT_FOUND for an id or name. */
 export function sessionNotFound(idOrName: string): CachetError {
   return new CachetError("SESSION_NOT_FOUND", `no session "${idOrName}"`, { hint: "run `cachet sessions` to list sessions" });
+}
+
+/**
+ * Test hook of the e2e fault matrix (test/e2e/fault-matrix.test.ts); no user
+ * sets it. `CACHET_TEST_STORE_FAULT=full@FILE` or `readonly@FILE`: from the
+ * first write that starts after FILE exists, every write of this process
+ * fails the way SQLite fails on a full disk (`SQLITE_FULL`, "database or disk
+ * is full", raised inside the transaction so it rolls back) or on a store
+ * that turned read-only (SQLite's own `SQLITE_READONLY`, through
+ * `PRAGMA query_only`). The lease keeper's connection is not affected. A
+ * running process cannot otherwise be made to hit a full disk or a read-only
+ * file at a chosen moment (a chmod does not affect an open file, and root
+ * ignores it); the store-level tests use SQLite's `max_page_count` for a real
+ * SQLITE_FULL.
+ */
+export const TEST_STORE_FAULT_ENV = "CACHET_TEST_STORE_FAULT";
+
+function testStoreFault(value: string | undefined): { fired(db: Database): "full" | "readonly" | undefined } | undefined {
+  const match = value === undefined ? null : /^(full|readonly)@(.+)$/.exec(value);
+  if (!match) return undefined;
+  const kind = match[1] as "full" | "readonly";
+  const trigger = match[2]!;
+  let armed = false;
+  return {
+    fired(db) {
+      if (!armed && existsSync(trigger)) {
+        armed = true;
+        if (kind === "readonly") db.exec("PRAGMA query_only = ON");
+      }
+      return armed ? kind : undefined;
+    },
+  };
 }
