@@ -68,6 +68,21 @@ function spawnCachet(home: string, args: string[], env: Record<string, string> =
   };
 }
 
+/**
+ * Resolves once a PROMPT run started now, with the same first-byte wait
+ * (`env`), has gone on without its silent stdin (it says so on stderr): a run
+ * started before it has by then waited for stdin longer than that wait.
+ */
+async function firstByteWaitPassed(env: Record<string, string>): Promise<void> {
+  const reference = spawnCachet(freshHome(), ["--emulate", "reference"], env);
+  try {
+    await reference.stderrHas(/stdin stayed open with no data; going on with the PROMPT alone/);
+  } finally {
+    reference.proc.kill();
+    await reference.proc.exited;
+  }
+}
+
 /** Resolves once `path` exists (a plugin's rendezvous file). */
 async function fileAppears(path: string): Promise<void> {
   const deadline = Date.now() + 20_000;
@@ -142,7 +157,8 @@ describe("stdin", () => {
     const home = freshHome();
     const run = spawnCachet(home, ["--emulate"], { CACHET_STDIN_WAIT_MS: "50" });
     // Longer than the first-byte wait a PROMPT run would give it.
-    await Bun.sleep(400);
+    await firstByteWaitPassed({ CACHET_STDIN_WAIT_MS: "50" });
+    expect(run.proc.exitCode).toBeNull();
     run.proc.stdin.write("slow producer\n");
     run.proc.stdin.end();
     expect(await run.proc.exited).toBe(0);
@@ -176,7 +192,8 @@ describe("stdin", () => {
   test("--stdin wait: a PROMPT run waits for a slow producer; --stdin skip ignores an open pipe at once", async () => {
     const home = freshHome();
     const run = spawnCachet(home, ["--emulate", "--stdin", "wait", "summarise"], { CACHET_STDIN_WAIT_MS: "50" });
-    await Bun.sleep(400);
+    await firstByteWaitPassed({ CACHET_STDIN_WAIT_MS: "50" });
+    expect(run.proc.exitCode).toBeNull();
     run.proc.stdin.write("late but awaited");
     run.proc.stdin.end();
     expect(await run.proc.exited).toBe(0);
@@ -359,10 +376,18 @@ describe("signals end any run within 1 s", () => {
 
   test("SIGTERM while waiting for stdin: exit 143, nothing stored", async () => {
     const home = freshHome();
-    const run = spawnCachet(home, ["--emulate"]);
-    // The run waits for stdin to end; give it a moment to get there (exit code is the check either way).
-    await Bun.sleep(300);
-    await endsBySignal(run.proc, "SIGTERM", 143);
+    // The run opens the provider's connection while it reads stdin (src/run/prepare.ts), after its signal handlers
+    // are in place: a connection to this listener says the run is in the wait.
+    let connected!: () => void;
+    const inTheWait = new Promise<void>((resolve) => (connected = resolve));
+    const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => connected(), data() {} } });
+    try {
+      const run = spawnCachet(home, ["--base-url", `http://127.0.0.1:${listener.port}`], { ANTHROPIC_API_KEY: "test-key" });
+      await inTheWait;
+      await endsBySignal(run.proc, "SIGTERM", 143);
+    } finally {
+      listener.stop(true);
+    }
     expect(await stored(home)).toEqual({ messages: [], requests: [] });
   });
 
