@@ -101,6 +101,50 @@ describe("faults", () => {
     }
   });
 
+  test("500 answers with the protocol's internal-error body (Anthropic api_error)", async () => {
+    const anthropic = await post(`${emu.url}/v1/messages`, { ...anthropicStream, stream: false }, fault("500"));
+    expect(anthropic.status).toBe(500);
+    expect(anthropic.json).toMatchObject({ type: "error", error: { type: "api_error" } });
+    const openai = await post(`${emu.url}/v1/chat/completions`, { model: "gpt-5", messages: [{ role: "user", content: "x" }] }, fault("500"));
+    expect(openai.status).toBe(500);
+  });
+
+  test("reset: the connection closes before any byte of the response (no status), streaming or not; nothing counted as answered", async () => {
+    for (const body of [anthropicStream, { ...anthropicStream, stream: false }]) {
+      const error = await fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("reset"), body: JSON.stringify(body) }).then(
+        () => undefined,
+        (e: unknown) => e as { code?: string },
+      );
+      expect(error?.code).toBe("ECONNRESET");
+    }
+    const last = emu.requests().at(-1)!;
+    expect([last.fault, last.status]).toEqual(["reset", 0]);
+  });
+
+  test("hold: no byte until POST /_emulator/release, then the normal answer; a client that goes away is not answered", async () => {
+    let arrived = false;
+    const held = fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("hold"), body: JSON.stringify({ ...anthropicStream, stream: false }) }).then((r) => {
+      arrived = true;
+      return r.json() as Promise<Record<string, any>>;
+    });
+    const waiting = () => emu.requests().some((r) => r.fault === "hold" && r.status === 0);
+    while (!waiting()) await Bun.sleep(5);
+    // The emulator has the request and holds it: a second inspection round-trip still finds no response.
+    await fetch(`${emu.url}/_emulator/counters`);
+    expect(arrived).toBe(false);
+    expect(await (await fetch(`${emu.url}/_emulator/release`, { method: "POST" })).json()).toEqual({ released: 1 });
+    expect(await held).toMatchObject({ type: "message", role: "assistant" });
+    expect(emu.requests().at(-1)!.status).toBe(200);
+
+    const gone = new AbortController();
+    const dropped = fetch(`${emu.url}/v1/messages`, { method: "POST", headers: fault("hold"), body: JSON.stringify(anthropicStream), signal: gone.signal }).catch(() => "aborted");
+    while (!emu.requests().some((r, i, all) => i === all.length - 1 && r.fault === "hold" && r.status === 0)) await Bun.sleep(5);
+    gone.abort();
+    expect(await dropped).toBe("aborted");
+    expect(await (await fetch(`${emu.url}/_emulator/release`, { method: "POST" })).json()).toMatchObject({ released: expect.any(Number) });
+    expect(emu.requests().at(-1)!.status).toBe(0);
+  });
+
   test("an unknown fault value is a 400 that lists the valid ones", async () => {
     const r = await post(`${emu.url}/v1/chat/completions`, { model: "gpt-5", messages: [{ role: "user", content: "x" }] }, fault("explode"));
     expect(r.status).toBe(400);
