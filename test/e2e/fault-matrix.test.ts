@@ -453,6 +453,7 @@ async function runCell(cell: Cell & { plan: Plan }, emulator: EmulatorProcess): 
     if (plan.ledger === "named" && billed > 0 && withUsage !== billed) {
       const named = (stderr.match(/attempt \d+: input \d+/g) ?? []).length;
       if (named + withUsage !== billed) problems.push(`${billed} billed attempts, ${withUsage} rows, ${named} named in the error: ${stderr.trim().split("\n")[0]}`);
+      if (!/kept: the prompt/.test(stderr)) problems.push(`the error does not say what was kept: ${stderr.trim()}`);
     }
     if (plan.ledger === "killed" && rows.length > 0) problems.push(`a killed run wrote ${rows.length} ledger rows`);
 
