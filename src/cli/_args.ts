@@ -12,6 +12,17 @@ export const globalArgs = {
   debug: { type: "boolean", description: "Everything, with stacks for errors" },
 } as const satisfies ArgsDef;
 
+/**
+ * Index of the first argument after the leading global flags (`cachet -q
+ * sessions` runs `sessions`); none of them takes a value.
+ */
+export function globalFlagsEnd(args: readonly string[]): number {
+  const names = new Set(Object.entries(globalArgs).flatMap(([name, def]) => [`--${name}`, ...("alias" in def ? [`-${def.alias}`] : [])]));
+  let i = 0;
+  while (i < args.length && names.has(args[i]!)) i++;
+  return i;
+}
+
 /** `--json` for commands that print data. */
 export const jsonArg = {
   json: { type: "boolean", description: "Print JSON (lines) on stdout" },
@@ -28,18 +39,7 @@ export const emulateArg = {
  * @throws CachetError UNKNOWN_FLAG naming the flag.
  */
 export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, command: string): void {
-  const known = new Map<string, "boolean" | "value">();
-  for (const [name, def] of Object.entries(defs)) {
-    if (def.type === "positional") continue;
-    const kind = def.type === "boolean" ? "boolean" : "value";
-    const alias = (def as { alias?: string | string[] }).alias;
-    const names = [name, ...(alias === undefined ? [] : Array.isArray(alias) ? alias : [alias])];
-    for (const n of names) {
-      known.set(n, kind);
-      known.set(kebab(n), kind);
-      if (kind === "boolean") known.set(`no-${kebab(n)}`, kind);
-    }
-  }
+  const known = flagKinds(defs);
   for (let i = 0; i < rawArgs.length; i++) {
     const arg = rawArgs[i]!;
     if (arg === "--") return;
@@ -66,6 +66,45 @@ export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, comm
       }
     }
   }
+}
+
+/**
+ * The positional words of `rawArgs` as `defs` parses them (flag values
+ * skipped): those before `--` and those after it.
+ */
+export function positionalWords(rawArgs: readonly string[], defs: ArgsDef): { before: string[]; after: string[] } {
+  const kinds = flagKinds(defs);
+  const before: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!;
+    if (arg === "--") return { before, after: rawArgs.slice(i + 1) };
+    if (!arg.startsWith("-") || arg === "-") {
+      before.push(arg);
+      continue;
+    }
+    const body = arg.replace(/^--?/, "");
+    if (body.includes("=")) continue;
+    const names = arg.startsWith("--") || body.length === 1 ? [body] : [...body];
+    if (kinds.get(names[names.length - 1]!) === "value") i++;
+  }
+  return { before, after: [] };
+}
+
+/** Each flag name, alias and `no-` form `defs` declares: whether it takes a value. */
+function flagKinds(defs: ArgsDef): Map<string, "boolean" | "value"> {
+  const known = new Map<string, "boolean" | "value">();
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.type === "positional") continue;
+    const kind = def.type === "boolean" ? "boolean" : "value";
+    const alias = (def as { alias?: string | string[] }).alias;
+    const names = [name, ...(alias === undefined ? [] : Array.isArray(alias) ? alias : [alias])];
+    for (const n of names) {
+      known.set(n, kind);
+      known.set(kebab(n), kind);
+      if (kind === "boolean") known.set(`no-${kebab(n)}`, kind);
+    }
+  }
+  return known;
 }
 
 function kebab(name: string): string {

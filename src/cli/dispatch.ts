@@ -25,16 +25,18 @@ async function main(args: string[]): Promise<void> {
   setLogLevel(args.includes("--debug") ? "debug" : args.includes("--verbose") ? "verbose" : args.includes("--quiet") || args.includes("-q") ? "quiet" : "normal");
   try {
     if (args.length === 0 && process.stdin.isTTY) return await rootHelp();
-    if (args[0] === "--help" || args[0] === "-h" || args[0] === "help") return await rootHelp(args[1]);
-    const first = args[0];
+    const { globalFlagsEnd } = await import("./_args.ts");
+    // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
+    const at = globalFlagsEnd(args);
+    const first = args[at];
+    if (first === "--help" || first === "-h" || first === "help") return await rootHelp(args[at + 1]);
     const named = first !== undefined && Object.hasOwn(commands, first);
-    if (!named && first !== undefined && !first.startsWith("-")) guardTypo(first, args);
-    if (args[0] === "--version" || args[0] === "-v") {
-      throw Object.assign(new Error(`${args[0]} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
+    if (first === "--version" || first === "-v") {
+      throw Object.assign(new Error(`${first} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
     }
     const name = named ? first! : "run";
     commandName = name === "run" && !named ? undefined : name;
-    const rest = named ? args.slice(1) : args;
+    const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
     // citty decides on colour once, when loaded, from NO_COLOR only: help piped to a file must be plain text.
     if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
     const { runCommand, showUsage } = await import("citty");
@@ -43,9 +45,10 @@ async function main(args: string[]): Promise<void> {
       await showUsage(cmd);
       return;
     }
-    const { assertKnownFlags } = await import("./_args.ts");
+    const { assertKnownFlags, positionalWords } = await import("./_args.ts");
     const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
     if (defs) assertKnownFlags(rest, defs, name);
+    if (!named && defs) guardTypo(positionalWords(rest, defs), rest);
     await runCommand(cmd, { rawArgs: rest });
   } catch (error) {
     await report(error, args.includes("--debug"));
@@ -63,18 +66,25 @@ async function rootHelp(command?: string): Promise<void> {
   console.log(rootHelpText());
 }
 
-/** A lone word one or two edits from a command name is a typo, not a prompt. */
-function guardTypo(word: string, args: string[]): void {
-  if (args.some((a, i) => i > 0 && !a.startsWith("-"))) return;
+/**
+ * An implicit run whose prompt is one lone word equal or close to a command
+ * name is a misplaced or mistyped command, not a prompt. Words after `--`
+ * are the prompt as written, and `cachet run WORD` always sends WORD.
+ */
+function guardTypo(words: { before: string[]; after: string[] }, args: string[]): void {
+  if (words.before.length !== 1 || words.after.length > 0) return;
+  const word = words.before[0]!;
   if (!/^[a-z]+$/.test(word)) return;
   const near = Object.keys(commands).find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
-  if (near) {
-    throw Object.assign(new Error(`unknown command "${word}"`), {
-      code: "UNKNOWN_COMMAND",
-      exitCode: EXIT.usage,
-      hint: `did you mean \`cachet ${near}\`? To send "${word}" as a prompt, use \`cachet run ${word}\``,
-    });
-  }
+  if (!near) return;
+  // The same command line with `run` in front, when it can be shown without shell quoting.
+  const asPrompt = args.every((a) => /^[\w@%+=:,./-]+$/.test(a)) ? `cachet run ${args.join(" ")}` : `cachet run ${word}`;
+  const exact = near === word;
+  throw Object.assign(new Error(exact ? `"${word}" is a command: it must come first, before other flags` : `unknown command "${word}"`), {
+    code: "UNKNOWN_COMMAND",
+    exitCode: EXIT.usage,
+    hint: `${exact ? `\`cachet ${near}\` runs the command.` : `did you mean \`cachet ${near}\`?`} To send "${word}" as a prompt, use \`${asPrompt}\``,
+  });
 }
 
 function distance(a: string, b: string): number {

@@ -20,6 +20,7 @@ export function rootHelpText(): string {
     ...lines,
     "",
     "Global flags: --quiet, --verbose, --debug, --help, --version. NO_COLOR is honoured.",
+    "`--` ends the flags: `cachet -- explain the -c flag` sends every word after it as the prompt.",
     "Examples:",
     '  git diff | cachet "write the commit message"',
     '  cachet --emulate "hello"                 (no API key: the built-in emulator)',

@@ -10,7 +10,7 @@ import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
 const args = {
-  prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt" },
+  prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt. Words after `--` are prompt text even if they start with -" },
   model: { type: "string", alias: "m", description: "provider/model (models.dev id), e.g. anthropic/claude-sonnet-4-5" },
   system: { type: "string", alias: "s", description: "System prompt TEXT, or @FILE" },
   tools: { type: "string", description: "JSON file of tool definitions [{name, description, parameters}]" },

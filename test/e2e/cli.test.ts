@@ -98,6 +98,72 @@ describe("usage errors: one line naming the problem, a hint, exit 2", () => {
   });
 });
 
+describe("global flags before a command, the lone-word guard and `--`", () => {
+  test("global flags before a command run the command (-q sessions, --debug --verbose sessions)", () => {
+    for (const args of [["-q", "sessions"], ["--debug", "--verbose", "sessions"], ["--quiet", "sessions", "-q"]]) {
+      const r = cachet(args);
+      expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 0, stdout: "no sessions yet\n", stderr: "" });
+    }
+  });
+
+  test("a lone prompt word equal to a command after run flags is refused, nothing sent or stored", () => {
+    const home = freshHome();
+    const r = cachet(["--emulate", "sessions"], home);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stdout).toBe("");
+    expect(lines(r.stderr)).toEqual([
+      'cachet: "sessions" is a command: it must come first, before other flags',
+      '  hint: `cachet sessions` runs the command. To send "sessions" as a prompt, use `cachet run --emulate sessions`',
+    ]);
+    expect(readdirSync(home)).toEqual([]);
+  });
+
+  test("a lone prompt word close to a command after flags (and a flag's value) is refused", () => {
+    for (const args of [["--emulate", "sesions"], ["-q", "sesions"], ["-m", "anthropic/claude-sonnet-4-6", "--emulate", "sesions"]]) {
+      const home = freshHome();
+      const r = cachet(args, home);
+      expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: EXIT.usage, stdout: "" });
+      expect(lines(r.stderr)).toEqual([
+        'cachet: unknown command "sesions"',
+        `  hint: did you mean \`cachet sessions\`? To send "sesions" as a prompt, use \`cachet run ${args.join(" ")}\``,
+      ]);
+      expect(readdirSync(home)).toEqual([]);
+    }
+  });
+
+  test("`cachet run WORD` and `cachet -- WORD` send a command's name as the prompt", () => {
+    for (const args of [["run", "--emulate", "sessions"], ["--emulate", "--", "sessions"]]) {
+      const home = freshHome();
+      const r = cachet(args, home);
+      expect({ args, code: r.code }).toEqual({ args, code: 0 });
+      expect(r.stdout.length).toBeGreaterThan(0);
+      expect(userTexts(home)).toEqual(["sessions"]);
+    }
+  });
+
+  test("words after `--` are prompt text: -c is sent, not taken as --continue", () => {
+    const home = freshHome();
+    expect(cachet(["--emulate", "first"], home).code).toBe(0);
+    const r = cachet(["--emulate", "--", "explain", "the", "-c", "flag"], home);
+    expect(r.code).toBe(0);
+    // A new session (not a continuation of "first") whose one user message holds "-c".
+    expect(userTexts(home)).toEqual(["explain the -c flag"]);
+    expect(cachet(["sessions"], home).stdout.trim().split("\n").length).toBe(3);
+  });
+});
+
+/** The user messages' texts of the latest session, from `cachet export`. */
+function userTexts(home: string): string[] {
+  const r = cachet(["export"], home);
+  expect(r.code).toBe(0);
+  return r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "message" && e.message.role === "user")
+    .map((e) => e.message.content.map((c: { text: string }) => c.text).join(""));
+}
+
 describe("config errors: one clear line naming the file, non-zero exit, nothing written", () => {
   // `plugins` reads the config and touches nothing else; `--emulate` is the default command's path.
   const readers: Array<{ name: string; args: string[] }> = [
