@@ -7,7 +7,7 @@
 import { definePlugin } from "../../src/plugin/index.ts";
 import { anthropicCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
-import { renderAnthropic } from "./render.ts";
+import { DEFAULT_MAX_TOKENS, renderAnthropic } from "./render.ts";
 import { anthropicClient, sendAnthropic } from "./send.ts";
 import { anthropicUsage, anthropicUsageExamples } from "./usage.ts";
 
@@ -24,6 +24,7 @@ export default definePlugin({
       emulatorPath: "/anthropic",
       cacheRules: anthropicCacheRules,
       usageExamples: anthropicUsageExamples,
+      defaultMaxTokens: DEFAULT_MAX_TOKENS,
       create(config) {
         const client = anthropicClient(config);
         return {

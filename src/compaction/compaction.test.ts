@@ -9,7 +9,8 @@ import type { Message } from "../context/types.ts";
 import { renderExtractive, RENDER_MAX_BYTES, RENDER_VERSION } from "./extractive.ts";
 import { afterSummary, planCut } from "./plan.ts";
 import { acceptedSummary, summaryKey } from "./summary.ts";
-import { calibration, compactionLimits, nextRequestTokens } from "./trigger.ts";
+import { embeddedCatalog } from "../meter/catalog.ts";
+import { calibration, compactionLimits, nextRequestTokens, reservedOutput } from "./trigger.ts";
 
 const lines = (n: number, width = 60) => Array.from({ length: n }, (_, i) => `line ${i + 1} ${"é".repeat(width)}`).join("\r\n");
 
@@ -98,6 +99,45 @@ describe("limits, calibration and summaries", () => {
     expect(compactionLimits(64_000, 8_000)).toEqual({ window: 64_000, trigger: 51_200, target: 25_600, tail: 10_240 });
     expect(compactionLimits(200_000, 64_000)).toEqual({ window: 200_000, trigger: 131_904, target: 40_000, tail: 16_000 });
     expect(compactionLimits(200_000, 0, 32_000)).toEqual({ window: 200_000, trigger: 32_000, target: 16_000, tail: 6_400 });
+  });
+
+  test("the reserved output is --max-tokens, else the provider's default, capped by the catalog's output limit; 0 when nothing is sent", () => {
+    expect(reservedOutput(1_000, 8_192, 262_144)).toBe(1_000);
+    expect(reservedOutput(undefined, 8_192, 262_144)).toBe(8_192);
+    expect(reservedOutput(undefined, 8_192, 4_096)).toBe(4_096);
+    expect(reservedOutput(undefined, undefined, 262_144)).toBe(0);
+  });
+
+  test("the trigger never falls below 0.6 × window: moonshotai/kimi-k2.5 (output limit = window) compacts at 0.8 × window, not at 0", () => {
+    const limit = embeddedCatalog().moonshotai!.models["kimi-k2.5"]!.limit!;
+    const kimi = { context: limit.context!, output: limit.output! };
+    expect(kimi.output).toBeGreaterThanOrEqual(kimi.context - 4_096);
+    expect(compactionLimits(kimi.context, reservedOutput(undefined, undefined, kimi.output)).trigger).toBe(Math.floor(0.8 * kimi.context));
+    // A --max-tokens as large as the output limit reserves it all: the floor holds.
+    expect(compactionLimits(kimi.context, reservedOutput(kimi.output, undefined, kimi.output)).trigger).toBe(Math.floor(0.6 * kimi.context));
+    expect(compactionLimits(8_192, 8_192)).toEqual({ window: 8_192, trigger: 4_915, target: 2_457, tail: 982 });
+  });
+
+  test("over the whole catalog, for every model with a window and any reserve a run can make, 0.5 × window < trigger ≤ window", () => {
+    let models = 0;
+    let degenerateBefore = 0;
+    for (const [providerId, provider] of Object.entries(embeddedCatalog())) {
+      for (const [modelId, model] of Object.entries(provider.models)) {
+        const window = model.limit?.context;
+        if (!window) continue;
+        models++;
+        const output = model.limit?.output;
+        if (output !== undefined && output >= window - 4_096) degenerateBefore++;
+        // No --max-tokens with and without a provider default (Anthropic's 8,192), and --max-tokens at the output limit.
+        for (const reserved of [reservedOutput(undefined, undefined, output), reservedOutput(undefined, 8_192, output), reservedOutput(output ?? window, undefined, output)]) {
+          const { trigger, target } = compactionLimits(window, reserved);
+          if (!(trigger > 0.5 * window && trigger <= window && target > 0)) throw new Error(`${providerId}/${modelId}: window ${window}, reserve ${reserved}, trigger ${trigger}`);
+        }
+      }
+    }
+    // The catalog does hold the models the old formula sent to 0 (116 of 799 at the time of the report).
+    expect(degenerateBefore).toBeGreaterThan(100);
+    expect(models).toBeGreaterThan(700);
   });
 
   test("the next request is the last reported prompt plus the calibrated appended estimate, never below the raw estimate", () => {

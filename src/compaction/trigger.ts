@@ -8,6 +8,15 @@ import type { LedgerRow } from "../session/types.ts";
 
 /** Tokens kept free below the window besides the output (shared/compaction.md). */
 const WINDOW_MARGIN = 4096;
+/**
+ * Share of the window the trigger never falls below. Without it a model whose
+ * reserved output nears its window (an output limit ≥ window − 4,096 is
+ * common in the catalog) gets a trigger of 0 and compacts every turn; at 0.6
+ * the post-compaction target (half the trigger) still keeps 30% of the
+ * window, and a request that then does not fit its output is caught by the
+ * context-window check, which compacts once and retries.
+ */
+const TRIGGER_FLOOR = 0.6;
 /** Absolute ceiling of the post-compaction target, tokens. */
 const TARGET_MAX = 40_000;
 /** Ceiling of the kept tail, tokens. */
@@ -26,12 +35,28 @@ export interface CompactionLimits {
 }
 
 /**
- * The limits for a model window (tokens) and maximum output (tokens): the
- * trigger is `triggerTokens` when configured, else min(0.8 × window,
- * window − max output − 4,096).
+ * The output tokens a request reserves in the window: the max_tokens it sends
+ * (`--max-tokens`, else the provider's default when its wire requires one,
+ * see ProviderSpec.defaultMaxTokens), at most the model's output limit; 0
+ * when it sends none (the 0.8 × window ceiling of the trigger leaves room
+ * for the answer then).
+ * @param maxTokens `--max-tokens` in effect, tokens
+ * @param providerDefault max_tokens the provider plugin sends when none is set, tokens
+ * @param outputLimit the catalog's output limit of the model, tokens
  */
-export function compactionLimits(window: number, maxOutput: number, triggerTokens?: number, tailTokens?: number): CompactionLimits {
-  const trigger = triggerTokens ?? Math.max(1, Math.min(Math.floor(0.8 * window), window - maxOutput - WINDOW_MARGIN));
+export function reservedOutput(maxTokens: number | undefined, providerDefault: number | undefined, outputLimit: number | undefined): number {
+  return Math.min(maxTokens ?? providerDefault ?? 0, outputLimit ?? Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * The limits for a model window (tokens) and the output the request reserves
+ * (tokens, {@link reservedOutput}): the trigger is `triggerTokens` when
+ * configured, else min(0.8 × window, window − reserved output − 4,096) but
+ * never below 0.6 × window (see TRIGGER_FLOOR).
+ */
+export function compactionLimits(window: number, reserved: number, triggerTokens?: number, tailTokens?: number): CompactionLimits {
+  const formula = Math.min(Math.floor(0.8 * window), window - reserved - WINDOW_MARGIN);
+  const trigger = triggerTokens ?? Math.max(1, Math.floor(TRIGGER_FLOOR * window), formula);
   const target = Math.min(TARGET_MAX, Math.floor(0.5 * trigger));
   return { window, trigger, target, tail: tailTokens ?? Math.min(TAIL_MAX, Math.floor(0.4 * target)) };
 }

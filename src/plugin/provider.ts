@@ -85,6 +85,12 @@ export interface ProviderSpec {
    * automatic prefix caching from 1,024 tokens, exact counts.
    */
   cacheRules?: (model: string) => CacheRules;
+  /**
+   * The max_tokens the adapter sends when the user sets none, tokens, when
+   * its wire requires one (Anthropic: 8,192); absent when it sends none.
+   * Compaction and the context-window check reserve it in the window.
+   */
+  defaultMaxTokens?: number;
   /** Model ids this provider is known to serve; absent means any. The first one is what `cachet plugins test` sends to the emulator. */
   models?: string[];
   /**

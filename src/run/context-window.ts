@@ -15,6 +15,9 @@ import type { ChainLink } from "../session/types.ts";
  * tokens, since a token is at least one character.
  * @param catalogRef `provider/model` as the catalog names it
  * @param chain the request's hash chain with per-node token estimates
+ * @param maxTokens the max_tokens the request sends (`--max-tokens`, else the
+ *   provider's default, ProviderSpec.defaultMaxTokens), reserved in the window as the
+ *   provider does; undefined when it sends none
  * Also refuses, as a usage error, the generation settings the model refuses
  * (see {@link checkParameters}).
  * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit; BAD_FLAG (exit 2) from checkParameters.

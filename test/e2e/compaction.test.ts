@@ -5,7 +5,8 @@
  * message (the log keeps the uncompacted history).
  */
 import { afterAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { Database } from "bun:sqlite";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
 
@@ -165,3 +166,22 @@ test("Anthropic server-side compaction (-o compaction=server): the API compacts 
   const wrong = await cachet(["--emulate", "-c", "-o", "compaction=client", "hi"], { home });
   expect({ code: wrong.code, refusal: wrong.stderr.includes("cachet: -o compaction=client: the Anthropic plugin knows only compaction=server") }).toEqual({ code: 2, refusal: true });
 }, 180_000);
+
+test("moonshotai/kimi-k2.5 (output limit = window): a second turn with a large system prompt does not compact; the trigger is 0.8 × window, not 0", async () => {
+  const home = freshHome();
+  const system = join(home, "system.md");
+  writeFileSync(system, readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8"));
+  const args = ["--emulate", "-m", "moonshotai/kimi-k2.5", "--session", "k", "-s", `@${system}`];
+  const first = await cachet([...args, "turn 1"], { home, timeoutMs: 60_000 });
+  expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: "" });
+  const second = await cachet([...args, "--json", "turn 2"], { home, timeoutMs: 60_000 });
+  expect({ code: second.code, stderr: second.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(events(second.stdout).filter((e) => e.type === "compaction")).toEqual([]);
+  const db = new Database(join(home, "cachet.db"), { readonly: true });
+  try {
+    expect(db.query("SELECT count(*) AS n FROM compactions").get()).toEqual({ n: 0 });
+    expect(db.query("SELECT count(*) AS n FROM messages").get()).toEqual({ n: 4 });
+  } finally {
+    db.close();
+  }
+}, 120_000);

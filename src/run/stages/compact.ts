@@ -13,7 +13,7 @@ import type { Message, RequestContext, SummaryState } from "../../context/types.
 import { renderExtractive, RENDER_VERSION } from "../../compaction/extractive.ts";
 import { planCut } from "../../compaction/plan.ts";
 import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summaryKey, SUMMARIZER_SYSTEM, SUMMARY_MAX_TOKENS, VERBATIM_RENDER_TOKENS } from "../../compaction/summary.ts";
-import { calibration, compactionLimits, nextRequestTokens, type CompactionLimits } from "../../compaction/trigger.ts";
+import { calibration, compactionLimits, nextRequestTokens, reservedOutput, type CompactionLimits } from "../../compaction/trigger.ts";
 import { verbose } from "../../log.ts";
 import type { CompactionRecord } from "../../session/compactions.ts";
 import { loadO200k } from "../../tokenizer/o200k.ts";
@@ -77,8 +77,8 @@ async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOption
   const known = config.window_tokens !== undefined && config.trigger_tokens !== undefined ? {} : await runtime.modelLimits(catalogRef);
   const window = config.window_tokens ?? known.context;
   if (window === undefined && config.trigger_tokens === undefined) return undefined;
-  const maxOutput = options.generation.maxTokens ?? known.output ?? 0;
-  return compactionLimits(window ?? Number.MAX_SAFE_INTEGER, maxOutput, config.trigger_tokens, config.tail_tokens);
+  const reserved = reservedOutput(options.generation.maxTokens, input.resolved.spec.defaultMaxTokens, known.output);
+  return compactionLimits(window ?? Number.MAX_SAFE_INTEGER, reserved, config.trigger_tokens, config.tail_tokens);
 }
 
 /**

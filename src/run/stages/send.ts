@@ -75,7 +75,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // overlaps the provider's time to first token instead of delaying the exit.
   const chain = runtime.chainOf(wire);
   const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
-  await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens);
+  await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   store.appendMessage(sessionId, input.userMessage);
