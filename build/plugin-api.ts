@@ -4,6 +4,8 @@
  *
  *   dist/plugin-api/                  the package: index.js (ESM runtime), types/ (.d.ts), package.json, README.md
  *   dist/cachet-plugin-api-X.Y.Z.tgz  what `npm publish` would upload
+ *   src/plugin/api-package.generated.tgz  the same bytes, embedded in the binary:
+ *                                      `cachet plugins new` vendors it into the project
  *
  * The runtime targets any ESM host (node or bun); the declarations need no
  * Bun types, only the ES and DOM libs (fetch, AbortSignal). Its version is
@@ -20,6 +22,9 @@ const ENTRY = join(ROOT, "src", "plugin", "index.ts");
 
 /** The npm name of the plugin API package. */
 export const PLUGIN_API_PACKAGE = "cachet-plugin-api";
+
+/** The tarball's copy the binary embeds (gitignored; src/plugin/scaffold.ts imports it). */
+export const EMBEDDED_PLUGIN_API = join(ROOT, "src", "plugin", "api-package.generated.tgz");
 
 /** Where the packed tarball lands for a dist directory. */
 export function pluginApiTarball(dist: string): string {
@@ -68,6 +73,7 @@ export async function buildPluginApi(dist: string): Promise<string> {
   await rm(tarball, { force: true });
   const pack = Bun.spawnSync(["npm", "pack", "--silent", "--pack-destination", dist], { cwd: dir, stdout: "pipe", stderr: "pipe", env: { ...process.env, npm_config_audit: "false", npm_config_fund: "false" } });
   if (pack.exitCode !== 0 || !existsSync(tarball)) throw new Error(`npm pack of ${PLUGIN_API_PACKAGE} failed: ${pack.stderr.toString().trim()}`);
+  await Bun.write(EMBEDDED_PLUGIN_API, Bun.file(tarball));
   return tarball;
 }
 

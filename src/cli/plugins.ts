@@ -75,12 +75,12 @@ export default defineCommand({
         return;
       }
       case "new": {
-        const { scaffoldPlugin } = await import("../plugin/scaffold.ts");
+        const { scaffoldPlugin, SCAFFOLD_STEPS } = await import("../plugin/scaffold.ts");
         const project = await scaffoldPlugin(target!, process.cwd());
         if (args.json) json(project);
         else {
           for (const file of project.files) out(`${project.dir}/${file}`);
-          await info(`next: cd ${project.dir} && npm install && npm run build && cachet plugins test dist/index.js (the build runs bun: have it on PATH, or npm i -D bun)`);
+          await info(`next: cd ${project.dir} && ${SCAFFOLD_STEPS.join(" && ")}   (the build runs bun: have it on PATH, or npm i -D bun)`);
         }
         return;
       }

@@ -3,19 +3,30 @@
  * depending on the plugin API package, one adapter file, the plugin entry, a
  * test that runs the contract kit (`cachet plugins test`), a tsconfig and a
  * README. It type-checks, bundles, passes the kit and installs as written.
+ * The API package is not on npm: the project gets the packed package this
+ * binary was built with, in vendor/, and depends on it as a `file:` tarball,
+ * so `npm install` works offline.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { CachetError } from "../errors.ts";
 import { API_VERSION } from "./define-plugin.ts";
+// build/plugin-api.ts writes it (the bytes of dist/cachet-plugin-api-<version>.tgz); the binary embeds it.
+import apiTarball from "./api-package.generated.tgz" with { type: "file" };
 
-/** The npm name of the plugin API package (build/plugin-api.ts publishes it). */
+/** The npm name of the plugin API package (build/plugin-api.ts builds it). */
 const API_PACKAGE = "cachet-plugin-api";
+
+/** Where the project keeps the packed API package, relative to its root. */
+const VENDORED_API = `vendor/${API_PACKAGE}-${API_VERSION}.tgz`;
+
+/** What to run in a new project, in order, from its directory; each step works offline. */
+export const SCAFFOLD_STEPS = ["npm install", "npm run build", "cachet plugins test dist/index.js"] as const;
 
 /**
  * Writes the project for provider `name` into `dir` (default `./name`).
- * @returns the project directory and the files written (relative paths).
+ * @returns the project directory and the files written (relative paths, vendor/ included).
  * @throws CachetError BAD_FLAG for a name that is not a lowercase id; INPUT_INVALID when the directory exists and is not empty.
  */
 export async function scaffoldPlugin(name: string, cwd: string, dir?: string): Promise<{ dir: string; files: string[] }> {
@@ -31,7 +42,10 @@ export async function scaffoldPlugin(name: string, cwd: string, dir?: string): P
     await mkdir(join(target, path, ".."), { recursive: true });
     await writeFile(join(target, path), text);
   }
-  return { dir: target, files: Object.keys(files) };
+  await mkdir(join(target, "vendor"), { recursive: true });
+  // Read, not copied: the embedded file lives in the binary's own file system, which copyFile cannot read.
+  await writeFile(join(target, VENDORED_API), await Bun.file(apiTarball).bytes());
+  return { dir: target, files: [...Object.keys(files), VENDORED_API] };
 }
 
 function projectFiles(name: string): Record<string, string> {
@@ -53,7 +67,7 @@ function projectFiles(name: string): Record<string, string> {
           typecheck: "tsc --noEmit",
           test: "bun test",
         },
-        devDependencies: { [API_PACKAGE]: `^${API_VERSION}` },
+        devDependencies: { [API_PACKAGE]: `file:${VENDORED_API}` },
       },
       null,
       2,
@@ -168,11 +182,10 @@ test("passes cachet's plugin contract kit", () => {
 `,
     "README.md": `# cachet-plugin-${name}
 
-A [cachet](https://www.npmjs.com/package/cachet) provider plugin for ${title}: models \`${name}/...\`,
-key in \`${env}\`.
+A cachet provider plugin for ${title}: models \`${name}/...\`, key in \`${env}\`.
 
 \`\`\`sh
-npm install                      # the plugin API package (types and definePlugin)
+npm install                      # the plugin API package (types and definePlugin) from ${VENDORED_API}, offline
 npm run typecheck                # tsc (npm i -D typescript)
 npm run build                    # one ESM file: dist/index.js (bun build: Bun on PATH, or npm i -D bun)
 cachet plugins test dist/index.js   # the contract kit, offline, against cachet's emulator

@@ -3,3 +3,8 @@ declare module "*.gz" {
   const path: string;
   export default path;
 }
+
+declare module "*.tgz" {
+  const path: string;
+  export default path;
+}

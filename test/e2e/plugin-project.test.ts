@@ -1,7 +1,8 @@
 /**
  * A third party's path, offline, through the compiled binary:
- * - `cachet plugins new acme` → the project installs the packed plugin API
- *   tarball (dist/cachet-plugin-api-*.tgz, from `npm pack` in the build),
+ * - `cachet plugins new acme` → its printed next steps, offline: the project
+ *   installs the packed plugin API tarball it vendors (the bytes of
+ *   dist/cachet-plugin-api-*.tgz, from `npm pack` in the build),
  *   type-checks with tsc (no Bun types) and bundles with bun build → passes
  *   `cachet plugins test` → `cachet plugins add ./acme` → answers
  *   `cachet --emulate -m acme/m1 "hi"` with a priced or flagged cost;
@@ -23,12 +24,12 @@ const BIN = join(ROOT, "node_modules", ".bin");
 
 afterAll(cleanHomes);
 
-function run(argv: string[], cwd: string): { code: number; output: string } {
-  const proc = Bun.spawnSync(argv, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${BIN}:${process.env.PATH}`, npm_config_audit: "false", npm_config_fund: "false" } });
+function run(argv: string[], cwd: string, env: Record<string, string> = {}): { code: number; output: string } {
+  const proc = Bun.spawnSync(argv, { cwd, stdout: "pipe", stderr: "pipe", env: { ...process.env, PATH: `${BIN}:${process.env.PATH}`, npm_config_audit: "false", npm_config_fund: "false", ...env } });
   return { code: proc.exitCode, output: proc.stdout.toString() + proc.stderr.toString() };
 }
 
-test("plugins new → npm install of the packed API → tsc → bun build → plugins test → plugins add → a priced or flagged answer", async () => {
+test("plugins new → its printed next steps, offline (npm install of the vendored API tarball, bun build, plugins test) → tsc → plugins add → a priced or flagged answer", async () => {
   expect(existsSync(API_TARBALL)).toBe(true);
   const home = freshHome();
   const work = join(home, "work");
@@ -36,21 +37,33 @@ test("plugins new → npm install of the packed API → tsc → bun build → pl
   const created = await cachet(["plugins", "new", "acme"], { home, cwd: work });
   expect(created.code).toBe(0);
   const project = join(work, "acme");
-  expect(created.stdout.split("\n").filter(Boolean).map((l) => l.slice(project.length + 1)).sort()).toEqual(["README.md", "package.json", "src/adapter.ts", "src/index.ts", "test/contract.test.ts", "tsconfig.json"]);
-  expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).devDependencies).toEqual({ "cachet-plugin-api": `^${API_VERSION}` });
+  const vendored = `vendor/cachet-plugin-api-${API_VERSION}.tgz`;
+  expect(created.stdout.split("\n").filter(Boolean).map((l) => l.slice(project.length + 1)).sort()).toEqual(["README.md", "package.json", "src/adapter.ts", "src/index.ts", "test/contract.test.ts", "tsconfig.json", vendored]);
+  // Not on npm: the project depends on the API package this binary was built with, vendored as a tarball.
+  expect(JSON.parse(readFileSync(join(project, "package.json"), "utf8")).devDependencies).toEqual({ "cachet-plugin-api": `file:${vendored}` });
+  expect(Buffer.compare(readFileSync(join(project, vendored)), readFileSync(API_TARBALL))).toBe(0);
 
-  const install = run(["npm", "install", "--offline", "--ignore-scripts", API_TARBALL], project);
-  expect(install).toMatchObject({ code: 0 });
-  // The project's tsconfig has `types: []` and no skipLibCheck: the package's .d.ts must stand without Bun's types.
-  expect(run([join(BIN, "tsc"), "-p", "."], project)).toEqual({ code: 0, output: "" });
-  expect(run([join(BIN, "bun"), "run", "build"], project).code).toBe(0);
+  // The printed next step, run as printed, with npm offline: `cd DIR && step && step && …`.
+  const next = /next: (.+?) {3}\(/.exec(created.stderr);
+  const [cd, ...steps] = next![1]!.split(" && ");
+  expect(cd).toBe(`cd ${project}`);
+  expect(steps).toEqual(["npm install", "npm run build", "cachet plugins test dist/index.js"]);
+  for (const step of steps) {
+    const [command, ...argv] = step.split(" ");
+    if (command === "cachet") {
+      const kit = await cachet(argv, { home, cwd: project });
+      expect(kit.stdout).not.toContain("FAIL");
+      expect(kit.stdout).toContain("passed: acme, 6 of 6 checks");
+      expect(kit.code).toBe(0);
+    } else {
+      const result = run([command!, ...argv], project, { npm_config_offline: "true" });
+      expect({ step, code: result.code, output: result.code === 0 ? "" : result.output }).toEqual({ step, code: 0, output: "" });
+    }
+  }
   const bundle = readFileSync(join(project, "dist", "index.js"), "utf8");
   expect(bundle).not.toMatch(/from\s+["']cachet-plugin-api["']/);
-
-  const kit = await cachet(["plugins", "test", "dist/index.js"], { home, cwd: project });
-  expect(kit.stdout).not.toContain("FAIL");
-  expect(kit.stdout).toContain("passed: acme, 6 of 6 checks");
-  expect(kit.code).toBe(0);
+  // The project's tsconfig has `types: []` and no skipLibCheck: the package's .d.ts must stand without Bun's types.
+  expect(run([join(BIN, "tsc"), "-p", "."], project)).toEqual({ code: 0, output: "" });
 
   const added = await cachet(["plugins", "add", "./acme", "--json"], { home, cwd: work });
   expect(added.code).toBe(0);
