@@ -43,12 +43,11 @@ export class MessageLog {
   }
 
   append(sessionId: string, message: Message): void {
-    const parts = contentParts(message.content);
     const incomplete = message.incomplete ? 1 : 0;
     this.core.touch(sessionId);
     const existing = this.core.db.query("SELECT role, content, incomplete, parts FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete" | "parts"> | null;
     if (existing) {
-      const same = existing.role === message.role && existing.incomplete === incomplete && joinParts(this.core.db, sessionId, message.id, existing.content, existing.parts) === parts.join("");
+      const same = existing.role === message.role && existing.incomplete === incomplete && joinParts(this.core.db, sessionId, message.id, existing.content, existing.parts) === [...contentParts(message.content)].join("");
       if (same) return;
       throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
         hint: "stored messages never change; append a new message with a new id",
@@ -56,9 +55,10 @@ export class MessageLog {
     }
     const { next } = this.core.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
     this.core.db
+    const { first, rest } = writeParts(this.core.db, sessionId, message.id, contentParts(message.content));
+    this.core.db
       .query("INSERT INTO messages (session_id, seq, id, role, content, parts, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(sessionId, next, message.id, message.role, parts[0]!, parts.length - 1, incomplete, Date.now());
-    if (parts.length > 1) writeParts(this.core.db, sessionId, message.id, parts);
+      .run(sessionId, next, message.id, message.role, first, rest, incomplete, Date.now());
   }
 
   /** See Store.rollbackUnanswered. */
@@ -74,16 +74,15 @@ export class MessageLog {
   }
 
   updatePartial(sessionId: string, messageId: string, content: Block[], incomplete: boolean): void {
-    const parts = contentParts(content);
+    const { first, rest } = writeParts(this.core.db, sessionId, messageId, contentParts(content));
     const { changes } = this.core.db
       .query("UPDATE messages SET content = ?, parts = ?, incomplete = ? WHERE session_id = ? AND id = ? AND incomplete = 1")
-      .run(parts[0]!, parts.length - 1, incomplete ? 1 : 0, sessionId, messageId);
+      .run(first, rest, incomplete ? 1 : 0, sessionId, messageId);
     if (changes === 0) {
       throw new CachetError("STORE", `message ${messageId} of session ${sessionId} is not an incomplete message`, {
         hint: "only a streaming answer stored with `incomplete: true` can be updated",
       });
     }
-    writeParts(this.core.db, sessionId, messageId, parts);
     this.core.touch(sessionId);
   }
 

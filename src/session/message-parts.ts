@@ -23,30 +23,37 @@ export const MESSAGE_PARTS_MIGRATION = `
 `;
 
 /** A part holds at least this many UTF-16 code units of JSON, unless it is the last. */
-export const PART_CHARS = 4 << 20;
+export const PART_CHARS = 1 << 20;
 
-/** The content JSON in parts: one for ordinary content (`JSON.stringify(content)`). */
-export function contentParts(content: readonly Block[]): string[] {
-  const parts: string[] = [];
+/** The content JSON in parts, made as they are read: one for ordinary content (`JSON.stringify(content)`). */
+export function* contentParts(content: readonly Block[]): Generator<string> {
   let part = "";
+  let parts = 0;
   for (const piece of jsonPieces(content)) {
     part += piece;
     if (part.length < PART_CHARS) continue;
-    parts.push(part);
+    yield part;
+    parts++;
     part = "";
   }
-  if (part !== "" || parts.length === 0) parts.push(part);
-  return parts;
+  if (part !== "" || parts === 0) yield part;
 }
 
 /**
- * Stores the parts after the first of a message (the first is `messages.content`),
- * replacing any it had.
+ * Stores the parts after the first of a message's content JSON, replacing any
+ * it had, one part in memory at a time.
+ * @returns the first part (for `messages.content`) and how many followed it
  */
-export function writeParts(db: Database, sessionId: string, messageId: string, parts: readonly string[]): void {
+export function writeParts(db: Database, sessionId: string, messageId: string, parts: Iterable<string>): { first: string; rest: number } {
   db.query("DELETE FROM message_parts WHERE session_id = ? AND message_id = ?").run(sessionId, messageId);
   const insert = db.query("INSERT INTO message_parts (session_id, message_id, part, content) VALUES (?, ?, ?, ?)");
-  for (let i = 1; i < parts.length; i++) insert.run(sessionId, messageId, i, parts[i]!);
+  let first: string | undefined;
+  let rest = 0;
+  for (const part of parts) {
+    if (first === undefined) first = part;
+    else insert.run(sessionId, messageId, ++rest, part);
+  }
+  return { first: first ?? "", rest };
 }
 
 /** The whole content JSON of a stored message: `first` (its `messages.content`) and its `parts` more. */

@@ -34,7 +34,7 @@ export function loadO200k(): Promise<TokenCounter> {
 export const EXACT_CHARS = 1 << 20;
 
 /** Characters in each of the samples {@link countOrEstimate} counts. */
-const SAMPLE_CHARS = 1 << 18;
+const SAMPLE_CHARS = 1 << 16;
 
 /**
  * Tokens of a text for the per-node estimates of the meter: exact up to

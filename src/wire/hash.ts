@@ -5,7 +5,7 @@
  * prefix up to i exactly when their prefix hashes at i are equal.
  */
 import { canonicalJson } from "./canonical-json.ts";
-import { hasLongString, jsonPieces, SLICE_CHARS } from "./json-pieces.ts";
+import { hasLongString, jsonPieces } from "./json-pieces.ts";
 
 /** A 64-bit hash as 16 lowercase hex digits. */
 export type Hash64 = string;
@@ -23,20 +23,14 @@ export function hashBytes(bytes: Uint8Array): Hash64 {
 /**
  * Content hash of a JSON value: the hash of its canonical JSON. A value
  * holding a huge string (see {@link hasLongString}) is hashed from the
- * canonical JSON's pieces, each batch of about a MiB chaining the seed of the
- * next, so the JSON is never one string: same value, same hash, as for any other.
+ * canonical JSON's pieces (slices of about a MiB), each piece's hash seeding
+ * the next, so the JSON is never one string: same value, same hash, as for any other.
  */
 export function hashJson(value: unknown): Hash64 {
   if (!hasLongString(value)) return hashText(canonicalJson(value));
   let seed = 0n;
-  let batch = "";
-  for (const piece of jsonPieces(value, { canonical: true })) {
-    batch += piece;
-    if (batch.length < SLICE_CHARS) continue;
-    seed = BigInt(Bun.hash.wyhash(batch, seed));
-    batch = "";
-  }
-  return toHex(Bun.hash.wyhash(batch, seed));
+  for (const piece of jsonPieces(value, { canonical: true })) seed = BigInt(Bun.hash.wyhash(piece, seed));
+  return toHex(seed);
 }
 
 /**

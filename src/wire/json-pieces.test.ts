@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { canonicalJson } from "./canonical-json.ts";
 import { hashJson, hashText } from "./hash.ts";
-import { hasLongString, jsonPieces, SLICE_CHARS } from "./json-pieces.ts";
+import { hasLongString, jsonByteLength, jsonPieces, SLICE_CHARS } from "./json-pieces.ts";
 import { serializeBody } from "./request-body.ts";
 
 // Slices of 8 code units, so short test strings take the sliced path; each has a surrogate pair, escapes or a lone surrogate at a cut.
@@ -20,6 +20,12 @@ test("the pieces join to exactly JSON.stringify and canonicalJson of the value, 
   const pieces = [...jsonPieces({ t: LONG[0] }, { sliceChars: 8 })];
   expect(pieces.length).toBeGreaterThan(3);
   expect(pieces.some((p) => /\\ud8|\\ude/.test(p))).toBe(false);
+});
+
+test("jsonByteLength is the UTF-8 length of JSON.stringify, without writing it", () => {
+  for (const body of [...bodies, { s: "\u007f\u0080\u07ff\u0800\uffff\ud83d\ude00\udc00\ud800", t: "\b\f\n\r\t\u0000\u001f\"\\x" }]) {
+    expect(jsonByteLength(body, 8)).toBe(Buffer.byteLength(JSON.stringify(body), "utf8"));
+  }
 });
 
 test("a value without a long string is one piece", () => {

@@ -6,7 +6,7 @@
  * bytes, written slice by slice as the socket takes them, with its length
  * announced up front so the request is not chunked.
  */
-import { hasLongString, jsonPieces } from "./json-pieces.ts";
+import { hasLongString, jsonByteLength, jsonPieces } from "./json-pieces.ts";
 
 /** A serialized JSON request body and the headers that describe it. */
 export interface SerializedBody {
@@ -26,9 +26,7 @@ const BATCH_CHARS = 1 << 18;
  */
 export function serializeBody(body: Record<string, unknown>): SerializedBody {
   if (!hasLongString(body)) return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
-  let bytes = 0;
-  for (const piece of jsonPieces(body)) bytes += Buffer.byteLength(piece, "utf8");
-  return { body: bodyStream(body), headers: { "content-type": "application/json", "content-length": String(bytes) } };
+  return { body: bodyStream(body), headers: { "content-type": "application/json", "content-length": String(jsonByteLength(body)) } };
 }
 
 function bodyStream(body: Record<string, unknown>): ReadableStream<Uint8Array> {
