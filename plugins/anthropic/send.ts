@@ -51,15 +51,17 @@ export async function* sendAnthropic(
   const errorContext = { provider: config.providerId, apiKey: config.apiKey };
   try {
     const client = await getClient();
-    const body = wire.body as unknown as Parameters<Client["messages"]["create"]>[0];
+    // The SDK's raw request sends the body serialized once, as it is (a stream for a huge input);
+    // `messages.create` is this same POST with the SDK's own JSON.stringify.
+    const { body, headers } = services.serializeBody(wire.body);
     // Long non-streaming answers are fine here: the core owns timeouts through the signal.
-    const requestOptions = { signal: options.signal, headers: wire.headers, timeout: 24 * 3_600_000 };
+    const request = { body, signal: options.signal, headers: { ...wire.headers, ...headers }, timeout: 24 * 3_600_000 };
     if (wire.body.stream === false) {
-      const { data, response } = await client.messages.create({ ...body, stream: false }, requestOptions).withResponse();
-      yield* messageEvents(data as unknown as RawMessage, response.headers.get("request-id") ?? undefined);
+      const { data, response } = await client.post<RawMessage>("/v1/messages", { ...request, stream: false }).withResponse();
+      yield* messageEvents(data, response.headers.get("request-id") ?? undefined);
       return;
     }
-    const response = await client.messages.create({ ...body, stream: true }, requestOptions).asResponse();
+    const response = await client.post("/v1/messages", { ...request, stream: true }).asResponse();
     const { Stream } = await import("@anthropic-ai/sdk/streaming");
     yield* streamEvents(Stream.rawEvents(response), response.headers.get("request-id") ?? undefined, services, config);
   } catch (error) {

@@ -79,9 +79,14 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   store.appendMessage(sessionId, input.userMessage);
-  if (huge) Bun.gc(true);
   chain.catch(() => {});
-  if (huge) Bun.gc(true);
+  if (huge) {
+    Bun.gc(true);
+    // The tokenizer's load (~200 ms, tens of MB of transient garbage) would otherwise overlap
+    // streaming the body and add its peak to the body's: finish it and collect first.
+    await chain.catch(() => {});
+    Bun.gc(true);
+  }
 
   const answer = new PartialAnswer(store, sessionId, newId("m"));
   let startedAt = Date.now();
