@@ -78,6 +78,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
+  // Loading the catalog and the tokenizer left garbage: collected before the store writes the input.
+  if (huge) Bun.gc(true);
   store.appendMessage(sessionId, input.userMessage);
   chain.catch(() => {});
   if (huge) {
