@@ -106,7 +106,7 @@ export default defineCommand({
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file"));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;
-      const system = a.system === undefined ? undefined : [await textOrFile(a.system, "--system")];
+      const system = a.system === undefined ? undefined : [await systemText(a.system)];
       const tools = a.tools === undefined ? undefined : await readTools(a.tools);
       const overlay = a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay");
       handedOver = true;
@@ -186,6 +186,20 @@ async function textOrFile(value: string, flag: string): Promise<string> {
   if (!value.startsWith("@")) return value;
   const path = value.slice(1);
   return await readFlagFile(path, `${flag} @${path}`, "pass text, or @FILE with a readable UTF-8 file");
+}
+
+/**
+ * The `--system` text: a blank one is refused before anything is stored,
+ * since it would be frozen into the session's prefix and the provider refuses
+ * a whitespace-only system block on every later turn.
+ * @throws CachetError BAD_FLAG (exit 2) when the text or file is only whitespace
+ */
+async function systemText(value: string): Promise<string> {
+  const text = await textOrFile(value, "--system");
+  if (/\S/.test(text)) return text;
+  throw new CachetError("BAD_FLAG", value.startsWith("@") ? `flag --system ${value}: the file is only whitespace` : "flag --system needs a value: it is only whitespace", {
+    hint: "give the system prompt some text, or leave out -s (providers refuse a blank system prompt)",
+  });
 }
 
 async function readTools(path: string): Promise<ToolDefinition[]> {

@@ -5,12 +5,13 @@
  *   the next message, and no result goes without its call (CASES.md case 39);
  * - no text block that is empty or whitespace only goes on the wire, and a
  *   message left empty by that goes neither; the stored log keeps its bytes
- *   (CASES.md case 40).
+ *   (CASES.md case 40); nor does a blank system part (`-s` refuses one, a
+ *   session stored before that did not).
  * Reasoning replay is each adapter's business (it knows its provider's
  * rule); the providers' messages are in src/emulator/validate.
  */
 import { CachetError } from "../errors.ts";
-import type { Block, Message, ToolUseBlock } from "./types.ts";
+import type { Block, Message, StablePrefix, ToolUseBlock } from "./types.ts";
 
 /** The stored result that answers a call the user moved on from (`--drop-pending`). */
 export const DROPPED_RESULT = "no result: the user moved on";
@@ -45,6 +46,12 @@ export function wireMessages(messages: readonly Message[]): Message[] {
     if (content.some((b) => b.type !== "thinking")) out.push({ ...message, content });
   }
   return out;
+}
+
+/** The stable prefix as it goes on the wire: blank system parts left out. Pure: the stored prefix is unchanged. */
+export function wirePrefix(prefix: StablePrefix): StablePrefix {
+  if (prefix.system.every((part) => /\S/.test(part.text))) return prefix;
+  return { ...prefix, system: prefix.system.filter((part) => /\S/.test(part.text)) };
 }
 
 /**

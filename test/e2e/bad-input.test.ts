@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { buildPrefix } from "../../src/context/prefix.ts";
 import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
@@ -26,6 +28,7 @@ beforeAll(async () => {
   writeFileSync(join(home, "tools-object.json"), JSON.stringify({ name: "x" }));
   writeFileSync(join(home, "usage-bad.json"), '{"input_tokens": 10,');
   writeFileSync(join(home, "probe-bad.json"), '{"steps":');
+  writeFileSync(join(home, "blank-system.txt"), " \n\t\n");
 });
 
 /** stderr lines that carry text. */
@@ -50,6 +53,9 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--schema a directory", args: (h) => ["--emulate", "--schema", h, "hi"], code: 3, line: /^cachet: schema file .*: is a directory, not a file$/ },
   { name: "price --usage a directory", args: (h) => ["price", "-m", "openai/gpt-4o", "--usage", h], code: 3, line: /^cachet: --usage .*: is a directory, not a file$/ },
   { name: "--schema malformed", args: () => ["--emulate", "--schema", '{"type":', "hi"], code: 3, line: /^cachet: inline schema:1:9: invalid JSON/ },
+  // A blank system part would be frozen into the new session's prefix and refused by the provider on every turn.
+  { name: "-s \" \" (whitespace only)", args: () => ["--emulate", "-s", " ", "hi"], code: 2, line: /^cachet: flag --system needs a value: it is only whitespace$/ },
+  { name: "-s @FILE holding only whitespace", args: (h) => ["--emulate", "-s", `@${join(h, "blank-system.txt")}`, "hi"], code: 2, line: /^cachet: flag --system @.*blank-system\.txt: the file is only whitespace$/ },
   { name: "--system @missing", args: () => ["--emulate", "--system", "@missing-file", "hi"], code: 3, line: /^cachet: --system @missing-file: no such file$/ },
   { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
   { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
@@ -201,4 +207,27 @@ test("a bad flag value is refused before stdin is read: a pipe that never writes
   expect(r.stdout).toBe("");
   expect(r.code).toBe(2);
   expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1");
+});
+
+test("a session stored with a blank system part (before -s refused one) continues: the part is left off the wire, the stored prefix keeps it", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "-s", "PLACEHOLDER", "--session", "old", "first"], { home })).code).toBe(0);
+  // What an older cachet stored for `-s " "`: the same prefix, built from a blank part.
+  const blank = buildPrefix({ system: [" "], tools: [] });
+  const db = new Database(join(home, "cachet.db"));
+  try {
+    expect(db.query("UPDATE prefixes SET fingerprint = ?, prefix = ?").run(blank.fingerprint, JSON.stringify(blank)).changes).toBe(1);
+  } finally {
+    db.close();
+  }
+  const next = await cachet(["--emulate", "-c", "--session", "old", "second"], { home });
+  expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: "" });
+  const after = new Database(join(home, "cachet.db"), { readonly: true });
+  try {
+    expect(after.query("SELECT version, prefix FROM prefixes").all()).toEqual([{ version: 1, prefix: JSON.stringify(blank) }]);
+    expect(after.query("SELECT count(*) AS n FROM messages").get()).toEqual({ n: 4 });
+    expect(after.query("SELECT count(*) AS n FROM requests WHERE status = 'ok'").get()).toEqual({ n: 2 });
+  } finally {
+    after.close();
+  }
 });

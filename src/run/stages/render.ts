@@ -3,7 +3,7 @@
  * context into the wire request; the cache strategies of the wire's protocol
  * and provider then place markers on it, and `request:before` hooks see it last.
  */
-import { checkToolPairing, wireMessages } from "../../context/invariants.ts";
+import { checkToolPairing, wireMessages, wirePrefix } from "../../context/invariants.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { PluginHost } from "../../plugin/host.ts";
 import type { CacheRules } from "../../plugin/provider.ts";
@@ -15,7 +15,8 @@ import type { TurnInput } from "./input.ts";
  * The wire request of a context, as the provider's adapter renders it: the
  * one place every request passes before it is sent, so the conversation
  * invariants (src/context/invariants.ts) hold for every adapter: blank text
- * blocks and messages left empty go off the wire (the log keeps them), and
+ * blocks and messages left empty go off the wire (the log keeps them), so do
+ * blank system parts (a session stored before `-s " "` was refused), and
  * tool calls and results pair up.
  * @throws CachetError INTERNAL when the log breaks tool-call pairing (nothing is sent);
  *   whatever the adapter's render throws (a plugin's render is guarded by the host)
@@ -23,7 +24,7 @@ import type { TurnInput } from "./input.ts";
 export function renderRequest(input: TurnInput, context: RequestContext): WireRequest {
   const messages = wireMessages(context.messages);
   checkToolPairing([...context.summary, ...messages]);
-  return input.resolved.adapter.render({ ...context, messages });
+  return input.resolved.adapter.render({ ...context, prefix: wirePrefix(context.prefix), messages });
 }
 
 /**
