@@ -12,7 +12,8 @@ import type { LedgerRow } from "./types.ts";
 /** What `cachet why --json` prints. */
 export interface WhyReport extends Explanation {
   request: { id: string; session: string; model: string; index: number; startedAt: number };
-  previous: { id: string; model: string; startedAt: number } | null;
+  /** The request compared with: the session's previous one, or for a fork's first request the parent's last one before it. */
+  previous: { id: string; session: string; model: string; startedAt: number } | null;
   /** Nodes (chain links) in this request. */
   links: number;
   /** The compaction made just before this request (a deliberate change of everything after Z0 + Z1), if any. */
@@ -41,13 +42,16 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
       current = last;
     }
     const index = rows.findIndex((r) => r.id === current.id);
-    const previous = index > 0 ? rows[index - 1]! : null;
+    // A fork's first request was sent against the parent's cache (src/run/stages/record.ts compares it with the parent's last request).
+    const before = index > 0 ? rows.slice(0, index) : parentRequestsBefore(store, current);
+    const previous = before.at(-1) ?? null;
     const host = await loadPlugins({ config: await loadConfig() });
     const spec = host.providers.get(current.provider)?.value;
     const rules = spec?.cacheRules?.(current.model) ?? DEFAULT_CACHE_RULES;
     const since = previous?.startedAt ?? 0;
     const compaction = store.compactions(current.sessionId).findLast((c) => c.createdAt >= since && c.createdAt <= current.startedAt);
-    const explained = explain(previous, current, rules, rows.slice(Math.max(0, index - LIVE_ENTRY_ROWS), index));
+    // A fork's first request is measured against the parent's last request alone, as its expectation was recorded.
+    const explained = explain(previous, current, rules, index > 0 ? before.slice(-LIVE_ENTRY_ROWS) : before.slice(-1));
     if (compaction) {
       explained.causes.unshift(
         `compaction ${compaction.id} (${compaction.reason}) moved messages ${compaction.firstCollapsed}…${compaction.lastCollapsed} into the summary zone: a deliberate change after the stable prefix and the summary zone`,
@@ -58,7 +62,7 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
         ? { compaction: { id: compaction.id, reason: compaction.reason, summarySource: compaction.summarySource, collapsed: [compaction.firstCollapsed, compaction.lastCollapsed] as [string, string], summaryRequest: compaction.summaryRequest } }
         : {}),
       request: { id: current.id, session: current.sessionId, model: `${current.provider}/${current.model}`, index, startedAt: current.startedAt },
-      previous: previous ? { id: previous.id, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
+      previous: previous ? { id: previous.id, session: previous.sessionId, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
       links: current.chain.length,
       ...explained,
     };
@@ -67,12 +71,27 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
   }
 }
 
+/**
+ * The requests of the session `current`'s session was forked from (or its
+ * nearest forked ancestor that has any) started before `current`, oldest
+ * first; empty for a session that is no fork.
+ */
+function parentRequestsBefore(store: ReturnType<typeof openStore>, current: LedgerRow): LedgerRow[] {
+  let parentId = store.findSession(current.sessionId).parentId;
+  while (parentId) {
+    const earlier = store.requests(parentId).filter((r) => r.startedAt <= current.startedAt && r.id !== current.id);
+    if (earlier.length > 0) return earlier;
+    parentId = store.findSession(parentId).parentId;
+  }
+  return [];
+}
+
 /** Human-readable form of a {@link WhyReport}. */
 export function formatWhy(r: WhyReport): string {
   const n = (v: number | undefined) => (v === undefined ? "unknown" : v.toLocaleString("en-US"));
   const lines = [
     `request   ${r.request.id}  (session ${r.request.session}, ${r.request.model}, request ${r.request.index + 1})`,
-    `previous  ${r.previous ? `${r.previous.id}  (${r.previous.model})` : "none"}`,
+    `previous  ${r.previous ? `${r.previous.id}  (${r.previous.session === r.request.session ? r.previous.model : `${r.previous.model}, parent session ${r.previous.session}`})` : "none"}`,
     `shared    ${r.sharedLinks} of ${r.links} nodes`,
     `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : r.previous ? "nowhere: this request extends the previous one" : "-"}`,
     `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,

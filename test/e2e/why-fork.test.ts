@@ -1,0 +1,50 @@
+/**
+ * `cachet why` on a fork's first request, through the binary: the request is
+ * compared with the parent's last one (whose cache it was sent against), so
+ * its expectation is the one the ledger recorded and the explanation no longer
+ * says "nothing cached yet" beside a cache read. `--fork=ID --session NAME`
+ * naming another session is refused (as --fork=ID with --session X is).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { cachet, cleanHomes, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+// Over Claude's minimum cacheable length, so the parent's request writes a cache entry the fork can read.
+const SYSTEM = Array.from({ length: 400 }, (_, i) => `Rule ${i}: keep every answer short and exact.`).join("\n");
+
+test("why on a fork's first request compares it with the parent's last request and agrees with the recorded expectation", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "-s", SYSTEM, "--session", "p", "hello"], { home })).code).toBe(0);
+  expect((await cachet(["--emulate", "--fork=p", "and more"], { home })).code).toBe(0);
+  const parentRequest = JSON.parse((await cachet(["why", "p", "--json"], { home })).stdout).request;
+
+  const why = await cachet(["why", "--json"], { home });
+  expect(why.code).toBe(0);
+  const report = JSON.parse(why.stdout);
+  expect(report.request.index).toBe(0);
+  expect(report.request.session).not.toBe(parentRequest.session);
+  expect(report.previous).toMatchObject({ id: parentRequest.id, session: parentRequest.session });
+  expect(report.actualCacheRead).toBeGreaterThan(1_024);
+  // The ledger's own expectation for a fork's first request (README: "records how much of the parent's cache it was expected to read").
+  const exported = (await cachet(["export"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const row = exported.find((e) => e.type === "request").request;
+  expect(row.expectedCacheRead).toBeGreaterThan(0);
+  expect(report.expectedCacheRead).toBe(row.expectedCacheRead);
+  expect(report.expectedCacheRead).toBe(report.actualCacheRead);
+  expect(report.causes).toEqual(["no miss: the request read everything the previous one cached"]);
+
+  const text = (await cachet(["why"], { home })).stdout;
+  expect(text).toContain(`previous  ${parentRequest.id}  (anthropic/claude-sonnet-4-6, parent session ${parentRequest.session})`);
+  expect(text).not.toContain("nothing cached yet");
+});
+
+test("--fork=p --session NEWNAME is refused (exit 2) and creates no session", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "p", "hello"], { home })).code).toBe(0);
+  const r = await cachet(["--emulate", "--fork=p", "--session", "newname", "more"], { home });
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe("");
+  expect(r.stderr.split("\n")[0]).toBe("cachet: --fork=p and --session newname name two sessions to fork");
+  expect((await cachet(["sessions"], { home })).stdout.trim().split("\n").length).toBe(2);
+});
