@@ -7,7 +7,7 @@
 import { definePlugin } from "../../src/plugin/index.ts";
 import { anthropicCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
-import { DEFAULT_MAX_TOKENS, renderAnthropic } from "./render.ts";
+import { DEFAULT_MAX_TOKENS, renderAnthropic, renderAnthropicMessage } from "./render.ts";
 import { anthropicClient, sendAnthropic } from "./send.ts";
 import { anthropicUsage, anthropicUsageExamples } from "./usage.ts";
 
@@ -15,6 +15,8 @@ export default definePlugin({
   name: "anthropic",
   api: 1,
   setup(api) {
+    // One memo for every adapter of the provider: a runtime creates an adapter per turn.
+    const memo = api.services.renderMemo(renderAnthropicMessage);
     api.provider({
       id: "anthropic",
       name: "Anthropic",
@@ -28,7 +30,7 @@ export default definePlugin({
       create(config) {
         const client = anthropicClient(config);
         return {
-          render: (context) => renderAnthropic(context, api.services),
+          render: (context) => renderAnthropic(context, api.services, memo),
           send: (wire, options) => sendAnthropic(client, wire, options, api.services, config),
           usage: anthropicUsage,
         };

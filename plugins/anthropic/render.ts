@@ -9,7 +9,7 @@
  * @see https://docs.claude.com/en/api/messages
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
  */
-import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import type { Block, Message, PluginServices, RenderMemo, RenderedMessage, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
 import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
 import { parseArguments } from "../parse-arguments.ts";
@@ -18,10 +18,12 @@ import { parseArguments } from "../parse-arguments.ts";
 export const DEFAULT_MAX_TOKENS = 8192;
 
 /**
- * Builds the body and its segments. Provider options are merged last.
+ * Builds the body and its segments. Provider options are merged last. The
+ * log goes through `memo` (one per provider: only new messages are rendered);
+ * without one every message is rendered afresh.
  * @throws CachetError SCHEMA_CONTRACT when the output schema breaks Anthropic's structured-output rules.
  */
-export function renderAnthropic(context: RequestContext, services: PluginServices): WireRequest {
+export function renderAnthropic(context: RequestContext, services: PluginServices, memo: RenderMemo = services.renderMemo(renderAnthropicMessage)): WireRequest {
   const head: WireSegment[] = [];
   const { prefix, generation } = context;
   const body: Record<string, unknown> = { model: context.model, max_tokens: generation.maxTokens ?? DEFAULT_MAX_TOKENS };
@@ -48,9 +50,9 @@ export function renderAnthropic(context: RequestContext, services: PluginService
   const compaction = serverCompaction(options, services);
   // Server-side compaction: the API ignores everything before the last compaction block, so it is not sent.
   const from = compactedFrom(context.summary, context.messages);
-  const log = from === undefined ? renderLog(context.summary, context.messages) : renderLog([], from);
-  // concat and slice copy in bulk; spreading thousands of elements is several times slower.
-  const messages = log.messages.slice();
+  // concat copies in bulk; spreading thousands of elements is several times slower.
+  const log = memo.render(from ?? (context.summary.length === 0 ? context.messages : context.summary.concat(context.messages)), 0);
+  const messages = log.items;
   const segments = head.concat(log.segments);
   if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
   body.messages = messages;
@@ -108,91 +110,34 @@ function compactedFrom(summary: Message[], log: Message[]): Message[] | undefine
     const message = all[i]!;
     const at = message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
     if (at < 0) continue;
-    const first = at === 0 ? message : { ...message, content: message.content.slice(at) };
-    return [first, ...all.slice(i + 1)];
+    let first = at === 0 ? message : compactedFirst.get(message);
+    if (!first) {
+      first = { ...message, content: message.content.slice(at) };
+      // The same object every turn, so the render memo keeps what it rendered after it.
+      if (!message.incomplete) compactedFirst.set(message, first);
+    }
+    return [first].concat(all.slice(i + 1));
   }
   return undefined;
 }
 
-/** The rendered log (summary zone + log), and where each source message ended in it. */
-interface RenderedLog {
-  source: Message[];
-  messages: Record<string, unknown>[];
-  segments: WireSegment[];
-  /** After source message i: how many wire messages and segments there were. */
-  ends: { messages: number; segments: number }[];
-}
-
-let lastLog: RenderedLog | undefined;
+// The message a server compaction starts the sent log with, by the stored message it is cut from.
+const compactedFirst = new WeakMap<Message, Message>();
 
 /**
- * Renders the summary zone and the log. The request before this one usually
- * had the same messages minus the newest: its rendering is reused up to the
- * first message that differs, found by identity, so only new messages are
- * visited.
+ * One log message as an Anthropic message at index `at`, with a segment per
+ * content block; no message when nothing of it can be replayed.
  */
-function renderLog(summary: Message[], log: Message[]): RenderedLog {
-  const source = summary.length === 0 ? log : [...summary, ...log];
-  let shared = 0;
-  const last = lastLog;
-  if (last) {
-    const limit = Math.min(last.source.length, source.length);
-    while (shared < limit && last.source[shared] === source[shared] && !source[shared]!.incomplete) shared++;
-  }
-  let out: RenderedLog;
-  if (last && shared === last.source.length) {
-    // The usual turn: the log only grew. The arrays are this cache's own (requests get copies), so they are extended in place.
-    out = { ...last, source };
-  } else {
-    const end = shared > 0 ? last!.ends[shared - 1]! : { messages: 0, segments: 0 };
-    out = {
-      source,
-      messages: shared > 0 ? last!.messages.slice(0, end.messages) : [],
-      segments: shared > 0 ? last!.segments.slice(0, end.segments) : [],
-      ends: shared > 0 ? last!.ends.slice(0, shared) : [],
-    };
-  }
-  for (let i = shared; i < source.length; i++) {
-    const rendered = renderMessage(source[i]!, out.messages.length);
-    if (rendered) {
-      for (const segment of rendered.segments) out.segments.push(segment);
-      out.messages.push(rendered.wire);
-    }
-    out.ends.push({ messages: out.messages.length, segments: out.segments.length });
-  }
-  lastLog = out;
-  return out;
-}
-
-/** A message rendered at a position of the log, with its segments. */
-interface RenderedMessage {
-  index: number;
-  wire: Record<string, unknown>;
-  segments: WireSegment[];
-}
-
-// A log message never changes once stored and keeps its position, so its
-// rendering is computed once per process: the per-turn cost of a long session
-// grows with the new messages, not with the history. Nothing downstream
-// mutates these objects (cache strategies copy what they mark).
-const rendered = new WeakMap<Message, RenderedMessage>();
-
-function renderMessage(message: Message, index: number): RenderedMessage | undefined {
-  const known = rendered.get(message);
-  if (known && known.index === index) return known;
+export function renderAnthropicMessage(message: Message, at: number): RenderedMessage {
   const content: Record<string, unknown>[] = [];
   const segments: WireSegment[] = [];
   message.content.forEach((block, j) => {
     const wire = renderBlock(block);
     if (!wire) return;
-    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["messages", index, "content", content.length] });
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["messages", at, "content", content.length] });
     content.push(wire);
   });
-  if (content.length === 0) return undefined;
-  const out = { index, wire: { role: message.role, content }, segments };
-  // Incomplete answers may still grow; only final messages are kept.
-  if (!message.incomplete) rendered.set(message, out);
-  return out;
+  return content.length === 0 ? { items: [], segments: [] } : { items: [{ role: message.role, content }], segments };
 }
 
 /** One content block on the wire; undefined for a block this wire cannot replay. */

@@ -7,7 +7,7 @@
 import { definePlugin } from "../../src/plugin/index.ts";
 import { geminiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
-import { renderGemini } from "./render.ts";
+import { renderGemini, renderGeminiContent } from "./render.ts";
 import { geminiClient, sendGemini } from "./send.ts";
 import { geminiUsage, geminiUsageExamples } from "./usage.ts";
 
@@ -15,6 +15,8 @@ export default definePlugin({
   name: "gemini",
   api: 1,
   setup(api) {
+    // One memo for every adapter of the provider: a runtime creates an adapter per turn.
+    const memo = api.services.renderMemo(renderGeminiContent);
     api.provider({
       id: "google",
       name: "Google Gemini",
@@ -27,7 +29,7 @@ export default definePlugin({
       create(config) {
         const client = geminiClient(config);
         return {
-          render: (context) => renderGemini(context, api.services),
+          render: (context) => renderGemini(context, api.services, memo),
           send: (wire, options) => sendGemini(client, wire, options, api.services, config),
           usage: geminiUsage,
         };

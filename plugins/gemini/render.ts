@@ -16,16 +16,18 @@
  * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
 import { refuseServerTools } from "../shared/server-tools.ts";
-import type { Block, Message, PluginServices, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
+import type { Block, Message, PluginServices, RenderMemo, RenderedMessage, RequestContext, WireRequest, WireSegment } from "../../src/plugin/index.ts";
 import { toWireSchema } from "../../src/plugin/index.ts";
 import { mergeOptions } from "../merge-options.ts";
 import { parseArguments } from "../parse-arguments.ts";
 
 /**
  * Builds the body and its segments (system parts, tools, schema, then content parts).
+ * The log goes through `memo` (one per adapter: only new messages are
+ * rendered); without one every message is rendered afresh.
  * @throws CachetError SCHEMA_CONTRACT when the output schema breaks Gemini's schema subset.
  */
-export function renderGemini(context: RequestContext, services: PluginServices): WireRequest {
+export function renderGemini(context: RequestContext, services: PluginServices, memo: RenderMemo = services.renderMemo(renderGeminiContent)): WireRequest {
   const segments: WireSegment[] = [];
   const { prefix, generation } = context;
   const body: Record<string, unknown> = { model: context.model };
@@ -57,21 +59,17 @@ export function renderGemini(context: RequestContext, services: PluginServices):
     generationConfig.responseMimeType = "application/json";
     generationConfig.responseJsonSchema = services.canonicalize(schema);
   }
-  const all = [...context.summary, ...context.messages];
-  const toolNames = new Map<string, string>();
-  for (const m of all) for (const b of m.content) if (b.type === "tool_use") toolNames.set(b.id, b.name);
-  const contents: Record<string, unknown>[] = [];
-  for (const message of all) {
-    const parts = renderParts(message, toolNames, contents.length, segments);
-    if (parts.length > 0) contents.push({ role: message.role === "assistant" ? "model" : "user", parts });
-  }
+  const log = memo.render(context.summary.length === 0 ? context.messages : context.summary.concat(context.messages), 0);
+  const contents = log.items;
+  for (const segment of log.segments) segments.push(segment);
   if (context.overlay) {
     const last = contents[contents.length - 1];
     const lastLog = context.messages[context.messages.length - 1];
     if (last?.role === "user" && lastLog?.role === "user") {
       const parts = last.parts as Record<string, unknown>[];
       segments.push({ nodeId: "overlay", kind: "overlay", path: ["contents", contents.length - 1, "parts", parts.length] });
-      parts.push({ text: context.overlay });
+      // A new content: the rendered one is shared with later requests, which must not see this overlay.
+      contents[contents.length - 1] = { ...last, parts: [...parts, { text: context.overlay }] };
     } else {
       segments.push({ nodeId: "overlay", kind: "overlay", path: ["contents", contents.length, "parts", 0] });
       contents.push({ role: "user", parts: [{ text: context.overlay }] });
@@ -83,18 +81,35 @@ export function renderGemini(context: RequestContext, services: PluginServices):
   return { protocol: "gemini", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
 }
 
-function renderParts(message: Message, toolNames: Map<string, string>, at: number, segments: WireSegment[]): Record<string, unknown>[] {
+/**
+ * One log message as a Gemini content at index `at` (none when no part of it
+ * is sent); `log[0..index]` names the calls its tool results answer.
+ */
+export function renderGeminiContent(message: Message, at: number, log: readonly Message[], index: number): RenderedMessage {
   const parts: Record<string, unknown>[] = [];
+  const segments: WireSegment[] = [];
   message.content.forEach((block, j) => {
     const next = message.content[j + 1];
     if (isCarriedSignature(block) && next?.type === "tool_use") return;
     const previous = message.content[j - 1];
-    const part = renderPart(block, toolNames, previous && isCarriedSignature(previous) ? previous.signature : undefined);
+    const name = block.type === "tool_result" ? toolName(log, index, block.toolUseId) : undefined;
+    const part = renderPart(block, name, previous && isCarriedSignature(previous) ? previous.signature : undefined);
     if (!part) return;
     segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["contents", at, "parts", parts.length] });
     parts.push(part);
   });
-  return parts;
+  return parts.length === 0 ? { items: [], segments: [] } : { items: [{ role: message.role === "assistant" ? "model" : "user", parts }], segments };
+}
+
+/**
+ * The name of the call a tool result answers: the nearest call with its id at
+ * or before message `index` (the one just before, in a well-paired log), else the id itself.
+ */
+function toolName(log: readonly Message[], index: number, toolUseId: string): string {
+  for (let i = index; i >= 0; i--) {
+    for (const block of log[i]!.content) if (block.type === "tool_use" && block.id === toolUseId) return block.name;
+  }
+  return toolUseId;
 }
 
 /** A thinking block that only carries the signature of the tool call after it. */
@@ -102,7 +117,7 @@ function isCarriedSignature(block: Block): block is Extract<Block, { type: "thin
   return block.type === "thinking" && block.text === "" && block.signature !== undefined;
 }
 
-function renderPart(block: Block, toolNames: Map<string, string>, signature: string | undefined): Record<string, unknown> | undefined {
+function renderPart(block: Block, toolName: string | undefined, signature: string | undefined): Record<string, unknown> | undefined {
   switch (block.type) {
     case "text":
       return block.text === "" ? undefined : { text: block.text };
@@ -117,7 +132,7 @@ function renderPart(block: Block, toolNames: Map<string, string>, signature: str
       return {
         functionResponse: {
           id: block.toolUseId,
-          name: toolNames.get(block.toolUseId) ?? block.toolUseId,
+          name: toolName ?? block.toolUseId,
           response: block.isError ? { error: block.content } : { output: block.content },
         },
       };

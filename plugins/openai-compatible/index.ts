@@ -12,7 +12,7 @@
  * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
  */
 import { definePlugin, type UsageReport } from "../../src/plugin/index.ts";
-import { createChatAdapter } from "../openai/chat.ts";
+import { chatMemo, createChatAdapter, type ChatDialect } from "../openai/chat.ts";
 import { compatibleCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { deepseekUsage, moonshotUsage, openaiCompatibleUsage, openrouterUsage, qwenUsage, xaiUsage } from "./usage.ts";
@@ -57,6 +57,10 @@ export default definePlugin({
   api: 1,
   setup(api) {
     for (const preset of PRESETS) {
+      const reasoningField = preset.id === "deepseek" || preset.id === "moonshotai" ? ("reasoning_content" as const) : undefined;
+      const dialect: ChatDialect = { maxTokensField: "max_tokens", usage: preset.usage, ...(reasoningField ? { reasoningField } : {}) };
+      // One memo per preset, shared by its adapters: a runtime creates an adapter per turn.
+      const memo = chatMemo(api.services, dialect);
       api.provider({
         id: preset.id,
         name: preset.name,
@@ -71,8 +75,7 @@ export default definePlugin({
               hint: "pass --base-url http://host:port/v1 or set base_url for it in the config",
             });
           }
-          const reasoningField = preset.id === "deepseek" || preset.id === "moonshotai" ? "reasoning_content" : undefined;
-          return createChatAdapter(config, api.services, { maxTokensField: "max_tokens", usage: preset.usage, ...(reasoningField ? { reasoningField } : {}) });
+          return createChatAdapter(config, api.services, dialect, memo);
         },
       });
     }

@@ -16,6 +16,7 @@ import type {
   Message,
   PluginServices,
   ProviderAdapter,
+  RenderMemo,
   ProviderConfig,
   RequestContext,
   SendOptions,
@@ -44,11 +45,15 @@ export interface ChatDialect {
   reasoningField?: "reasoning_content";
 }
 
-/** Creates a chat adapter for a provider config and dialect. */
-export function createChatAdapter(config: ProviderConfig, services: PluginServices, dialect: ChatDialect): ProviderAdapter {
+/**
+ * Creates a chat adapter for a provider config and dialect. `memo` is the
+ * provider's render memo ({@link chatMemo} of the same dialect), made once in
+ * the plugin's setup so that the adapters a runtime creates turn after turn share it.
+ */
+export function createChatAdapter(config: ProviderConfig, services: PluginServices, dialect: ChatDialect, memo: RenderMemo = chatMemo(services, dialect)): ProviderAdapter {
   const client = openaiClient(config);
   return {
-    render: (context) => renderChat(context, services, dialect),
+    render: (context) => renderChat(context, services, dialect, memo),
     send: (wire, options) => sendChat(client, wire, options, services, config),
     usage: dialect.usage,
   };
@@ -59,11 +64,13 @@ export function createChatAdapter(config: ProviderConfig, services: PluginServic
  * message (user messages: one per content part; tool results: one per `tool` message).
  * When streaming, `stream_options.include_usage` is always true, merged into
  * any stream options the user gave (CASES.md case 21).
+ * The log goes through `memo` (one per adapter: only new messages are
+ * rendered); without one every message is rendered afresh.
  * @throws CachetError SCHEMA_CONTRACT when the output schema breaks the strict-mode rules.
  */
-export function renderChat(context: RequestContext, services: PluginServices, dialect: ChatDialect): WireRequest {
+export function renderChat(context: RequestContext, services: PluginServices, dialect: ChatDialect, memo: RenderMemo = chatMemo(services, dialect)): WireRequest {
   const segments: WireSegment[] = [];
-  const messages: Record<string, unknown>[] = [];
+  let messages: Record<string, unknown>[] = [];
   const { prefix, generation } = context;
   for (const part of prefix.system) {
     segments.push({ nodeId: part.id, kind: "system", path: ["messages", messages.length] });
@@ -89,8 +96,11 @@ export function renderChat(context: RequestContext, services: PluginServices, di
       json_schema: { name: prefix.schema.name, schema: services.canonicalize(wireSchema.schema), strict: wireSchema.strict },
     };
   }
-  for (const message of [...context.summary, ...context.messages]) renderMessage(message, messages, segments, dialect);
-  if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
+  const log = memo.render(context.summary.length === 0 ? context.messages : context.summary.concat(context.messages), messages.length);
+  messages = messages.concat(log.items);
+  body.messages = messages;
+  const all = segments.concat(log.segments);
+  if (context.overlay) appendOverlay(messages, context.messages, context.overlay, all);
   if (generation.maxTokens !== undefined) body[dialect.maxTokensField] = generation.maxTokens;
   if (generation.temperature !== undefined) body.temperature = generation.temperature;
   body.stream = generation.stream;
@@ -99,10 +109,21 @@ export function renderChat(context: RequestContext, services: PluginServices, di
     const given = generation.providerOptions.stream_options;
     merged.stream_options = { ...(given && typeof given === "object" ? given : {}), include_usage: true };
   }
-  return { protocol: "openai-chat", body: merged, headers: {}, segments };
+  return { protocol: "openai-chat", body: merged, headers: {}, segments: all };
 }
 
-function renderMessage(message: Message, messages: Record<string, unknown>[], segments: WireSegment[], dialect: ChatDialect): void {
+/** The render memo of a chat adapter: its message renderer bound to the dialect. */
+export function chatMemo(services: PluginServices, dialect: ChatDialect): RenderMemo {
+  return services.renderMemo((message, at) => {
+    const items: Record<string, unknown>[] = [];
+    const segments: WireSegment[] = [];
+    renderMessage(message, at, items, segments, dialect);
+    return { items, segments };
+  });
+}
+
+/** One log message as chat messages, the first at index `at`, appended to `messages`. */
+function renderMessage(message: Message, at: number, messages: Record<string, unknown>[], segments: WireSegment[], dialect: ChatDialect): void {
   if (message.role === "assistant") {
     const text = message.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     const toolCalls = message.content.flatMap((b) =>
@@ -114,24 +135,24 @@ function renderMessage(message: Message, messages: Record<string, unknown>[], se
     // Only tool-calling turns: the providers ignore reasoning elsewhere, and older reasoning models refuse it.
     if (dialect.reasoningField && toolCalls.length > 0) out[dialect.reasoningField] = reasoning;
     if (toolCalls.length > 0) out.tool_calls = toolCalls;
-    segments.push({ nodeId: message.id, kind: "message", path: ["messages", messages.length] });
+    segments.push({ nodeId: message.id, kind: "message", path: ["messages", at + messages.length] });
     messages.push(out);
     return;
   }
   // Tool results must directly follow the assistant's tool calls, so they come before the user's other parts.
   message.content.forEach((block, j) => {
     if (block.type !== "tool_result") return;
-    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["messages", messages.length] });
+    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["messages", at + messages.length] });
     messages.push({ role: "tool", tool_call_id: block.toolUseId, content: block.content });
   });
   const parts: Record<string, unknown>[] = [];
-  const at = messages.length;
+  const userAt = at + messages.length;
   message.content.forEach((block, j) => {
     let part: Record<string, unknown> | undefined;
     if (block.type === "text") part = { type: "text", text: block.text };
     else if (block.type === "image") part = { type: "image_url", image_url: { url: `data:${block.mediaType};base64,${block.data}` } };
     if (!part) return;
-    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["messages", at, "content", parts.length] });
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["messages", userAt, "content", parts.length] });
     parts.push(part);
   });
   if (parts.length > 0) messages.push({ role: "user", content: parts });
@@ -144,7 +165,8 @@ function appendOverlay(messages: Record<string, unknown>[], log: Message[], over
   if (last?.role === "user" && lastLog?.role === "user") {
     const parts = last.content as Record<string, unknown>[];
     segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length - 1, "content", parts.length] });
-    parts.push({ type: "text", text: overlay });
+    // A new message object: the rendered one is shared with later requests, which must not see this overlay.
+    messages[messages.length - 1] = { ...last, content: [...parts, { type: "text", text: overlay }] };
   } else {
     segments.push({ nodeId: "overlay", kind: "overlay", path: ["messages", messages.length, "content", 0] });
     messages.push({ role: "user", content: [{ type: "text", text: overlay }] });

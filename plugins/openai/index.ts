@@ -11,9 +11,9 @@
 import { definePlugin } from "../../src/plugin/index.ts";
 import { openaiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
-import { createChatAdapter } from "./chat.ts";
+import { chatMemo, createChatAdapter } from "./chat.ts";
 import { openaiClient } from "./client.ts";
-import { renderResponses, sendResponses } from "./responses.ts";
+import { renderResponses, renderResponsesItems, sendResponses } from "./responses.ts";
 import { chatUsage, chatUsageExamples, responsesUsage, responsesUsageExamples } from "./usage.ts";
 
 const common = {
@@ -27,13 +27,17 @@ export default definePlugin({
   name: "openai",
   api: 1,
   setup(api) {
+    // One memo per provider, shared by its adapters: a runtime creates an adapter per turn.
+    const chat = { maxTokensField: "max_completion_tokens", usage: chatUsage } as const;
+    const chatRenders = chatMemo(api.services, chat);
+    const responsesRenders = api.services.renderMemo(renderResponsesItems);
     api.provider({
       id: "openai",
       name: "OpenAI",
       protocol: "openai-chat",
       ...common,
       usageExamples: chatUsageExamples,
-      create: (config) => createChatAdapter(config, api.services, { maxTokensField: "max_completion_tokens", usage: chatUsage }),
+      create: (config) => createChatAdapter(config, api.services, chat, chatRenders),
     });
     api.provider({
       id: "openai-responses",
@@ -45,7 +49,7 @@ export default definePlugin({
       create(config) {
         const client = openaiClient(config);
         return {
-          render: (context) => renderResponses(context, api.services),
+          render: (context) => renderResponses(context, api.services, responsesRenders),
           send: (wire, options) => sendResponses(client, wire, options, api.services, config),
           usage: responsesUsage,
         };

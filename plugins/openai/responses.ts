@@ -15,6 +15,8 @@ import type {
   Message,
   PluginServices,
   ProviderConfig,
+  RenderMemo,
+  RenderedMessage,
   RequestContext,
   SendOptions,
   StreamEvent,
@@ -30,11 +32,13 @@ import type { OpenAIClient } from "./client.ts";
  * Renders the Responses body. Segments: system parts, tools, schema, then
  * input items (user content parts one by one; one per other item).
  * Function tools are sent with an explicit `strict` (the API defaults it to true).
+ * The log goes through `memo` (one per adapter: only new messages are
+ * rendered); without one every message is rendered afresh.
  * @throws CachetError SCHEMA_CONTRACT when the output schema breaks the strict-mode rules.
  */
-export function renderResponses(context: RequestContext, services: PluginServices): WireRequest {
+export function renderResponses(context: RequestContext, services: PluginServices, memo: RenderMemo = services.renderMemo(renderResponsesItems)): WireRequest {
   const segments: WireSegment[] = [];
-  const input: Record<string, unknown>[] = [];
+  let input: Record<string, unknown>[] = [];
   const { prefix, generation } = context;
   for (const part of prefix.system) {
     segments.push({ nodeId: part.id, kind: "system", path: ["input", input.length] });
@@ -59,33 +63,45 @@ export function renderResponses(context: RequestContext, services: PluginService
       format: { type: "json_schema", name: prefix.schema.name, schema: services.canonicalize(wireSchema.schema), strict: wireSchema.strict },
     };
   }
-  for (const message of [...context.summary, ...context.messages]) renderItem(message, input, segments);
+  const log = memo.render(context.summary.length === 0 ? context.messages : context.summary.concat(context.messages), input.length);
+  input = input.concat(log.items);
+  body.input = input;
+  const all = segments.concat(log.segments);
   if (context.overlay) {
     const last = input[input.length - 1];
     const lastLog = context.messages[context.messages.length - 1];
     if (last?.type === "message" && last.role === "user" && lastLog?.role === "user") {
       const content = last.content as Record<string, unknown>[];
-      segments.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length - 1, "content", content.length] });
-      content.push({ type: "input_text", text: context.overlay });
+      all.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length - 1, "content", content.length] });
+      // A new item: the rendered one is shared with later requests, which must not see this overlay.
+      input[input.length - 1] = { ...last, content: [...content, { type: "input_text", text: context.overlay }] };
     } else {
-      segments.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length, "content", 0] });
+      all.push({ nodeId: "overlay", kind: "overlay", path: ["input", input.length, "content", 0] });
       input.push({ type: "message", role: "user", content: [{ type: "input_text", text: context.overlay }] });
     }
   }
   if (generation.maxTokens !== undefined) body.max_output_tokens = generation.maxTokens;
   if (generation.temperature !== undefined) body.temperature = generation.temperature;
   body.stream = generation.stream;
-  return { protocol: "openai-responses", body: mergeOptions(body, generation.providerOptions), headers: {}, segments };
+  return { protocol: "openai-responses", body: mergeOptions(body, generation.providerOptions), headers: {}, segments: all };
 }
 
-function renderItem(message: Message, input: Record<string, unknown>[], segments: WireSegment[]): void {
+/** One log message as Responses input items, the first at index `at` of `input` (the render memo's message renderer). */
+export function renderResponsesItems(message: Message, at: number): RenderedMessage {
+  const items: Record<string, unknown>[] = [];
+  const segments: WireSegment[] = [];
+  renderItem(message, at, items, segments);
+  return { items, segments };
+}
+
+function renderItem(message: Message, at: number, input: Record<string, unknown>[], segments: WireSegment[]): void {
   if (message.role === "assistant") {
     message.content.forEach((block, j) => {
       if (block.type === "text" && block.text !== "") {
-        segments.push({ nodeId: `${message.id}#${j}`, kind: "text", path: ["input", input.length] });
+        segments.push({ nodeId: `${message.id}#${j}`, kind: "text", path: ["input", at + input.length] });
         input.push({ type: "message", role: "assistant", content: block.text });
       } else if (block.type === "tool_use") {
-        segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_use", path: ["input", input.length] });
+        segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_use", path: ["input", at + input.length] });
         input.push({ type: "function_call", call_id: block.id, name: block.name, arguments: block.arguments });
       }
     });
@@ -93,17 +109,17 @@ function renderItem(message: Message, input: Record<string, unknown>[], segments
   }
   message.content.forEach((block, j) => {
     if (block.type !== "tool_result") return;
-    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["input", input.length] });
+    segments.push({ nodeId: `${message.id}#${j}`, kind: "tool_result", path: ["input", at + input.length] });
     input.push({ type: "function_call_output", call_id: block.toolUseId, output: block.content });
   });
   const content: Record<string, unknown>[] = [];
-  const at = input.length;
+  const userAt = at + input.length;
   message.content.forEach((block, j) => {
     let part: Record<string, unknown> | undefined;
     if (block.type === "text") part = { type: "input_text", text: block.text };
     else if (block.type === "image") part = { type: "input_image", image_url: `data:${block.mediaType};base64,${block.data}`, detail: "auto" };
     if (!part) return;
-    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["input", at, "content", content.length] });
+    segments.push({ nodeId: `${message.id}#${j}`, kind: block.type as "text" | "image", path: ["input", userAt, "content", content.length] });
     content.push(part);
   });
   if (content.length > 0) input.push({ type: "message", role: "user", content });

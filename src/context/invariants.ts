@@ -32,18 +32,20 @@ export function isBlankText(block: Block): boolean {
 /**
  * The messages as they go on the wire: blank text blocks left out, and
  * messages left with nothing left out. Pure: the stored log is unchanged.
- * Deterministic, so an old message renders to the same bytes every turn.
+ * Deterministic, and a message's wire form is the same object every time it
+ * is asked for, so adapters' render memos (src/plugin/render-memo.ts) reuse
+ * what they rendered of it.
  */
 export function wireMessages(messages: readonly Message[]): Message[] {
   const out: Message[] = [];
   for (const message of messages) {
-    if (!message.content.some(isBlankText)) {
-      out.push(message);
-      continue;
+    let wire = wireForms.get(message);
+    if (wire === undefined) {
+      wire = wireForm(message);
+      // An incomplete answer may still grow: its form is not kept.
+      if (!message.incomplete) wireForms.set(message, wire);
     }
-    const content = message.content.filter((b) => !isBlankText(b));
-    // A message holding only reasoning has no answer to replay either.
-    if (content.some((b) => b.type !== "thinking")) out.push({ ...message, content });
+    if (wire !== null) out.push(wire);
   }
   return out;
 }
@@ -54,16 +56,29 @@ export function wirePrefix(prefix: StablePrefix): StablePrefix {
   return { ...prefix, system: prefix.system.filter((part) => /\S/.test(part.text)) };
 }
 
+// Stored messages never change, so their wire forms are computed once per process (null: left out).
+const wireForms = new WeakMap<Message, Message | null>();
+
+function wireForm(message: Message): Message | null {
+  if (!message.content.some(isBlankText)) return message;
+  const content = message.content.filter((b) => !isBlankText(b));
+  // A message holding only reasoning has no answer to replay either.
+  return content.some((b) => b.type !== "thinking") ? { ...message, content } : null;
+}
+
 /**
  * Checks the pairing of tool calls and results in `messages` (the wire
  * form): the last message may hold calls awaiting results only when it is
- * the assistant's (the turn is not sent then).
+ * the assistant's (the turn is not sent then). A message found well paired
+ * with the one before it is not checked again while it follows the same
+ * message, so a long session costs its new messages.
  * @throws CachetError INTERNAL naming the message and ids: a log that breaks
  *   the rule is never sent (the provider would refuse it and every later turn).
  */
 export function checkToolPairing(messages: readonly Message[]): void {
   messages.forEach((message, i) => {
     const previous = messages[i - 1];
+    if (!message.incomplete && pairedAfter.get(message) === (previous ?? FIRST)) return;
     const called = new Set(previous?.role === "assistant" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
     const answered = new Set(message.content.flatMap((b) => (b.type === "tool_result" ? [b.toolUseId] : [])));
     const orphans = [...answered].filter((id) => !called.has(id));
@@ -75,5 +90,10 @@ export function checkToolPairing(messages: readonly Message[]): void {
         { hint: "nothing was sent; run `cachet export` to see the session and report the problem" },
       );
     }
+    if (previous?.incomplete !== true) pairedAfter.set(message, previous ?? FIRST);
   });
 }
+
+// Each message found well paired, with the message it followed then (FIRST: none).
+const pairedAfter = new WeakMap<Message, Message | typeof FIRST>();
+const FIRST = Symbol("first message");

@@ -12,7 +12,7 @@ import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { ProviderAdapter, SendOptions } from "./provider.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
-import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, WireRequestShape, check } from "./validate.ts";
+import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire } from "./validate.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
 /**
@@ -114,6 +114,16 @@ export function checked<S extends v.GenericSchema>(site: CallSite, shape: S, val
   throw resultError(site, `returned ${result.problem}`);
 }
 
+/**
+ * The value when it is a wire request: the same object (see {@link checkWire}).
+ * @throws CachetError PLUGIN_HOOK naming what is wrong, as {@link checked}.
+ */
+export function checkedWire(site: CallSite, value: unknown): WireRequest {
+  const result = checkWire(value);
+  if (result.ok) return result.value;
+  throw resultError(site, `returned ${result.problem}`);
+}
+
 /** The PLUGIN_HOOK error for a call that returned or yielded a wrong value. */
 export function resultError(site: CallSite, what: string): CachetError {
   return new CachetError("PLUGIN_HOOK", `${site.plugin}: ${site.call} ${what}`, {
@@ -138,7 +148,7 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
   return {
     render(context: RequestContext): WireRequest {
       const site = at("render()");
-      const wire = checked(site, WireRequestShape, guard(site, () => adapter.render(context))) as WireRequest;
+      const wire = checkedWire(site, guard(site, () => adapter.render(context)));
       if (wire.protocol !== protocol) throw resultError(site, `returned a ${wire.protocol} request, but the provider is registered as ${protocol}`);
       return wire;
     },

@@ -35,7 +35,7 @@ export interface ForkEvent {
 
 /** Every hook with its handler signature. */
 export interface Hooks {
-  /** Last chance to change the wire request (after cache strategies). Return a replacement or nothing. */
+  /** Last chance to change the wire request (after cache strategies): change it in place (it is the handler's own copy) or return a replacement. */
   "request:before": (wire: WireRequest, context: RequestContext) => WireRequest | void | Promise<WireRequest | void>;
   /** Each stream event, as it arrives. */
   "response:event": (event: StreamEvent, context: RequestContext) => void | Promise<void>;

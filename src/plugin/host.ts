@@ -10,7 +10,7 @@ import { CachetError } from "../errors.ts";
 import { checkApiRange } from "./api-range.ts";
 import type { CacheStrategySpec } from "./cache-strategy.ts";
 import { API_VERSION, type Plugin, type PluginApi, type PluginLogger } from "./define-plugin.ts";
-import { checked, DEFAULT_HOOK_TIMEOUT_MS, guard, guardAdapter, guardAsync, resultError, type HookLimits, type HostAdapter } from "./guard.ts";
+import { checked, checkedWire, DEFAULT_HOOK_TIMEOUT_MS, guard, guardAdapter, guardAsync, resultError, type HookLimits, type HostAdapter } from "./guard.ts";
 import { HOOK_KINDS, type HookName, type HookRegistration, type Hooks } from "./hooks.ts";
 import type { ProviderConfig, ProviderSpec } from "./provider.ts";
 import { pluginServices } from "./services.ts";
@@ -126,7 +126,7 @@ export class PluginHost {
     for (const strategy of this.strategiesFor(wire.protocol, providerId)) {
       const site = { plugin: strategy.plugin, call: `cache strategy ${strategy.value.id}: apply()` };
       const input = current;
-      const next = checked(site, WireRequestShape, guard(site, () => strategy.value.apply(input, context))) as WireRequest;
+      const next = checkedWire(site, guard(site, () => strategy.value.apply(input, context)));
       if (next.protocol !== input.protocol || next.segments.length !== input.segments.length) {
         throw resultError(site, "changed the request's protocol or segments (a cache strategy may only add markers)");
       }
@@ -141,7 +141,7 @@ export class PluginHost {
     for (const h of this.handlers(name)) {
       const site = { plugin: h.plugin, call: `hook ${name}` };
       const next = await guardAsync(site, () => (h.value as (...a: unknown[]) => unknown)(current, ...rest), this.limits);
-      if (next !== undefined && next !== null) current = checked(site, HOOK_RESULTS[name], next) as FirstArg<K>;
+      if (next !== undefined && next !== null) current = (name === "request:before" ? checkedWire(site, next) : checked(site, HOOK_RESULTS[name], next)) as FirstArg<K>;
     }
     return current;
   }

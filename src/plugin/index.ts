@@ -17,6 +17,7 @@ export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, Usa
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";
+export type { MessageRenderer, RenderMemo, RenderedLog, RenderedMessage } from "./render-memo.ts";
 /**
  * cachet's error types. A bundled plugin's copy of them is recognised by the
  * host by its `code` (a ProviderError keeps status and retryability); plugins

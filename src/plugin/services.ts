@@ -6,6 +6,7 @@ import { canonicalJson, canonicalize } from "../wire/canonical-json.ts";
 import { hashJson } from "../wire/hash.ts";
 import { serializeBody } from "../wire/request-body.ts";
 import { CachetError, ProviderError } from "../errors.ts";
+import { renderMemo } from "./render-memo.ts";
 
 /** The helpers in `api.services`. */
 export interface PluginServices {
@@ -26,6 +27,12 @@ export interface PluginServices {
   CachetError: typeof CachetError;
   /** Error for provider failures (status, retryable, retryAfterMs). */
   ProviderError: typeof ProviderError;
+  /**
+   * A memo of an adapter's log renders (since API 1.2), so each turn renders only the messages
+   * added since the last one (render-memo.ts): `renderMemo(renderMessage)` once
+   * per provider in `setup`, then `memo.render(log, start)` in the adapters' `render`.
+   */
+  renderMemo: typeof renderMemo;
 }
 
 /** The services object handed to every plugin. */
@@ -36,4 +43,5 @@ export const pluginServices: PluginServices = Object.freeze({
   serializeBody,
   CachetError,
   ProviderError,
+  renderMemo,
 });

@@ -10,7 +10,7 @@
  */
 import * as v from "valibot";
 import { HOOK_KINDS } from "./hooks.ts";
-import { PROTOCOLS } from "./wire.ts";
+import { PROTOCOLS, type WireRequest } from "./wire.ts";
 
 const Fn = v.custom<(...args: unknown[]) => unknown>((value) => typeof value === "function");
 const Text = v.pipe(v.string(), v.minLength(1));
@@ -68,6 +68,47 @@ export const WireRequestShape = v.looseObject({
     }),
   ),
 });
+
+const PROTOCOL_SET: ReadonlySet<unknown> = new Set(PROTOCOLS);
+
+// Segments found well formed, and frozen then: an adapter hands the same segment objects back turn after turn.
+const checkedSegments = new WeakSet<object>();
+
+/**
+ * {@link check} with {@link WireRequestShape}, for the calls made on every
+ * request (render, cache strategies, `request:before`): a well-formed request
+ * comes back as the very same object, segments included (valibot would copy
+ * them, and their identity lets the hash chain skip a long session's unchanged
+ * segments); a segment already checked is not checked again (it was frozen
+ * when first checked), so the check costs the request's new segments only.
+ * A wrong request gets valibot's description.
+ */
+export function checkWire(value: unknown): { ok: true; value: WireRequest } | { ok: false; problem: string } {
+  if (isWire(value)) return { ok: true, value };
+  const result = check(WireRequestShape, value);
+  return result.ok ? { ok: true, value: result.value as WireRequest } : result;
+}
+
+function isWire(value: unknown): value is WireRequest {
+  if (!isObject(value)) return false;
+  const { protocol, body, headers, segments } = value as Record<string, unknown>;
+  if (!PROTOCOL_SET.has(protocol) || !isObject(body) || !isObject(headers) || !Array.isArray(segments)) return false;
+  for (const key in headers) if (typeof (headers as Record<string, unknown>)[key] !== "string") return false;
+  for (const segment of segments) {
+    if (checkedSegments.has(segment)) continue;
+    if (!isObject(segment)) return false;
+    const { nodeId, kind, path } = segment as Record<string, unknown>;
+    if (typeof nodeId !== "string" || typeof kind !== "string" || !Array.isArray(path)) return false;
+    for (const key of path) if (typeof key !== "string" && typeof key !== "number") return false;
+    Object.freeze(path);
+    checkedSegments.add(Object.freeze(segment));
+  }
+  return true;
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
 
 /** One event of `send`. */
 export const StreamEventShape = v.variant("type", [

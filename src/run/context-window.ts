@@ -4,7 +4,7 @@
  * local error naming the estimate and the limit, before anything is paid
  * (the provider would refuse it: "prompt is too long").
  */
-import type { RequestContext } from "../context/types.ts";
+import type { Message, RequestContext } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import type { ChainLink } from "../session/types.ts";
 
@@ -42,10 +42,21 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
 function promptChars(context: RequestContext): number {
   let n = context.overlay?.length ?? 0;
   for (const part of context.prefix.system) n += part.text.length;
-  for (const message of [...context.summary, ...context.messages]) {
-    for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? block.text.length : block.type === "tool_result" ? block.content.length : block.type === "tool_use" ? block.arguments.length : block.type === "provider" ? JSON.stringify(block.data).length : 0;
-  }
+  for (const message of context.summary) n += messageChars(message);
+  for (const message of context.messages) n += messageChars(message);
   for (const tool of context.prefix.tools) n += JSON.stringify(tool).length;
+  return n;
+}
+
+// Stored messages never change: their sizes are summed once per process.
+const charsOf = new WeakMap<Message, number>();
+
+function messageChars(message: Message): number {
+  const known = charsOf.get(message);
+  if (known !== undefined) return known;
+  let n = 0;
+  for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? block.text.length : block.type === "tool_result" ? block.content.length : block.type === "tool_use" ? block.arguments.length : block.type === "provider" ? JSON.stringify(block.data).length : 0;
+  if (!message.incomplete) charsOf.set(message, n);
   return n;
 }
 

@@ -17,7 +17,7 @@ import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
-import { chainMemo, prefixChain } from "../wire/prefix-chain.ts";
+import { type ChainMemo, prefixChain } from "../wire/prefix-chain.ts";
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -150,7 +150,18 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     }
   }
   const memo = new Map<string, number>();
-  const chains = chainMemo();
+  // One chain memory per conversation (by its first log element), so turns of several sessions in turn each reuse theirs.
+  const chainsByLog = new Map<string, ChainMemo>();
+  const contents = new WeakMap<object, string>();
+  const chainsFor = (wire: WireRequest): ChainMemo => {
+    const key = wire.segments.find((s) => s.kind !== "system" && s.kind !== "tool" && s.kind !== "schema")?.nodeId ?? "";
+    let memo = chainsByLog.get(key);
+    if (memo) chainsByLog.delete(key);
+    else memo = { contents };
+    chainsByLog.set(key, memo);
+    if (chainsByLog.size > 16) chainsByLog.delete(chainsByLog.keys().next().value!);
+    return memo;
+  };
   return {
     async modelLimits(catalogRef) {
       const { loadCatalog } = await import("../meter/index.ts");
@@ -176,7 +187,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
           if (known === undefined) missing.set(hash, text);
           return known ?? 0;
         },
-        chains,
+        chainsFor(wire),
       );
       if (missing.size > 0) {
         for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {

@@ -21,6 +21,13 @@ export interface LedgerFilter {
 /** Ledger rows. Writes must run inside {@link StoreCore.write}. */
 export class Ledger {
   private readonly lastChains = new Map<string, ChainBase>();
+  /**
+   * Chains rebuilt lately, by row id (a row's chain never changes): a turn
+   * reads the session's recent rows several times (sticky settings,
+   * compaction estimate, cacheable maximum), and rebuilding them would parse
+   * every stored link of a long session each time.
+   */
+  private readonly resolved = new Map<string, ChainLink[]>();
 
   constructor(private readonly core: StoreCore) {}
 
@@ -35,6 +42,7 @@ export class Ledger {
       .query(`INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
       .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
     this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
+    this.remember(row.id, row.chain);
   }
 
   update(id: string, patch: LedgerPatch): void {
@@ -55,13 +63,13 @@ export class Ledger {
   }
 
   last(sessionId: string): LedgerRow | null {
-    const row = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
+    const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
     return row ? this.toLedgerRows([row])[0]! : null;
   }
 
   /** The session's latest `limit` rows, oldest first. */
   recent(sessionId: string, limit: number): LedgerRow[] {
-    const rows = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?").all(sessionId, limit) as RequestRow[];
+    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(sessionId, limit) as RequestRow[];
     return this.toLedgerRows(rows.reverse());
   }
 
@@ -95,14 +103,26 @@ export class Ledger {
     return rows.map((row) => toLedgerRow(row, chains.get(row.id)!));
   }
 
+  /** Keeps a row's chain for {@link resolveChains}, the latest RESOLVED_CHAINS of them (enough for a turn's reads of recent rows). */
+  private remember(id: string, chain: ChainLink[]): void {
+    this.resolved.delete(id);
+    this.resolved.set(id, chain);
+    if (this.resolved.size > RESOLVED_CHAINS) this.resolved.delete(this.resolved.keys().next().value!);
+  }
+
   /** Rebuilds the chains of `rows`, reading bases that are not among them. */
   private resolveChains(rows: RequestRow[]): Map<string, ChainLink[]> {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const chains = new Map<string, ChainLink[]>();
     const resolve = (row: RequestRow): ChainLink[] => {
-      const known = chains.get(row.id);
-      if (known) return known;
-      const tail = JSON.parse(row.chain_tail) as ChainLink[];
+      const known = chains.get(row.id) ?? this.resolved.get(row.id);
+      if (known) {
+        chains.set(row.id, known);
+        return known;
+      }
+      // Rows of the latest-rows reads come without their tail: it is read only for a chain not kept.
+      const text = row.chain_tail ?? (this.core.db.query("SELECT chain_tail FROM requests WHERE id = ?").get(row.id) as { chain_tail: string }).chain_tail;
+      const tail = JSON.parse(text) as ChainLink[];
       let chain = tail;
       if (row.chain_base !== null) {
         const base = byId.get(row.chain_base) ?? (this.core.db.query("SELECT * FROM requests WHERE id = ?").get(row.chain_base) as RequestRow | null);
@@ -110,9 +130,16 @@ export class Ledger {
         chain = decodeChain(resolve(base), row.chain_shared, tail);
       }
       chains.set(row.id, chain);
+      this.remember(row.id, chain);
       return chain;
     };
     for (const row of rows) resolve(row);
     return chains;
   }
 }
+
+/** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
+const RESOLVED_CHAINS = 128;
+
+// Every column but the chain's tail (null instead), which a long session's full chains make large.
+const WITHOUT_TAIL = `id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, NULL AS chain_tail`;

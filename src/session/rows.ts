@@ -105,7 +105,7 @@ export interface RequestRow {
   chain_base: string | null;
   chain_shared: number;
   chain_depth: number;
-  chain_tail: string;
+  chain_tail: string | null;
   expected_cache_read: number | null;
   cacheable_max: number | null;
   status: string;

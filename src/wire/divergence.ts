@@ -94,11 +94,8 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
   if (rules.mode === "breakpoints" && billedWritten === 0) return 0;
   const usable = rules.mode === "breakpoints" ? deepestBreakpoint(previous.chain, Math.min(shared, written)) : Math.min(written, shared);
   if (usable === 0) return 0;
-  const estimate = (from: number, to: number) => {
-    let sum = 0;
-    for (let i = from; i < to; i++) sum += previous.chain[i]!.tokens;
-    return sum;
-  };
+  const sums = tokenSums(previous.chain);
+  const estimate = (from: number, to: number) => sums[to]! - sums[from]!;
   let tokens: number;
   if (billedWritten !== undefined && billedWritten > 0) {
     // Exact when this request starts with all the previous one cached (the
@@ -245,8 +242,30 @@ function headChanges(previous: readonly ChainLink[], current: readonly ChainLink
 function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {
   const ttl = rules.ttlMs;
   if (!ttl) return undefined;
-  const used = previous.chain.some((l) => l.breakpoint === "1h") ? "1h" : previous.cacheTtl;
+  let long = hasLongMark.get(previous.chain);
+  if (long === undefined) {
+    long = previous.chain.some((l) => l.breakpoint === "1h");
+    hasLongMark.set(previous.chain, long);
+  }
+  const used = long ? "1h" : previous.cacheTtl;
   return ttl[used] ?? ttl.default;
+}
+
+// A recorded chain never changes, and a turn compares the new request with
+// the session's recent ones (each a long chain in a long session): what is
+// read from a chain is computed once per chain.
+const hasLongMark = new WeakMap<readonly ChainLink[], boolean>();
+const sumsOf = new WeakMap<readonly ChainLink[], Float64Array>();
+
+/** Cumulative token estimates of a chain: entry i is the sum over its first i links. */
+function tokenSums(chain: readonly ChainLink[]): Float64Array {
+  let sums = sumsOf.get(chain);
+  if (sums === undefined) {
+    sums = new Float64Array(chain.length + 1);
+    for (let i = 0; i < chain.length; i++) sums[i + 1] = sums[i]! + chain[i]!.tokens;
+    sumsOf.set(chain, sums);
+  }
+  return sums;
 }
 
 function duration(ms: number): string {

@@ -22,11 +22,28 @@ export function assertMarkerLimit(wire: WireRequest, rules: CacheRules | undefin
   });
 }
 
-/** Cache markers (non-null values of CACHE_MARKER_KEYS) anywhere in a JSON value. */
+/**
+ * Cache markers (non-null values of CACHE_MARKER_KEYS) anywhere in a JSON
+ * value. A walk of the whole body on every request, written without
+ * allocating: it is the one O(history) pass of the check.
+ */
 export function countMarkers(value: unknown): number {
-  if (Array.isArray(value)) return value.reduce((n: number, item) => n + countMarkers(item), 0);
   if (value === null || typeof value !== "object") return 0;
   let n = 0;
-  for (const [key, item] of Object.entries(value)) n += CACHE_MARKER_KEYS.includes(key) && item !== null && item !== undefined ? 1 : countMarkers(item);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) n += countMarkers(value[i]);
+    return n;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const item = record[key];
+    if (item === null || typeof item !== "object") {
+      if (item !== null && item !== undefined && MARKER_KEYS.has(key)) n++;
+      continue;
+    }
+    n += MARKER_KEYS.has(key) ? 1 : countMarkers(item);
+  }
   return n;
 }
+
+const MARKER_KEYS: ReadonlySet<string> = new Set(CACHE_MARKER_KEYS);

@@ -74,7 +74,6 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
   let previous: string | undefined;
   let reusing = true;
   const segments = wire.segments;
-  const unchanged = unchangedHeads(wire.body, memo.body);
   const lastSegments = memo.segments ?? [];
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
@@ -82,7 +81,7 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
     // last time (old messages): same bytes, same markers, since nothing mutates them.
     // Their links are taken over in bulk, so a long history costs a few pointer compares.
     if (reusing && lastSegments[i] === segment) {
-      const end = unchangedRunEnd(segments, lastSegments, i, unchanged);
+      const end = unchangedRunEnd(segments, lastSegments, i, wire.body, memo.body);
       if (end > i) {
         for (let k = i; k < end; k++) links.push(before[k]!);
         previous = before[end - 1]!.prefix;
@@ -120,45 +119,29 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
 
 /**
  * End (exclusive) of the run from `from` of segments that are the previous
- * request's own segment objects at the same places and lie inside unchanged
- * leading elements of one top-level section.
+ * request's own segment objects at the same places and lie inside top-level
+ * elements (a message, a tool) that are the very objects of the previous body
+ * at the same index. One pointer compare per segment: the system messages a
+ * chat adapter renders afresh do not stop the run of the messages after them.
  */
-function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSegment[], from: number, unchanged: Map<string, number>): number {
-  const first = segments[from]!.path;
-  const section = first[0] as string;
-  const limit = unchanged.get(section) ?? 0;
-  if (typeof first[1] !== "number" || first[1] >= limit) return from;
-  // Segments of a section are in element order: binary search the first one past the unchanged elements.
-  let lo = from;
-  let hi = segments.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const path = segments[mid]!.path;
-    if (path[0] === section && typeof path[1] === "number" && path[1] < limit) lo = mid + 1;
-    else hi = mid;
-  }
+function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSegment[], from: number, body: Record<string, unknown>, before: Record<string, unknown> | undefined): number {
+  if (!before) return from;
   let end = from;
-  while (end < lo && segments[end] === last[end]) end++;
-  return end;
-}
-
-/**
- * For each top-level array of `body` (messages, tools, system, ...), how many
- * leading elements are the same objects as in the previous body.
- */
-function unchangedHeads(body: Record<string, unknown>, before: Record<string, unknown> | undefined): Map<string, number> {
-  const out = new Map<string, number>();
-  if (!before) return out;
-  for (const key in body) {
-    const now = body[key];
-    const then = before[key];
-    if (!Array.isArray(now) || !Array.isArray(then)) continue;
-    const limit = Math.min(now.length, then.length);
-    let n = 0;
-    while (n < limit && now[n] === then[n]) n++;
-    out.set(key, n);
+  let section: unknown;
+  let index: unknown;
+  while (end < segments.length && segments[end] === last[end]) {
+    const path = segments[end]!.path;
+    if (path[0] !== section || path[1] !== index) {
+      section = path[0];
+      index = path[1];
+      if (typeof index !== "number") break;
+      const now = body[section as string];
+      const then = before[section as string];
+      if (!Array.isArray(now) || !Array.isArray(then) || now[index] === undefined || now[index] !== then[index]) break;
+    }
+    end++;
   }
-  return out;
+  return end;
 }
 
 /**

@@ -1,94 +1,133 @@
 /**
- * Turn pipeline benchmark (run: `bun test/bench/turn.ts`): rendering, cache
- * strategies, hashing and storing one turn, through the real runtime (plugins,
- * store, token memo) with the network left out. Ratio (test/bench/ratios.ts):
- * one turn of a 1,000-turn session over one turn of a 10-turn session, target
- * ≤ 1.3 (issue 18).
+ * Turn pipeline benchmark (run: `bun test/bench/turn.ts`): one whole turn
+ * through the real pipeline (runTurn: session, context, compaction check,
+ * render, cache strategies, hash chain, send through the official SDK, record,
+ * ledger), with only the network replaced by an in-process fetch that answers
+ * at once. For every adapter (anthropic, openai chat, openai responses,
+ * gemini, the OpenAI-compatible family through deepseek) it reports the
+ * median cost of one turn of a 1,000-turn session over one turn of a 10-turn
+ * session, target ≤ 1.3 (issue 18: the per-turn cost grows with the new
+ * nodes, not with the history; the SDK's serialization of the whole request
+ * is the one part that must grow). The judged ratio is of process CPU time;
+ * wall times are printed beside it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newId } from "../../src/context/ids.ts";
-import { buildPrefix } from "../../src/context/prefix.ts";
-import type { Message, RequestContext } from "../../src/context/types.ts";
-import { resolveProvider } from "../../src/run/resolve-provider.ts";
+import type { OutputSink } from "../../src/run/output.ts";
 import { openRuntime } from "../../src/run/runtime.ts";
-import type { LedgerRow } from "../../src/session/types.ts";
+import { runTurn } from "../../src/run/turn.ts";
 import { median, ratio } from "./ratios.ts";
 
-const home = mkdtempSync(join(tmpdir(), "cachet-bench-turn-"));
-const env = { ...process.env, CACHET_HOME: home, ANTHROPIC_API_KEY: "bench" };
-const runtime = await openRuntime({ env });
-const { store, host } = runtime;
-const { adapter } = resolveProvider({ host, config: runtime.config, ref: { provider: "anthropic", model: "claude-sonnet-4-6" }, options: {}, env });
-const strategies = host.strategiesFor("anthropic-messages", "anthropic");
-const prefix = buildPrefix({ system: ["You are a careful reviewer. ".repeat(40)], tools: [{ name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }] });
-const USER = "Please look at the following function and tell me what is wrong with it. ".repeat(5);
-const ANSWER = "The loop re-reads the whole history on every iteration, so the cost grows with the session. ".repeat(8);
+const ADAPTERS = [
+  { name: "anthropic", model: "anthropic/claude-sonnet-4-6" },
+  { name: "openai_chat", model: "openai/gpt-5-mini" },
+  { name: "openai_responses", model: "openai-responses/gpt-5-mini" },
+  { name: "gemini", model: "google/gemini-2.5-flash" },
+  { name: "deepseek", model: "deepseek/deepseek-chat" },
+] as const;
 
-async function turn(sessionId: string, t: number): Promise<number> {
-  // Texts unique per session, so every turn counts the tokens of its new nodes (a turn-10 text
-  // repeated across sessions would hit the token memo and make short sessions look cheaper).
-  const user: Message = { id: newId("m"), role: "user", content: [{ type: "text", text: `${sessionId} ${t}: ${USER}` }] };
-  const start = performance.now();
-  const release = await store.acquireTurn(sessionId);
-  const loaded = store.loadSession(sessionId);
-  const context: RequestContext = {
-    model: "claude-sonnet-4-6",
-    provider: "anthropic",
-    prefix: loaded.prefix.prefix,
-    summary: loaded.summary.messages,
-    messages: [...loaded.messages, user],
-    overlay: `${sessionId} turn ${t}`,
-    generation: { stream: true, providerOptions: {} },
-    cache: { mode: "auto", ttl: "5m", affinityKey: loaded.session.affinityKey },
-  };
-  let wire = adapter.render(context);
-  for (const s of strategies) wire = s.value.apply(wire, context);
-  store.appendMessage(sessionId, user);
-  const chain = await runtime.chainOf(wire);
-  const answer: Message = { id: newId("m"), role: "assistant", content: [{ type: "text", text: `${sessionId} ${t}: ${ANSWER}` }] };
-  store.appendMessage(sessionId, answer);
-  store.recordRequest(row(sessionId, chain, answer.id));
-  release();
-  return performance.now() - start;
-}
+const SYSTEM = ["You are a careful reviewer. ".repeat(40)];
+const TOOLS = [{ name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+const ANSWER = "The loop re-reads the whole history on every iteration.";
+const SAMPLES = 31;
 
-function row(sessionId: string, chain: LedgerRow["chain"], messageId: string): LedgerRow {
+/** The provider's answer to any request, in the wire shape the URL names (non-streaming). */
+function answerFor(url: string): unknown {
+  const usage = { input: 1200, cached: 1000, output: 12 };
+  if (url.includes("/anthropic")) {
+    return { id: "msg_1", type: "message", role: "assistant", model: "m", content: [{ type: "text", text: ANSWER }], stop_reason: "end_turn", usage: { input_tokens: 200, cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0, output_tokens: usage.output } };
+  }
+  if (url.includes("/responses")) {
+    return {
+      id: "resp_1", object: "response", status: "completed", model: "m",
+      output: [{ type: "message", id: "msg_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: ANSWER, annotations: [] }] }],
+      usage: { input_tokens: usage.input, input_tokens_details: { cached_tokens: usage.cached }, output_tokens: usage.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.input + usage.output },
+    };
+  }
+  if (url.includes("/google") || url.includes("generateContent")) {
+    return { candidates: [{ content: { role: "model", parts: [{ text: ANSWER }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: usage.input, cachedContentTokenCount: usage.cached, candidatesTokenCount: usage.output, totalTokenCount: usage.input + usage.output } };
+  }
   return {
-    id: newId("r"), sessionId, prefixVersion: 1, role: "main", provider: "anthropic", model: "claude-sonnet-4-6", protocol: "anthropic-messages",
-    startedAt: Date.now(), firstTokenAt: null, finishedAt: null, latencyMs: null, ttftMs: null, outputTps: null,
-    usage: { input: 5, cacheRead: 1000, cacheWrite5m: 200, cacheWrite1h: 0, output: 150, reasoning: undefined }, rawUsage: {},
-    costUsd: 0.001, providerCostUsd: null, providerRequestId: null, affinityKey: sessionId, cacheMode: "auto", cacheTtl: "5m",
-    chain, expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId,
+    id: "chatcmpl-1", object: "chat.completion", created: 0, model: "m",
+    choices: [{ index: 0, message: { role: "assistant", content: ANSWER }, finish_reason: "stop" }],
+    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output, prompt_tokens_details: { cached_tokens: usage.cached }, prompt_cache_hit_tokens: usage.cached, prompt_cache_miss_tokens: usage.input - usage.cached },
   };
 }
 
-function newSession(): string {
-  const id = store.createSession({ model: "anthropic/claude-sonnet-4-6" }).id;
-  store.setPrefix(id, prefix, null);
-  return id;
+const fakeFetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+  const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+  // The request body is built and serialized by the SDK as for a real provider; only the wire is skipped.
+  if (init?.body !== undefined && init.body !== null) await new Response(init.body).arrayBuffer();
+  return new Response(JSON.stringify(answerFor(url)), { status: 200, headers: { "content-type": "application/json", "x-request-id": "req_1" } });
+}) as typeof fetch;
+
+const sink: OutputSink = { text: () => {}, event: () => {}, end: async () => {} };
+
+const home = mkdtempSync(join(tmpdir(), "cachet-bench-turn-"));
+const env = {
+  ...process.env,
+  CACHET_HOME: home,
+  ANTHROPIC_API_KEY: "bench",
+  OPENAI_API_KEY: "bench",
+  GEMINI_API_KEY: "bench",
+  DEEPSEEK_API_KEY: "bench",
+};
+const runtime = await openRuntime({ env, fetch: fakeFetch });
+
+/** One turn of `session` (undefined: a new one): its session id, wall time and process CPU time (ms). */
+async function turn(model: string, session: string | undefined, t: number): Promise<{ session: string; wall: number; cpu: number }> {
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  const result = await runTurn(runtime, {
+    // Texts unique per session and turn, so every turn counts the tokens of its new nodes.
+    prompt: `${session ?? "new"} ${t}: what is wrong with this function?`,
+    model,
+    system: SYSTEM,
+    tools: TOOLS,
+    overlay: `turn ${t}`,
+    session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
+    generation: { stream: false, providerOptions: {} },
+    cache: { mode: "auto", ttl: "5m" },
+    role: "main",
+    idleMs: 0,
+    retries: 0,
+    sink,
+  });
+  const used = process.cpuUsage(cpu);
+  return { session: result.sessionId, wall: performance.now() - start, cpu: (used.user + used.system) / 1000 };
 }
 
-const warm = newSession();
-for (let t = 1; t <= 30; t++) await turn(warm, t);
-
-const at10: number[] = [];
-for (let i = 0; i < 31; i++) {
-  const s = newSession();
-  for (let t = 1; t < 10; t++) await turn(s, t);
-  at10.push(await turn(s, 10));
+async function session(model: string, turns: number): Promise<string> {
+  let id: string | undefined;
+  for (let t = 1; t <= turns; t++) id = (await turn(model, id, t)).session;
+  return id!;
 }
-const long = newSession();
-for (let t = 1; t < 985; t++) await turn(long, t);
-const at1000: number[] = [];
-for (let t = 985; t <= 1015; t++) at1000.push(await turn(long, t));
 
-const m10 = median(at10);
-const m1000 = median(at1000);
-console.log(`turn: render + strategies + hash chain + store, one turn at turn 10:    median ${m10.toFixed(3)} ms`);
-console.log(`turn: render + strategies + hash chain + store, one turn at turn 1,000: median ${m1000.toFixed(3)} ms`);
-ratio("turn.anthropic.1000_vs_10", m1000 / m10, 1.3);
+for (const adapter of ADAPTERS) {
+  await session(adapter.model, 30); // warm-up: SDK, tokenizer, catalog
+  const short: string[] = [];
+  for (let i = 0; i < SAMPLES; i++) short.push(await session(adapter.model, 9));
+  const first = 1000 - (SAMPLES >> 1);
+  const long = await session(adapter.model, first - 1);
+  // Turn 10 and turn 1,000 samples alternate, so a change in the machine's load hits both alike.
+  const at10 = { wall: [] as number[], cpu: [] as number[] };
+  const at1000 = { wall: [] as number[], cpu: [] as number[] };
+  for (let i = 0; i < SAMPLES; i++) {
+    const a = await turn(adapter.model, short[i], 10);
+    const b = await turn(adapter.model, long, first + i);
+    at10.wall.push(a.wall);
+    at10.cpu.push(a.cpu);
+    at1000.wall.push(b.wall);
+    at1000.cpu.push(b.cpu);
+  }
+  const [w10, w1000, c10, c1000] = [median(at10.wall), median(at1000.wall), median(at10.cpu), median(at1000.cpu)];
+  console.log(
+    `turn ${adapter.name} (${adapter.model}): one turn at turn 10: wall ${w10.toFixed(2)} ms, CPU ${c10.toFixed(2)} ms; at turn 1,000: wall ${w1000.toFixed(2)} ms, CPU ${c1000.toFixed(2)} ms (wall ratio ${(w1000 / w10).toFixed(2)})`,
+  );
+  // CPU time is the judged figure: on a shared machine wall time also measures the other processes.
+  ratio(`turn.${adapter.name}.1000_vs_10.cpu`, c1000 / c10, 1.3);
+}
 await runtime.close();
 rmSync(home, { recursive: true, force: true });
 process.exit(process.exitCode ?? 0);

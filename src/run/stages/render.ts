@@ -23,7 +23,7 @@ import type { TurnInput } from "./input.ts";
  */
 export function renderRequest(input: TurnInput, context: RequestContext): WireRequest {
   const messages = wireMessages(context.messages);
-  checkToolPairing([...context.summary, ...messages]);
+  checkToolPairing(context.summary.length === 0 ? messages : context.summary.concat(messages));
   return input.resolved.adapter.render({ ...context, prefix: wirePrefix(context.prefix), messages });
 }
 
@@ -38,7 +38,8 @@ export function renderRequest(input: TurnInput, context: RequestContext): WireRe
  */
 export async function applyCacheStrategies(host: PluginHost, rendered: WireRequest, context: RequestContext, rules?: CacheRules): Promise<WireRequest> {
   const wire = context.cache.mode === "off" ? rendered : host.applyStrategies(rendered, context, context.provider);
-  const final = await host.callSequential("request:before", wire, context);
+  // Handlers may change the request in place: they get a copy, since its elements are shared with later renders (src/plugin/render-memo.ts).
+  const final = host.has("request:before") ? await host.callSequential("request:before", structuredClone(wire), context) : wire;
   assertMarkerLimit(final, rules, context.provider);
   return final;
 }
