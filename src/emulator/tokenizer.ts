@@ -1,6 +1,6 @@
 /**
- * Token counts for every emulated provider, from gpt-tokenizer's o200k_base
- * BPE (the OpenAI GPT-4o/GPT-5 encoding).
+ * Token counts for every emulated provider, from the o200k_base BPE
+ * (the OpenAI GPT-4o/GPT-5 encoding, src/tokenizer/o200k.ts).
  *
  * For OpenAI-family models the counts are the real encoding of the block
  * texts; for Claude, Gemini, DeepSeek, Kimi and Qwen they are an
@@ -17,7 +17,7 @@ const MEMO_LIMIT = 100_000;
 /** Texts shorter than this are counted directly: hashing them costs as much. */
 const MEMO_MIN_LENGTH = 256;
 
-/** Loads the o200k_base ranks (about 300 ms); later calls return at once. */
+/** Loads the o200k_base ranks (a few ms); later calls return at once. */
 export async function loadTokenizer(): Promise<void> {
   if (counter) return;
   counter = await loadO200k();

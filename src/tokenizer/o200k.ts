@@ -1,15 +1,18 @@
 /**
- * The o200k_base BPE tokenizer (gpt-tokenizer), with its ranks read from a
- * packed file embedded as an asset (build/tokenizer-data.ts makes it from the
- * package's `.tiktoken` data). Loading the ranks as the package's JavaScript
- * array instead would compile a 200,000-element literal into the binary's
- * bytecode (about 15 MB more binary).
+ * The o200k_base BPE tokenizer (OpenAI's GPT-4o/GPT-5 encoding), counting
+ * only: its ranks are read from a packed file embedded as an asset
+ * (build/tokenizer-data.ts makes it from gpt-tokenizer's `.tiktoken` data;
+ * src/tokenizer/rank-table.ts is its layout) and counted by src/tokenizer/bpe.ts.
+ * Loading takes a few ms, where building gpt-tokenizer's encoder took ~600 ms
+ * per process; o200k.exact.test.ts checks every count against gpt-tokenizer's.
  *
  * Used by the emulator (its token counts) and by the meter (per-node token
  * estimates). Exact for OpenAI's GPT-4o/GPT-5 family; an approximation for
  * other providers, whose tokenizers are not published.
  */
-import ranksPath from "./o200k_base.tokens.gz" with { type: "file" };
+import { bpeCounter, O200K_PATTERN } from "./bpe.ts";
+import ranksPath from "./o200k_base.ranks" with { type: "file" };
+import { readRanks } from "./rank-table.ts";
 
 /** Counts the tokens of a text. */
 export type TokenCounter = (text: string) => number;
@@ -17,15 +20,14 @@ export type TokenCounter = (text: string) => number;
 let loading: Promise<TokenCounter> | undefined;
 
 /**
- * Loads the tokenizer once (about 100-300 ms) and returns its counter.
- * @throws Error when the embedded ranks file is unreadable (a broken build).
+ * Loads the tokenizer once (a few ms) and returns its counter. Special-token
+ * text such as `<|endoftext|>` is counted as ordinary text.
+ * @throws Error when the embedded ranks file is unreadable or not a packed rank table (a broken build).
  */
 export function loadO200k(): Promise<TokenCounter> {
   loading ??= (async () => {
-    const [{ GptEncoding }, packed] = await Promise.all([import("gpt-tokenizer/GptEncoding"), Bun.file(ranksPath).bytes()]);
-    const ranks = JSON.parse(new TextDecoder().decode(Bun.gunzipSync(packed))) as (string | number[])[];
-    const encoding = GptEncoding.getEncodingApi("o200k_base", () => ranks);
-    return (input: string) => countBounded(input, encoding.countTokens);
+    const count = bpeCounter(readRanks(await Bun.file(ranksPath).bytes()), O200K_PATTERN);
+    return (input: string) => countBounded(input, count);
   })();
   return loading;
 }
