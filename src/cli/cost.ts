@@ -25,10 +25,15 @@ export default defineCommand({
       const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : signedUsd(total.savingsExact)}\n`;
       if (!args.tree) {
         // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
-        const { formatRequestFigures } = await import("../meter/session-cost.ts");
         const requests = store.figures().requests(session.id);
         if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
-        else process.stdout.write(formatRequestFigures(requests) + totalLine);
+        else {
+          const [{ requestFigureLines }, { writeOut }] = await Promise.all([import("../meter/session-cost.ts"), import("./write-out.ts")]);
+          await writeOut((function* () {
+            yield* requestFigureLines(requests);
+            yield totalLine;
+          })());
+        }
         return;
       }
       const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor }] = await Promise.all([

@@ -1,18 +1,26 @@
 import { describe, expect, test } from "bun:test";
 import type { RequestFigures } from "../session/ledger-figures.ts";
-import { formatRequestFigures } from "./session-cost.ts";
+import { requestFigureLines } from "./session-cost.ts";
 
-describe("formatRequestFigures (`cachet cost`)", () => {
+describe("requestFigureLines (`cachet cost`)", () => {
   const row = (usage: Partial<RequestFigures>): RequestFigures => ({
     id: "r_1", role: "main", provider: "acme", model: "m1", startedAt: 0,
     input: null, cacheRead: null, cacheWrite5m: null, cacheWrite1h: null, output: null, costUsd: null, costEstimate: null, ...usage,
   });
 
   test("usage a plugin could not map prints every count as unknown, never a silent 0", () => {
-    expect(formatRequestFigures([row({})])).toBe("r_1  main  acme/m1  cost unknown  in ? · read ? · write ? · out ?\n");
+    expect([...requestFigureLines([row({})])].join("")).toBe("r_1  main  acme/m1  cost unknown  in ? · read ? · write ? · out ?\n");
   });
 
   test("known counts print as numbers; one known write TTL is the writes' sum", () => {
-    expect(formatRequestFigures([row({ input: 5, cacheRead: 0, cacheWrite5m: 7, output: 3, costUsd: 0.1 })])).toBe("r_1  main  acme/m1  $0.1  in 5 · read 0 · write 7 · out 3\n");
+    expect([...requestFigureLines([row({ input: 5, cacheRead: 0, cacheWrite5m: 7, output: 3, costUsd: 0.1 })])].join("")).toBe("r_1  main  acme/m1  $0.1  in 5 · read 0 · write 7 · out 3\n");
+  });
+
+  test("a long listing comes in pieces of whole lines that join to the same text", () => {
+    const rows = Array.from({ length: 10 }, (_, i) => row({ id: `r_${i}`, input: i, costUsd: i / 10 }));
+    const pieces = [...requestFigureLines(rows, 4)];
+    expect(pieces.map((p) => p.split("\n").length - 1)).toEqual([4, 4, 2]);
+    expect(pieces.join("")).toBe([...requestFigureLines(rows)].join(""));
+    expect(pieces.join("").split("\n")[9]).toBe("r_9  main  acme/m1  $0.9  in 9 · read ? · write ? · out ?");
   });
 });

@@ -129,14 +129,25 @@ function writes(fiveMinutes: number | null | undefined, oneHour: number | null |
   return (fiveMinutes ?? null) === null && (oneHour ?? null) === null ? "?" : (fiveMinutes ?? 0) + (oneHour ?? 0);
 }
 
-/** One line per request from the stored figures (`cachet cost` without `--tree`); `~` marks a flagged estimate. */
-export function formatRequestFigures(requests: readonly RequestFigures[]): string {
-  let out = "";
+/**
+ * One line per request from the stored figures (`cachet cost` without
+ * `--tree`), yielded in pieces of `linesPerPiece` lines so that a session of a
+ * hundred thousand requests is written as it is formatted, never held as one
+ * string; `~` marks a flagged estimate.
+ */
+export function* requestFigureLines(requests: readonly RequestFigures[], linesPerPiece = 4096): Generator<string> {
+  let piece = "";
+  let lines = 0;
   for (const r of requests) {
     const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}$${r.costUsd}`;
-    out += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}\n`;
+    piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}\n`;
+    if (++lines === linesPerPiece) {
+      yield piece;
+      piece = "";
+      lines = 0;
+    }
   }
-  return out;
+  if (piece !== "") yield piece;
 }
 
 /**
