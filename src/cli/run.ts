@@ -99,11 +99,11 @@ export default defineCommand({
         terminal: dashes > 0 || stdinFlag === "wait",
         firstByteWaitMs: firstByteWaitMs(process.env.CACHET_STDIN_WAIT_MS),
         encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
-        maxBytes: Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30),
+        maxBytes: promptMaxBytes(),
         signal: interrupt.signal,
       });
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words);
-      const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file"));
+      const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes()));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;
       const system = a.system === undefined ? undefined : [await systemText(a.system)];
@@ -185,7 +185,7 @@ function firstByteWaitMs(env: string | undefined): number {
 async function textOrFile(value: string, flag: string): Promise<string> {
   if (!value.startsWith("@")) return value;
   const path = value.slice(1);
-  return await readFlagFile(path, `${flag} @${path}`, "pass text, or @FILE with a readable UTF-8 file");
+  return await readFlagFile(path, `${flag} @${path}`, "pass text, or @FILE with a readable UTF-8 file", promptMaxBytes());
 }
 
 /**
@@ -215,13 +215,19 @@ async function readTools(path: string): Promise<ToolDefinition[]> {
 }
 
 /**
- * A file named by a flag: missing, a directory, unreadable or not UTF-8 is an
- * input error (exit 3), as for every file cachet reads (`--schema`, `--usage`,
- * scenarios, prices, config).
+ * A file named by a flag: missing, a directory, unreadable, not UTF-8 or over
+ * `maxBytes` (default: the config-like cap, 64 MiB) is an input error
+ * (exit 3), as for every file cachet reads (`--schema`, `--usage`, scenarios,
+ * prices, config).
  */
-async function readFlagFile(path: string, label: string, hint: string): Promise<string> {
+async function readFlagFile(path: string, label: string, hint: string, maxBytes?: number): Promise<string> {
   const { readTextFile } = await import("../input/read-input.ts");
-  return readTextFile(path, { label, hint });
+  return readTextFile(path, { label, hint, ...(maxBytes === undefined ? {} : { maxBytes, capHint: "send a smaller file, or raise the limit with CACHET_MAX_STDIN_BYTES" }) });
+}
+
+/** The most bytes of prompt text stdin or a text file (-s @FILE, --overlay @FILE, --tool-result ID=@FILE) may hold: 1 GiB, or CACHET_MAX_STDIN_BYTES. */
+function promptMaxBytes(): number {
+  return Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30);
 }
 
 /** Request fields cachet renders from the session and its flags: `-o` may not set them. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodeInput, firstInvalidUtf8, readTextFile, readTextFileSync, Utf8StreamDecoder } from "./read-input.ts";
+import { CONFIG_INPUT_MAX_BYTES, decodeInput, firstInvalidUtf8, readTextFile, readTextFileSync, Utf8StreamDecoder } from "./read-input.ts";
 
 const bytes = (...parts: (string | number[])[]) => new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
 const BOM = [0xef, 0xbb, 0xbf];
@@ -64,5 +64,23 @@ describe("files", () => {
     await expect(readTextFile(join(dir, "bad.txt"), { label: "x" })).rejects.toMatchObject({ code: "INPUT_INVALID", message: "x is not valid UTF-8: invalid byte 0xff at offset 2" });
     expect(await readTextFile(join(dir, "bom.json"), source)).toBe("[1]");
     expect(readTextFileSync(join(dir, "bom.json"), source)).toBe("[1]");
+  });
+
+  test("a file over its cap is refused once the cap is passed; one of exactly the cap is read", async () => {
+    const max = 3 * 1024 * 1024;
+    writeFileSync(join(dir, "at-cap.txt"), "a".repeat(max));
+    writeFileSync(join(dir, "over-cap.txt"), "a".repeat(max + 1));
+    const source = { label: "--tools t.json", maxBytes: max };
+    expect((await readTextFile(join(dir, "at-cap.txt"), source)).length).toBe(max);
+    expect(readTextFileSync(join(dir, "at-cap.txt"), source).length).toBe(max);
+    await expect(readTextFile(join(dir, "over-cap.txt"), source)).rejects.toMatchObject({ code: "INPUT_INVALID", message: "--tools t.json: larger than 3 MiB, the most cachet reads for this input" });
+    expect(() => readTextFileSync(join(dir, "over-cap.txt"), source)).toThrow("--tools t.json: larger than 3 MiB, the most cachet reads for this input");
+    expect(CONFIG_INPUT_MAX_BYTES).toBe(64 * 1024 * 1024);
+  });
+
+  test("devices: /dev/zero stops at the cap, /dev/urandom at its first invalid byte (neither is read to the end)", async () => {
+    await expect(readTextFile("/dev/zero", { label: "--schema /dev/zero", maxBytes: 2 * 1024 * 1024 })).rejects.toMatchObject({ message: "--schema /dev/zero: larger than 2 MiB, the most cachet reads for this input" });
+    expect(() => readTextFileSync("/dev/zero", { label: "scenario /dev/zero" })).toThrow("scenario /dev/zero: larger than 64 MiB, the most cachet reads for this input");
+    await expect(readTextFile("/dev/urandom", { label: "--tools /dev/urandom" })).rejects.toMatchObject({ message: expect.stringMatching(/^--tools \/dev\/urandom is not valid UTF-8: invalid byte 0x[0-9a-f]{2} at offset \d+$/) });
   });
 });

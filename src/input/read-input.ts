@@ -9,9 +9,13 @@
  * it), invalid UTF-8 is an error naming the exact byte offset of the first bad
  * byte (or replaced by U+FFFD when the caller asks), and a path that is
  * missing, a directory or unreadable is named as such.
+ *
+ * Files are read in chunks and decoded as they come, so a read stops at the
+ * first invalid byte and as soon as it passes its size cap (a device such as
+ * /dev/zero or /dev/urandom never fills memory).
  */
-import { readFileSync, statSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { open, stat } from "node:fs/promises";
 import { CachetError, type ErrorCode } from "../errors.ts";
 
 /** What to do with invalid UTF-8: `strict` fails naming the offset; `replace` substitutes U+FFFD. */
@@ -27,39 +31,116 @@ export interface InputSource {
   hint?: string;
   /** Invalid UTF-8 handling (default strict). */
   encoding?: Utf8Mode;
+  /** Most bytes a file may hold (default {@link CONFIG_INPUT_MAX_BYTES}); the read stops once past it. */
+  maxBytes?: number;
+  /** Hint for a file over `maxBytes` (default: check the path). */
+  capHint?: string;
 }
 
 /**
- * Reads a text file through the shared decoder.
+ * The size cap of config-like files, bytes (64 MiB): tools, schema, config,
+ * prices, usage, a scenario and the files it names. Far above any real one;
+ * the cap turns a wrong path (a device, a log) into an error at once.
+ */
+export const CONFIG_INPUT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Bytes read at a time. */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * Reads a text file through the shared decoder, chunk by chunk.
  * @throws CachetError (`source.code`, default INPUT_INVALID) naming the label
  *   and the cause: no such file, is a directory, permission denied, other
- *   read failure, or the byte offset of invalid UTF-8.
+ *   read failure, larger than `source.maxBytes`, or the byte offset of
+ *   invalid UTF-8 (the read stops there).
  */
 export async function readTextFile(path: string, source: InputSource): Promise<string> {
-  let bytes: Uint8Array;
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
-    bytes = await readFile(path);
+    handle = await open(path, "r");
   } catch (error) {
     throw unreadable(error, source, await isDirectory(path));
   }
-  return decodeInput(bytes, source);
+  try {
+    const reader = new CappedReader(source);
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    for (;;) {
+      let n: number;
+      try {
+        n = (await handle.read(buffer, 0, CHUNK_BYTES, null)).bytesRead;
+      } catch (error) {
+        throw unreadable(error, source, (error as NodeJS.ErrnoException).code === "EISDIR");
+      }
+      if (n === 0) return reader.end();
+      reader.push(buffer.subarray(0, n));
+    }
+  } finally {
+    await handle.close();
+  }
 }
 
 /** {@link readTextFile}, synchronously (for validators that are synchronous). */
 export function readTextFileSync(path: string, source: InputSource): string {
-  let bytes: Uint8Array;
+  let fd: number;
   try {
-    bytes = readFileSync(path);
+    fd = openSync(path, "r");
   } catch (error) {
     let directory = false;
     try {
       directory = statSync(path).isDirectory();
     } catch {
-      // missing or unreadable: named by the read error itself
+      // missing or unreadable: named by the open error itself
     }
     throw unreadable(error, source, directory);
   }
-  return decodeInput(bytes, source);
+  try {
+    const reader = new CappedReader(source);
+    const buffer = new Uint8Array(CHUNK_BYTES);
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buffer, 0, CHUNK_BYTES, null);
+      } catch (error) {
+        throw unreadable(error, source, (error as NodeJS.ErrnoException).code === "EISDIR");
+      }
+      if (n === 0) return reader.end();
+      reader.push(buffer.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Decoded parts of a file read so far, refusing it once past its cap. */
+class CappedReader {
+  private readonly decoder: Utf8StreamDecoder;
+  private readonly parts: string[] = [];
+  private readonly max: number;
+
+  constructor(private readonly source: InputSource) {
+    this.decoder = new Utf8StreamDecoder(source);
+    this.max = source.maxBytes ?? CONFIG_INPUT_MAX_BYTES;
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.decoder.bytes + chunk.byteLength > this.max) {
+      throw new CachetError(this.source.code ?? "INPUT_INVALID", `${this.source.label}: larger than ${formatBytes(this.max)}, the most cachet reads for this input`, {
+        hint: this.source.capHint ?? "check the path: is it the file you meant?",
+      });
+    }
+    this.parts.push(this.decoder.push(chunk));
+  }
+
+  end(): string {
+    this.parts.push(this.decoder.end());
+    return this.parts.join("");
+  }
+}
+
+/** 67108864 → "64 MiB", 1073741824 → "1 GiB"; other sizes in bytes. */
+function formatBytes(n: number): string {
+  if (n % 1024 ** 3 === 0) return `${n / 1024 ** 3} GiB`;
+  return n % 1024 ** 2 === 0 ? `${n / 1024 ** 2} MiB` : `${n.toLocaleString("en-US")} bytes`;
 }
 
 /**

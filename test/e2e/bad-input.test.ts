@@ -72,6 +72,9 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
+  { name: "--tools /dev/zero: over the 64 MiB cap, refused once it is passed", args: () => ["--emulate", "--tools", "/dev/zero", "hi"], code: 3, line: /^cachet: --tools \/dev\/zero: larger than 64 MiB, the most cachet reads for this input$/ },
+  { name: "--schema /dev/urandom: stops at the first invalid UTF-8 byte", args: () => ["--emulate", "--schema", "/dev/urandom", "hi"], code: 3, line: /^cachet: schema file \/dev\/urandom is not valid UTF-8: invalid byte 0x[0-9a-f]{2} at offset \d+$/ },
+  { name: "cachet probe /dev/zero: over the 64 MiB cap", args: () => ["probe", "/dev/zero"], code: 3, line: /^cachet: scenario \/dev\/zero: larger than 64 MiB, the most cachet reads for this input$/ },
   { name: "cachet probe on malformed JSON", args: (h) => ["probe", join(h, "probe-bad.json")], code: 3, line: /^cachet: scenario .*probe-bad\.json: not valid JSON/ },
 ];
 
@@ -230,4 +233,13 @@ test("a session stored with a blank system part (before -s refused one) continue
   } finally {
     after.close();
   }
+});
+
+test("-s @/dev/zero stops at the prompt-text cap (CACHET_MAX_STDIN_BYTES) with exit 3 naming it; nothing stored", async () => {
+  const home = freshHome();
+  const r = await cachet(["--emulate", "-s", "@/dev/zero", "hi"], { home, env: { CACHET_MAX_STDIN_BYTES: String(4 * 1024 * 1024) } });
+  expect(r.code).toBe(3);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toBe("cachet: --system @/dev/zero: larger than 4 MiB, the most cachet reads for this input\n  hint: send a smaller file, or raise the limit with CACHET_MAX_STDIN_BYTES\n");
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
 });
