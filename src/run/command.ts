@@ -8,9 +8,10 @@
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
-import { interruptExitCode } from "./interrupt.ts";
+import { interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
 import { jsonSink, textSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
+import type { Runtime } from "./runtime.ts";
 import type { StdinResult } from "./stdin.ts";
 import { needsStoredSession } from "./stages/session.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
@@ -103,6 +104,28 @@ export function prepareRunCommand(o: Pick<RunCommandOptions, "emulate" | "hookMs
   );
 }
 
+/**
+ * Says what an interrupted run kept and returns its exit code. The stage the
+ * signal stopped names it in an INTERRUPTED error of its own; the signal's
+ * bare reason (a lease wait, a hook, the runtime still opening) comes from
+ * before the request was sent.
+ */
+function reportInterrupt(signal: AbortSignal, error: unknown): number {
+  const stopped = isCachetError(error) && error.code === "INTERRUPTED" && error !== signal.reason ? error : interruptedBeforeSend(signal);
+  if (getLogLevel() !== "quiet") process.stderr.write(`cachet: ${stopped.message}\n${stopped.hint ? `  hint: ${stopped.hint}\n` : ""}`);
+  return interruptExitCode(signal);
+}
+
+/** `promise`, or the signal's reason as soon as it is aborted. */
+function untilInterrupted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 async function runOne(o: RunCommandOptions): Promise<number> {
   let schema: OutputSchema | undefined;
   if (o.schemaArg !== undefined) {
@@ -112,7 +135,15 @@ async function runOne(o: RunCommandOptions): Promise<number> {
       throw error;
     });
   }
-  const runtime = await o.prepared.runtime;
+  let runtime: Runtime;
+  try {
+    // Opening the runtime (plugins, the store, --emulate's emulator) is not stopped by a signal, but the run is.
+    runtime = await untilInterrupted(o.prepared.runtime, o.interrupt);
+  } catch (error) {
+    if (!o.interrupt.aborted) throw error;
+    void o.prepared.discard();
+    return reportInterrupt(o.interrupt, error);
+  }
   const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {
@@ -150,11 +181,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    if (o.interrupt.aborted) {
-      // One line, so a script's log shows why the answer stops short and that it was kept.
-      if (getLogLevel() !== "quiet") process.stderr.write(`cachet: ${isCachetError(error) && error.code === "INTERRUPTED" ? error.message : "interrupted"}\n`);
-      return interruptExitCode(o.interrupt);
-    }
+    if (o.interrupt.aborted) return reportInterrupt(o.interrupt, error);
     throw error;
   } finally {
     await runtime.close();

@@ -31,7 +31,8 @@ export function handleInterrupts(graceMs = 800): Interrupt {
     const code = SIGNAL_EXIT[name];
     const handler = () => {
       if (controller.signal.aborted) hardExit(code);
-      controller.abort(new CachetError("INTERRUPTED", `interrupted by ${name}; the partial answer, if any, is stored and marked incomplete`, { exitCode: code }));
+      // Only what happened: the stage the signal stops says what it kept (interruptedAt).
+      controller.abort(new CachetError("INTERRUPTED", `interrupted by ${name}`, { exitCode: code }));
       watchdog = setTimeout(() => hardExit(code), graceMs);
     };
     handlers.set(name, handler);
@@ -44,6 +45,54 @@ export function handleInterrupts(graceMs = 800): Interrupt {
       clearTimeout(watchdog);
     },
   };
+}
+
+/**
+ * The run's interruption as one error saying where it stopped and what was
+ * kept, e.g. `interrupted by SIGINT before the request was sent: nothing was sent`.
+ * @param signal an aborted run signal (its reason names the signal and carries the exit code)
+ * @param what where the run stopped and what it kept
+ */
+export function interruptedAt(signal: AbortSignal, what: string): CachetError {
+  const reason = signal.reason as { message?: unknown } | undefined;
+  const head = typeof reason?.message === "string" && reason.message.startsWith("interrupted") ? reason.message : "interrupted";
+  return new CachetError("INTERRUPTED", `${head} ${what}`, { exitCode: interruptExitCode(signal) });
+}
+
+/**
+ * Throws when the run was interrupted: called before anything is sent (a
+ * request, a summary call), so a signal that came during a step that cannot
+ * itself be stopped (module loading, a synchronous plugin) sends nothing.
+ * @throws CachetError INTERRUPTED "… before the request was sent: nothing was sent"
+ */
+export function stopIfInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw interruptedBeforeSend(signal);
+}
+
+/**
+ * Resolves once a signal that already reached the process has run its
+ * handler: Bun dispatches signals from the event loop, which a chain of
+ * settled promises (a plugin's synchronous hook, memoized steps) never
+ * reaches, so without this turn of the loop the abort would come just after
+ * the request left.
+ */
+export function signalsDelivered(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A point where a run may stop before sending: lets a pending signal's
+ * handler run ({@link signalsDelivered}), then {@link stopIfInterrupted}.
+ * @throws CachetError INTERRUPTED when the run was interrupted
+ */
+export async function checkpoint(signal: AbortSignal | undefined): Promise<void> {
+  await signalsDelivered();
+  stopIfInterrupted(signal);
+}
+
+/** The interruption of a run stopped before its request was sent (see {@link interruptedAt}). */
+export function interruptedBeforeSend(signal: AbortSignal): CachetError {
+  return interruptedAt(signal, "before the request was sent: nothing was sent, and the prompt was not stored");
 }
 
 /** The exit code of an interrupted run: from the signal's reason, else 130. */

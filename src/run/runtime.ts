@@ -18,6 +18,7 @@ import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
 import { type ChainMemo, prefixChain } from "../wire/prefix-chain.ts";
+import { signalsDelivered } from "./interrupt.ts";
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -103,7 +104,11 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const env = options.env ?? process.env;
   const paths = statePaths(env);
   const config = await loadConfig(configFile(paths));
+  // Loading modules settles promises without turning the event loop, where Bun runs signal handlers: a turn of it
+  // between the steps lets SIGINT stop the run here rather than once all of them are done.
+  await signalsDelivered();
   const host = await loadPlugins({ config, env });
+  await signalsDelivered();
   for (const failure of host.failures) notice(failure.message);
   host.limits = {
     timeoutMs: options.hookTimeoutMs ?? (config.hook_timeout !== undefined ? Math.round(config.hook_timeout * 1000) : DEFAULT_HOOK_TIMEOUT_MS),
@@ -115,6 +120,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const file = options.storePath ?? storeFile(paths);
   const nothingStored = options.storedSessionOnly === true && !ephemeral && !existsSync(file);
   const store = ephemeral ? openStore(":memory:") : openStore(file, { readonly: nothingStored });
+  await signalsDelivered();
   const emulatorStatePath = ephemeral || nothingStored ? null : options.emulatorStatePath;
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {

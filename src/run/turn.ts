@@ -13,6 +13,7 @@
  * store, emulator) is opened once and can serve many turns (the probe command
  * runs whole scenarios through it).
  */
+import { checkpoint } from "./interrupt.ts";
 import type { Runtime } from "./runtime.ts";
 import { QUIET_SINK } from "./stages/auxiliary-call.ts";
 import { compactIfDue, compactNow, tooLong } from "./stages/compact.ts";
@@ -41,7 +42,12 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     // The stages see the generation settings as sent: the flags over the session's (sticky-generation.ts).
     const turn: TurnOptions = { ...options, generation: input.generation.settings };
-    let assembled = await compactIfDue(runtime, turn, input, opened, await assembleContext(runtime, turn, opened, input));
+    // Between the stages a signal stops the turn before anything is sent (src/run/interrupt.ts).
+    await checkpoint(options.signal);
+    const context = await assembleContext(runtime, turn, opened, input);
+    await checkpoint(options.signal);
+    let assembled = await compactIfDue(runtime, turn, input, opened, context);
+    await checkpoint(options.signal);
     let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
     const recover = !assembled.compaction && turn.compact !== false && runtime.config.compaction?.enabled !== false;
     let sent: SendOutcome;

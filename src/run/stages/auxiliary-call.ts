@@ -9,6 +9,7 @@ import { newId } from "../../context/ids.ts";
 import { isCachetError } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
+import { checkpoint } from "../interrupt.ts";
 import type { OutputSink } from "../output.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
@@ -64,16 +65,21 @@ export async function auxiliaryCall(
     refused(refusal);
     return undefined;
   }
+  await checkpoint(options.signal);
   const startedAt = Date.now();
   let result: ConsumeResult;
   let failure: unknown;
   const abort = new AbortController();
+  const onAbort = () => abort.abort();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     result = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), { idleMs: options.idleMs, stream: request.generation.stream, abort });
   } catch (error) {
     const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
     result = f.partial;
     failure = f.error;
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
   }
   const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [] };
   const recorded = await recordCall(runtime, { ...options, role, sink: QUIET_SINK }, input, opened, { ...assembled, context: request }, wire, sent);

@@ -15,6 +15,7 @@ import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
 import type { ChainLink } from "../../session/types.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
+import { checkpoint, interruptedAt } from "../interrupt.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { TurnInput } from "./input.ts";
@@ -66,6 +67,7 @@ const HUGE_INPUT_CHARS = 8 << 20;
  */
 export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest): Promise<SendOutcome> {
   const { store, host } = runtime;
+  await checkpoint(options.signal);
   // With a huge input (100 MB on stdin) each step makes a transient copy of it
   // (stored JSON, canonical JSON for hashing); collecting between the steps
   // keeps them from piling up in the peak memory.
@@ -80,6 +82,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   // Loading the catalog and the tokenizer left garbage: collected before the store writes the input.
   if (huge) Bun.gc(true);
+  // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
+  await checkpoint(options.signal);
   store.appendMessage(sessionId, input.userMessage);
   chain.catch(() => {});
   if (huge) {
@@ -104,6 +108,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.signal?.aborted) abort.abort();
     try {
       outcome = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), {
         idleMs: options.idleMs,
@@ -133,7 +138,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       break;
     } catch (error) {
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
-      const cause = options.signal?.aborted ? new CachetError("INTERRUPTED", "interrupted; the partial answer is stored and marked incomplete") : f.error;
+      const cause = options.signal?.aborted ? interruptedAt(options.signal, f.partial.content.length > 0 ? "mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)" : "after the request was sent, before any answer came: there was no answer to store; the attempt is in the ledger with the usage the provider reported, if any") : f.error;
       const retryable = cause instanceof ProviderError && cause.retryable && !emitted && f.partial.content.length === 0;
       if (retryable && attempt < options.retries && !options.signal?.aborted) {
         if (f.partial.partialUsage) billedRetries.push({ attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause });
@@ -143,7 +148,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           await abortableSleep(wait, options.signal);
         } catch {
           // Ctrl-C during the wait: nothing more is sent (CASES.md case 45).
-          failure = new CachetError("INTERRUPTED", "interrupted while waiting to retry; nothing more was sent");
+          failure = interruptedAt(options.signal!, "while waiting to retry: nothing more was sent");
           partial = f.partial;
           break;
         }
@@ -152,6 +157,11 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
         } catch (refusal) {
           failure = refusal;
           partial = { content: [], finish: undefined, firstContentAt: undefined };
+          break;
+        }
+        if (options.signal?.aborted) {
+          failure = interruptedAt(options.signal!, "while waiting to retry: nothing more was sent");
+          partial = f.partial;
           break;
         }
         startedAt = Date.now();
