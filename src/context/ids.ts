@@ -11,3 +11,14 @@ export function newId(kind: string): string {
   for (const b of bytes) out += ALPHABET[b & 31];
   return out;
 }
+
+/**
+ * Whether a `--session` value is shaped like a session id: `s_` then letters
+ * or digits only (an id is `s_` and 12 base32 characters; a mistyped or cut
+ * one still has this shape). Such names are reserved: a value of this shape
+ * that names no stored session is refused rather than starting a new session
+ * named after it.
+ */
+export function looksLikeSessionId(ref: string): boolean {
+  return /^s_[A-Za-z0-9]+$/.test(ref);
+}

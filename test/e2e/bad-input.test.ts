@@ -60,6 +60,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
   { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
   { name: "--session unknown id", args: () => ["--emulate", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
+  { name: "--session shaped like an id that does not exist (a mistyped id)", args: () => ["--emulate", "--session", "s_fakeid", "hi"], code: 2, line: /^cachet: no session "s_fakeid"$/ },
   { name: "-c --session unknown id", args: () => ["--emulate", "-c", "--session", "s_aaaaaaaaaaaa", "hi"], code: 2, line: /^cachet: no session "s_aaaaaaaaaaaa"$/ },
   { name: "a whitespace-only prompt (providers refuse it)", args: () => ["--emulate", "  ", " "], code: 2, line: /^cachet: nothing to send: the PROMPT and stdin are only whitespace$/ },
   { name: "-c --session NAME that does not exist (-c continues; it never starts a session)", args: () => ["--emulate", "-c", "--session", "never-made", "hi"], code: 2, line: /^cachet: no session "never-made"$/ },
@@ -242,4 +243,23 @@ test("-s @/dev/zero stops at the prompt-text cap (CACHET_MAX_STDIN_BYTES) with e
   expect(r.stdout).toBe("");
   expect(r.stderr).toBe("cachet: --system @/dev/zero: larger than 4 MiB, the most cachet reads for this input\n  hint: send a smaller file, or raise the limit with CACHET_MAX_STDIN_BYTES\n");
   expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+});
+
+test("a --session value shaped like an id that names no session is refused, the hint says such names are reserved; no session is created; a name of another shape starts one", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);
+  const sessions = async () => (await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n").map((l) => (JSON.parse(l) as { name: string | null }).name);
+  expect(await sessions()).toEqual([null]);
+  for (const ref of ["s_fakeid", "s_FAKEID", "s_k3j2h5g6f7d80"]) {
+    const r = await cachet(["--emulate", "--session", ref, "hi"], { home });
+    expect({ code: r.code, stdout: r.stdout, lines: textLines(r.stderr) }).toEqual({
+      code: 2,
+      stdout: "",
+      lines: [`cachet: no session "${ref}"`, "  hint: check the id with `cachet sessions`; names that look like ids (s_ and letters or digits) are reserved, so pick another name to start a new session"],
+    });
+  }
+  expect(await sessions()).toEqual([null]);
+  const named = await cachet(["--emulate", "--session", "s_fake-id", "hi"], { home });
+  expect({ code: named.code, stderr: named.stderr }).toEqual({ code: 0, stderr: "" });
+  expect((await sessions()).sort()).toEqual([null, "s_fake-id"].sort());
 });

@@ -2,7 +2,8 @@
  * Stage "choose the session": which session a turn belongs to, its turn lease,
  * and for a fork or a new session, creating it once the input is valid.
  */
-import { CachetError } from "../../errors.ts";
+import { looksLikeSessionId } from "../../context/ids.ts";
+import { CachetError, isCachetError } from "../../errors.ts";
 import type { PluginHost } from "../../plugin/host.ts";
 import type { ForkEvent } from "../../plugin/hooks.ts";
 import type { Store } from "../../session/store.ts";
@@ -30,12 +31,12 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
   const { session } = options;
   if (session.mode === "continue") return true;
   if (session.mode === "new") return options.fork === true;
-  return options.fork === true || session.mustExist === true || /^s_[a-z2-7]{12}$/.test(session.ref);
+  return options.fork === true || session.mustExist === true || looksLikeSessionId(session.ref);
 }
 
 /**
  * The existing session the options name, or undefined for a new one.
- * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id, or a fork target that does not exist
+ * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id (or a name shaped like one), or a fork target that does not exist
  */
 export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork">): SessionRecord | undefined {
   const { store } = runtime;
@@ -57,7 +58,7 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
     case "named": {
       const ref = options.session.ref;
       // A NAME that does not exist yet starts a new named session; an id, a fork target or `-c --session NAME` must exist.
-      if (needsStoredSession(options)) return store.findSession(ref);
+      if (needsStoredSession(options)) return findIdShaped(store, ref);
       try {
         return store.findSession(ref);
       } catch (error) {
@@ -67,6 +68,18 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
     }
     case "new":
       return options.fork ? (store.latestSession() ?? undefined) : undefined;
+  }
+}
+
+/** The stored session `ref` names; one shaped like an id that names none is most likely a mistyped id. */
+function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRecord {
+  try {
+    return store.findSession(ref);
+  } catch (error) {
+    if (!isCachetError(error) || error.code !== "SESSION_NOT_FOUND" || !looksLikeSessionId(ref)) throw error;
+    throw new CachetError("SESSION_NOT_FOUND", `no session "${ref}"`, {
+      hint: "check the id with `cachet sessions`; names that look like ids (s_ and letters or digits) are reserved, so pick another name to start a new session",
+    });
   }
 }
 
