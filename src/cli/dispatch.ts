@@ -7,6 +7,8 @@ import { CachetError, EXIT, isCachetError } from "../errors.ts";
 import { commands } from "./index.ts";
 
 let commandName: string | undefined;
+/** A run (the default command) given --json: its failures also print an `error` line on stdout. */
+let jsonRun = false;
 
 /**
  * Runs the command line `args` (process.argv without the runtime and script).
@@ -37,6 +39,8 @@ async function main(args: string[]): Promise<void> {
     const name = named ? first! : "run";
     commandName = name === "run" && !named ? undefined : name;
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
+    const flagsEnd = rest.indexOf("--");
+    jsonRun = name === "run" && (flagsEnd === -1 ? rest : rest.slice(0, flagsEnd)).includes("--json");
     // citty decides on colour once, when loaded, from NO_COLOR only: help piped to a file must be plain text.
     if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
     const { runCommand, showUsage } = await import("citty");
@@ -124,11 +128,20 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   const message = cittyUsage ? raw.replace(/\x1b\[[0-9;]*m/g, "") : raw;
   // Messages quote user text (a session name, a file name): one line, no escape sequence reaches the terminal.
   const { printable } = await import("../printable.ts");
+  const exitCode = known ? e.exitCode! : cittyUsage ? EXIT.usage : EXIT.failure;
+  if (jsonRun) {
+    // A --json run's stdout says how it ended too (an error line, as the turn's own failures write), unless the turn wrote one.
+    const { jsonErrorLineWritten } = await import("../run/output.ts");
+    if (!jsonErrorLineWritten()) {
+      const code = known ? e.code! : cittyUsage ? "BAD_FLAG" : "INTERNAL";
+      process.stdout.write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
+    }
+  }
   process.stderr.write(`cachet: ${printable(message)}\n`);
   if (e?.hint) process.stderr.write(`  hint: ${printable(e.hint)}\n`);
   else if (cittyUsage) process.stderr.write(`  hint: run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values\n`);
   else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
   if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);
-  process.exit(known ? e.exitCode! : cittyUsage ? EXIT.usage : EXIT.failure);
+  process.exit(exitCode);
 }

@@ -76,7 +76,7 @@ function objectOfResults(text: string): ToolResultValue[] {
     parsed = undefined;
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed) || Object.keys(parsed).length === 0) {
-    throw new CachetError("BAD_FLAG", "--tool-result -: stdin is not a JSON object of results {ID: result}", { hint: `e.g. echo '{"toolu_01":"42","toolu_02":"7"}' | cachet --tool-result -` });
+    throw new CachetError("INPUT_INVALID", "--tool-result -: stdin is not a JSON object of results {ID: result}", { hint: `e.g. echo '{"toolu_01":"42","toolu_02":"7"}' | cachet --tool-result -` });
   }
   return Object.entries(parsed as Record<string, unknown>).map(([id, result]) => ({ id, content: typeof result === "string" ? result : JSON.stringify(result) }));
 }

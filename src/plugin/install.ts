@@ -29,9 +29,10 @@ export interface InstallOptions {
 
 /**
  * Installs (or reinstalls) a plugin and records it in the config.
- * @throws CachetError PLUGIN_INSTALL when the source cannot be fetched or
- *   bundled or fails its integrity check; PLUGIN_LOAD (with the plugin's own
- *   error) when the bundle does not load. Nothing is recorded then.
+ * @throws CachetError PLUGIN_INSTALL (exit 1, as every failed install) when
+ *   the source is missing, cannot be fetched or bundled, fails its integrity
+ *   check, or its bundle does not load (with the plugin's own error).
+ *   Nothing is recorded then.
  */
 export async function addPlugin(source: string, options: InstallOptions): Promise<InstalledPlugin> {
   const paths = statePaths(options.env);
@@ -215,7 +216,7 @@ async function installDependencies(dir: string, registry: RegistryOptions): Prom
 async function checkLoads(file: string, label: string, env: Record<string, string | undefined>): Promise<{ name: string; api: string | number }> {
   const host = await loadPlugins({ config: {}, env: { ...env, CACHET_PLUGINS: file } });
   const failure = host.failures[0];
-  if (failure) throw new CachetError("PLUGIN_LOAD", `${label} does not load, nothing was installed: ${failure.message.replaceAll(file, label)}`, { hint: "fix the plugin, then check it with `cachet plugins test`" });
+  if (failure) throw new CachetError("PLUGIN_INSTALL", `${label} does not load, nothing was installed: ${failure.message.replaceAll(file, label)}`, { hint: "fix the plugin, then check it with `cachet plugins test`" });
   const mod = (await import(file)) as { default: { name: string; api: string | number } };
   return mod.default;
 }

@@ -104,10 +104,22 @@ export function jsonSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdo
       if (delta !== "") out.write(`${JSON.stringify({ type: "text", delta })}\n`);
     },
     event(event) {
+      if (event.type === "error") errorLineWritten = true;
       out.write(`${JSON.stringify(event)}\n`);
     },
     async end() {},
   };
+}
+
+let errorLineWritten = false;
+
+/**
+ * Whether a `--json` sink of this process wrote an `error` line: the top
+ * level (src/cli/dispatch.ts) writes one for a failure that came before the
+ * turn (a usage or input error), never a second.
+ */
+export function jsonErrorLineWritten(): boolean {
+  return errorLineWritten;
 }
 
 /** The `usage` JSON event of a normalized usage; unknown counts are null. */

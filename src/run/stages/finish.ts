@@ -43,8 +43,10 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
 
   if (failure !== undefined) {
     const e = failure as { code?: string; message?: string; hint?: string };
-    options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message ?? String(failure), ...(e.hint ? { hint: e.hint } : {}), incomplete: content.length > 0 });
-    options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: null, incomplete: true });
+    // Incomplete: a partial answer was stored; with none, the prompt was rolled back and nothing is marked.
+    const incomplete = content.length > 0;
+    options.sink.event({ type: "error", code: e.code ?? "INTERNAL", message: e.message ?? String(failure), ...(e.hint ? { hint: e.hint } : {}), incomplete });
+    options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: null, incomplete });
     await options.sink.end();
     throw failure;
   }
