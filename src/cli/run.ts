@@ -5,6 +5,7 @@
 import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { MAX_TIMER_S } from "../config.ts";
+import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
@@ -37,7 +38,7 @@ const args = {
   "max-cost": { type: "string", description: "Most this run may spend, USD, all its calls and attempts together; a call whose worst-case forecast could cross it is not sent" },
   "allow-unpriced": { type: "boolean", description: "Under a spending limit, send calls whose price is unknown (uncounted) instead of refusing them" },
   compact: { type: "boolean", default: true, negativeDescription: "Never compact in this run, however long the session (see [compaction] in the config)", description: "Compact the session when its next request nears the context window" },
-  store: { type: "boolean", default: true, negativeDescription: "Write nothing: no session, no ledger row, no state directory (also CACHET_NO_STORE=1)", description: "Store the session and its ledger" },
+  store: { type: "boolean", default: true, negativeDescription: "Write nothing: no session, no ledger row, no state directory (also CACHET_NO_STORE=1, true, yes or on)", description: "Store the session and its ledger" },
   ...jsonArg,
   ...emulateArg,
   ...globalArgs,
@@ -78,12 +79,13 @@ export default defineCommand({
       maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
       providerOptions: parseOptions(rawArgs),
     };
+    const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
     const interrupt = handleInterrupts();
     const early = {
       emulate: a.emulate === true,
       hookMs: limits.hookMs,
       interrupt: interrupt.signal,
-      noStore: a.store === false || process.env.CACHET_NO_STORE === "1",
+      noStore,
       maxCostUsd: generation.maxCostUsd,
       allowUnpriced: a["allow-unpriced"] === true,
       model: a.model,

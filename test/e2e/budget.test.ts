@@ -191,4 +191,37 @@ describe("--no-store", () => {
     expect(standing.session).toBeUndefined();
     expect((await cachet(["sessions", "--json"], { home })).stdout.trim()).toBe("");
   }, 60_000);
+
+  test("CACHET_NO_STORE takes 1/true/yes/on and 0/false/no/off/empty in any case; anything else is exit 2 naming the variable, nothing stored", async () => {
+    const parent = freshHome();
+    for (const value of ["1", "true", "YES", "On", " yes "]) {
+      const absent = join(parent, `on-${value.trim()}`);
+      const r = await cachet(["--emulate", "hello"], { home: absent, env: { CACHET_NO_STORE: value } });
+      expect({ value, code: r.code, stderr: r.stderr, stored: existsSync(absent) }).toEqual({ value, code: 0, stderr: "", stored: false });
+    }
+    const home = freshHome();
+    const sessions = () => {
+      const db = new Database(join(home, "cachet.db"), { readonly: true });
+      try {
+        return (db.query("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    for (const [i, value] of ["0", "false", "No", "OFF", ""].entries()) {
+      const r = await cachet(["--emulate", "hello"], { home, env: { CACHET_NO_STORE: value } });
+      expect({ value, code: r.code, stderr: r.stderr, sessions: sessions() }).toEqual({ value, code: 0, stderr: "", sessions: i + 1 });
+    }
+    for (const value of ["2", "maybe", "y"]) {
+      const absent = join(parent, `bad-${value}`);
+      const r = await cachet(["--emulate", "hello"], { home: absent, env: { CACHET_NO_STORE: value } });
+      expect({ code: r.code, stdout: r.stdout, stderr: r.stderr, stored: existsSync(absent) }).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `cachet: CACHET_NO_STORE="${value}": expected 1, true, yes or on (or 0, false, no, off, empty)\n  hint: set CACHET_NO_STORE=1 to turn it on, or unset it\n`,
+        stored: false,
+      });
+    }
+    expect(sessions()).toBe(5);
+  });
 });
