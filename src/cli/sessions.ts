@@ -46,11 +46,31 @@ export default defineCommand({
         process.stdout.write(a.json ? `${JSON.stringify(details)}\n` : report.formatSessionDetails(details));
       } else {
         if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
-        const removed = store.removeSession(a.session, { force: a.force === true });
-        if (a.json) process.stdout.write(`${JSON.stringify({ removed })}\n`);
-        else {
-          const { info } = await import("../log.ts");
-          await info(`removed ${removed.join(", ")}`);
+        // A turn running on the session (or, with --force, on a fork) finishes first: rm takes each turn lease and
+        // waits as a second turn would (bounded; SESSION_CONFLICT past it), so no turn loses its ledger rows halfway.
+        const family = (id: string): string[] => [id, ...(a.force ? store.forksOf(id).flatMap((f) => family(f.id)) : [])];
+        const releases: (() => void)[] = [];
+        try {
+          for (const id of family(store.findSession(a.session).id)) {
+            releases.push(
+              await store.acquireTurn(id, {
+                onBusy: (holder) => void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
+              }),
+            );
+          }
+          // The ledger rows go with the session (README): said, with what they cost, never silently.
+          const rows = family(store.findSession(a.session).id).flatMap((id) => store.requests(id));
+          const costUsd = rows.reduce((sum, r) => sum + (r.costUsd ?? 0), 0);
+          const unpriced = rows.filter((r) => r.costUsd === null).length;
+          const removed = store.removeSession(a.session, { force: a.force === true });
+          if (a.json) process.stdout.write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
+          else {
+            const { info } = await import("../log.ts");
+            const spent = rows.length === 0 ? "" : ` with its ${rows.length} ledger row(s), $${costUsd.toFixed(6)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
+            await info(`removed ${removed.join(", ")}${spent}`);
+          }
+        } finally {
+          for (const release of releases) release();
         }
       }
     } finally {
