@@ -18,21 +18,50 @@ export const CATALOG_SOURCE = join(ROOT, "src", "meter", "models-dev");
 /** The generated snapshot, imported statically by src/meter/catalog.ts (gitignored). */
 export const CATALOG_OUTPUT = join(ROOT, "src", "meter", "catalog.generated.json");
 
+/**
+ * The per-model limits table, imported by src/meter/model-limits.ts (gitignored): what the
+ * context-window check reads before sending, without parsing the whole catalog.
+ */
+export const LIMITS_OUTPUT = join(ROOT, "src", "meter", "limits.generated.json");
+
 /** Fields of a model TOML that do not go into the snapshot (bulky, not used by cachet). */
 const DROPPED_FIELDS = new Set(["benchmarks", "base_model", "base_model_omit"]);
 
 /**
- * Writes the snapshot and returns its path.
+ * Writes the snapshot and its limits table ({@link limitsTable}) and returns the snapshot's path.
  * @param source folder with `providers/` and `models/` (models.dev layout)
  * @param output JSON file to write (atomically: temp file, then rename)
+ * @param limitsOutput JSON file for the limits table
  * @throws Error when a TOML file does not parse (names the file)
  */
-export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT): Promise<string> {
+export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT, limitsOutput: string = LIMITS_OUTPUT): Promise<string> {
   const catalog = supplementCatalog(buildCatalog(source));
-  const temp = `${output}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(catalog));
-  renameSync(temp, output);
+  writeAtomically(limitsOutput, JSON.stringify(limitsTable(catalog)));
+  writeAtomically(output, JSON.stringify(catalog));
   return output;
+}
+
+/**
+ * The catalog's limits, in the shape src/meter/model-limits.ts reads:
+ * provider → model → [context window, output limit, 1 when the model takes only the default temperature],
+ * tokens, null for a limit the catalog does not give. Every provider is listed, even with no model.
+ */
+export function limitsTable(catalog: Record<string, Record<string, unknown>>): Record<string, Record<string, [number | null, number | null, 0 | 1]>> {
+  const out: Record<string, Record<string, [number | null, number | null, 0 | 1]>> = {};
+  for (const [providerId, provider] of Object.entries(catalog)) {
+    const models: Record<string, [number | null, number | null, 0 | 1]> = {};
+    for (const [id, entry] of Object.entries((provider.models ?? {}) as Record<string, { limit?: { context?: number; output?: number }; temperature?: boolean }>)) {
+      models[id] = [entry.limit?.context ?? null, entry.limit?.output ?? null, entry.temperature === false ? 1 : 0];
+    }
+    out[providerId] = models;
+  }
+  return out;
+}
+
+function writeAtomically(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, path);
 }
 
 /**

@@ -47,6 +47,11 @@ export function storeFile(paths: StatePaths = statePaths()): string {
   return join(paths.data, "cachet.db");
 }
 
+/** Path of the price catalog `cachet prices update` stores (src/meter/catalog.ts). */
+export function storedCatalogFile(paths: StatePaths = statePaths()): string {
+  return join(paths.data, "prices", "api.json");
+}
+
 /** Directory where npm-installed plugins live (`<data>/plugins/node_modules/<name>`). */
 export function pluginDir(paths: StatePaths = statePaths()): string {
   return join(paths.data, "plugins");

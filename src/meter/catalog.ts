@@ -6,10 +6,10 @@
  * @see https://models.dev/api.json
  */
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import * as v from "valibot";
 import { CachetError, isCachetError } from "../errors.ts";
-import { statePaths, type StatePaths } from "../paths.ts";
+import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
 import { readFileSync } from "node:fs";
 // Embedded as a file and parsed on demand: as a JS object literal it would be compiled into the binary's bytecode, several times larger.
 import embeddedPath from "./catalog.generated.json" with { type: "file" };
@@ -82,10 +82,7 @@ export function embeddedCatalog(): Catalog {
 
 let embedded: Catalog | undefined;
 
-/** Path of the catalog `cachet prices update` stores. */
-export function storedCatalogFile(paths: StatePaths = statePaths()): string {
-  return join(paths.data, "prices", "api.json");
-}
+export { storedCatalogFile } from "../paths.ts";
 
 /**
  * The catalog in force: the stored update if present, else the embedded one.

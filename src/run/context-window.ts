@@ -6,13 +6,16 @@
  */
 import type { Message, RequestContext } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import type { ModelLimits } from "../meter/model-limits.ts";
 import type { ChainLink } from "../session/types.ts";
 
 /**
  * Refuses a request that cannot fit `provider/model`'s context window.
- * Cheap for ordinary prompts: the token estimate (the request's hash chain)
- * is awaited only when the prompt has more characters than the window has
- * tokens, since a token is at least one character.
+ * Cheap for ordinary prompts: the limits come from a small table, not the
+ * whole catalog (src/meter/model-limits.ts), and the token estimate (the
+ * request's hash chain) is awaited only when the prompt's text has more UTF-8
+ * bytes than the window has tokens, since a token is at least one byte (not
+ * one UTF-16 character: a CJK character or an emoji can be several tokens).
  * @param catalogRef `provider/model` as the catalog names it
  * @param chain the request's hash chain with per-node token estimates
  * @param maxTokens the max_tokens the request sends (`--max-tokens`, else the
@@ -29,7 +32,7 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
   const window = entry.limit?.context;
   if (window === undefined) return;
   const output = maxTokens ?? 0;
-  if (promptChars(context) + output <= window) return;
+  if (promptBytes(context) + output <= window) return;
   const estimate = (await chain).reduce((n, link) => n + link.tokens, 0);
   if (estimate + output <= window) return;
   throw new CachetError(
@@ -39,37 +42,37 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
   );
 }
 
-function promptChars(context: RequestContext): number {
-  let n = context.overlay?.length ?? 0;
-  for (const part of context.prefix.system) n += part.text.length;
-  for (const message of context.summary) n += messageChars(message);
-  for (const message of context.messages) n += messageChars(message);
-  for (const tool of context.prefix.tools) n += JSON.stringify(tool).length;
+/** UTF-8 bytes of the request's text: an upper bound of its tokens. */
+function promptBytes(context: RequestContext): number {
+  let n = bytes(context.overlay ?? "");
+  for (const part of context.prefix.system) n += bytes(part.text);
+  for (const message of context.summary) n += messageBytes(message);
+  for (const message of context.messages) n += messageBytes(message);
+  for (const tool of context.prefix.tools) n += bytes(JSON.stringify(tool));
   return n;
 }
 
 // Stored messages never change: their sizes are summed once per process.
-const charsOf = new WeakMap<Message, number>();
+const bytesOf = new WeakMap<Message, number>();
 
-function messageChars(message: Message): number {
-  const known = charsOf.get(message);
+function messageBytes(message: Message): number {
+  const known = bytesOf.get(message);
   if (known !== undefined) return known;
   let n = 0;
-  for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? block.text.length : block.type === "tool_result" ? block.content.length : block.type === "tool_use" ? block.arguments.length : block.type === "provider" ? JSON.stringify(block.data).length : 0;
-  if (!message.incomplete) charsOf.set(message, n);
+  for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? bytes(block.text) : block.type === "tool_result" ? bytes(block.content) : block.type === "tool_use" ? bytes(block.arguments) : block.type === "provider" ? bytes(JSON.stringify(block.data)) : 0;
+  if (!message.incomplete) bytesOf.set(message, n);
   return n;
 }
 
-interface CatalogEntry {
-  limit?: { context?: number; output?: number };
-  temperature?: boolean;
+function bytes(text: string): number {
+  return Buffer.byteLength(text, "utf8");
 }
 
-async function catalogEntry(catalogRef: string): Promise<CatalogEntry | undefined> {
+async function catalogEntry(catalogRef: string): Promise<ModelLimits | undefined> {
   try {
-    const { loadCatalog } = await import("../meter/index.ts");
-    const { findModel } = await import("../meter/catalog.ts");
-    return findModel((await loadCatalog()).catalog, catalogRef) as CatalogEntry | undefined;
+    const { modelLimits } = await import("../meter/model-limits.ts");
+    const { statePaths } = await import("../paths.ts");
+    return await modelLimits(catalogRef, statePaths());
   } catch {
     return undefined; // an unknown model or a catalog problem is reported by pricing; no limit to check
   }
@@ -82,7 +85,7 @@ async function catalogEntry(catalogRef: string): Promise<CatalogEntry | undefine
  * false`, OpenAI reasoning models), and `max_tokens` above the model's output limit.
  * @throws CachetError BAD_FLAG (exit 2) naming the model and the setting.
  */
-export function checkParameters(catalogRef: string, entry: CatalogEntry, generation: RequestContext["generation"]): void {
+export function checkParameters(catalogRef: string, entry: ModelLimits, generation: RequestContext["generation"]): void {
   if (entry.temperature === false) {
     const given: [string, unknown][] = [
       ["--temperature", generation.temperature],

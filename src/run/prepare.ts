@@ -5,7 +5,10 @@
  * and open the connection to it (Bun's `fetch.preconnect`: DNS, TCP and the
  * TLS handshake; the request then reuses the pooled connection:
  * https://bun.sh/reference/globals/fetch/preconnect), start the turn lease's
- * keeper thread, load the session and parse the price catalog.
+ * keeper thread and load the session. The price catalog is not parsed here:
+ * nothing before sending needs it (the window check reads a limits table,
+ * src/meter/model-limits.ts), and it would hold this thread when stdin is
+ * already closed.
  *
  * Nothing here is stored and no lease is taken: the turn chooses, leases and
  * loads its session again once the input is complete. That load is cheap
@@ -13,7 +16,6 @@
  * since, src/session/log.ts), and it is what the turn uses, so a session
  * another process changes meanwhile is seen as it is then.
  */
-import { existsSync } from "node:fs";
 import { openRuntime, type Runtime, type RuntimeOptions } from "./runtime.ts";
 import { parseModelRef, providerBaseUrl } from "./resolve-provider.ts";
 import { modelRefOf } from "./stages/input.ts";
@@ -77,15 +79,4 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   } catch {
     // A session without a stable prefix yet: the turn reports it.
   }
-  void warmCatalog(runtime.env).catch(() => {});
-}
-
-/**
- * Parses the embedded price catalog (memoized), which the context-window check reads before
- * sending. A stored catalog update is parsed where it is used (it is not memoized), so not here.
- */
-async function warmCatalog(env: Record<string, string | undefined>): Promise<void> {
-  const { embeddedCatalog, storedCatalogFile } = await import("../meter/catalog.ts");
-  const { statePaths } = await import("../paths.ts");
-  if (!existsSync(storedCatalogFile(statePaths(env)))) embeddedCatalog();
 }

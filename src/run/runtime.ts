@@ -170,9 +170,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   };
   return {
     async modelLimits(catalogRef) {
-      const { loadCatalog } = await import("../meter/index.ts");
-      const { findModel } = await import("../meter/catalog.ts");
-      const limit = findModel((await loadCatalog(paths)).catalog, catalogRef)?.limit;
+      const { modelLimits } = await import("../meter/model-limits.ts");
+      const limit = (await modelLimits(catalogRef, paths))?.limit;
       return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
     },
     config,
