@@ -1,9 +1,8 @@
 /**
  * Build step: packs gpt-tokenizer's o200k_base ranks (its `.tiktoken` data:
  * one base64 token and its rank per line) into `src/tokenizer/o200k_base.ranks`,
- * the file the binary embeds, in the layout of src/tokenizer/rank-table.ts.
- * It is stored uncompressed (4.3 MB; gzipped 1.9 MB, but unzipping it took
- * ~50 ms per process, and the packed layout exists to make loading take a few).
+ * the file the binary embeds: a hash table in the layout of
+ * src/tokenizer/rank-table.ts, zstd-compressed (1.7 MB).
  * Runnable directly: `bun build/tokenizer-data.ts`.
  */
 import { join } from "node:path";

@@ -17,7 +17,7 @@ const MEMO_LIMIT = 100_000;
 /** Texts shorter than this are counted directly: hashing them costs as much. */
 const MEMO_MIN_LENGTH = 256;
 
-/** Loads the o200k_base ranks (a few ms); later calls return at once. */
+/** Loads the o200k_base ranks (tens of ms at most); later calls return at once. */
 export async function loadTokenizer(): Promise<void> {
   if (counter) return;
   counter = await loadO200k();

@@ -3,8 +3,9 @@
  * only: its ranks are read from a packed file embedded as an asset
  * (build/tokenizer-data.ts makes it from gpt-tokenizer's `.tiktoken` data;
  * src/tokenizer/rank-table.ts is its layout) and counted by src/tokenizer/bpe.ts.
- * Loading takes a few ms, where building gpt-tokenizer's encoder took ~600 ms
- * per process; o200k.exact.test.ts checks every count against gpt-tokenizer's.
+ * Loading is one zstd unpacking, about 1/35 of the CPU that building
+ * gpt-tokenizer's encoder took (test/bench/tokenizer.ts); o200k.exact.test.ts
+ * checks the counts against gpt-tokenizer's.
  *
  * Used by the emulator (its token counts) and by the meter (per-node token
  * estimates). Exact for OpenAI's GPT-4o/GPT-5 family; an approximation for
@@ -20,7 +21,7 @@ export type TokenCounter = (text: string) => number;
 let loading: Promise<TokenCounter> | undefined;
 
 /**
- * Loads the tokenizer once (a few ms) and returns its counter. Special-token
+ * Loads the tokenizer once (tens of ms of CPU at most) and returns its counter. Special-token
  * text such as `<|endoftext|>` is counted as ordinary text.
  * @throws Error when the embedded ranks file is unreadable or not a packed rank table (a broken build).
  */

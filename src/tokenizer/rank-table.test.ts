@@ -13,10 +13,11 @@ test("packed ranks read back: every token's bytes give its rank, anything else -
   expect(table.rankOf(new Uint8Array([0xff, 0x00]), 0, 2)).toBe(7);
 });
 
-test("a buffer that is not a packed rank table, a truncated one, or one with a repeated token is refused with the rebuild command", () => {
+test("a buffer that is not a packed rank table, a truncated one, or tokens that repeat are refused, naming the rebuild command", () => {
   const packed = packRanks(["a", "bc"].map(bytes));
   expect(() => readRanks(new Uint8Array(16))).toThrow("not a packed rank table; rebuild with `bun build/tokenizer-data.ts`");
-  expect(() => readRanks(packed.subarray(0, packed.length - 1))).toThrow("truncated packed rank table");
-  expect(() => readRanks(packRanks(["a", "bc", "bc"].map(bytes)))).toThrow("token 2 repeats the bytes of token 1");
-  expect(() => packRanks([new Uint8Array(0)])).toThrow("token 0 has 0 bytes; 1 to 255 can be packed");
+  expect(() => readRanks(Bun.zstdCompressSync(new Uint8Array(64)))).toThrow("not a packed rank table; rebuild with `bun build/tokenizer-data.ts`");
+  const raw = Bun.zstdDecompressSync(packed);
+  expect(() => readRanks(Bun.zstdCompressSync(raw.subarray(0, raw.length - 1)))).toThrow("truncated packed rank table; rebuild with `bun build/tokenizer-data.ts`");
+  expect(() => packRanks(["a", "bc", "bc"].map(bytes))).toThrow("token 2 repeats the bytes of token 1");
 });
