@@ -1,5 +1,5 @@
 /** Files imported `with { type: "file" }` resolve to their path (embedded in the compiled binary). */
-declare module "*.ranks" {
+declare module "*.zst" {
   const path: string;
   export default path;
 }

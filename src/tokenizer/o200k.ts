@@ -12,7 +12,7 @@
  * other providers, whose tokenizers are not published.
  */
 import { bpeCounter, O200K_PATTERN } from "./bpe.ts";
-import ranksPath from "./o200k_base.ranks" with { type: "file" };
+import ranksPath from "./o200k_base.ranks.zst" with { type: "file" };
 import { readRanks } from "./rank-table.ts";
 
 /** Counts the tokens of a text. */
