@@ -35,6 +35,12 @@ const ProviderConfigSchema = v.strictObject({
   base_url: v.optional(v.pipe(v.string(), v.url())),
   /** Provider options, as with `-o key=value`. */
   options: v.optional(v.record(v.string(), v.unknown())),
+  /**
+   * Send only the new input when the provider keeps the conversation and the
+   * request just appends to it (OpenAI Responses `previous_response_id`,
+   * src/run/continuation.ts); default false: every request is sent whole.
+   */
+  incremental: v.optional(v.boolean()),
 });
 
 const Usd = v.pipe(v.number(), v.minValue(0));

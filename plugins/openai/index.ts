@@ -3,7 +3,9 @@
  * - `openai`: Chat Completions (protocol `openai-chat`), the default because
  *   every OpenAI-compatible server speaks it too;
  * - `openai-responses`: the Responses API (protocol `openai-responses`), for
- *   models or features only served there (`openai-responses/gpt-5`).
+ *   models or features only served there (`openai-responses/gpt-5`); with
+ *   `incremental = true` in its config, a request that only appends is sent
+ *   as `previous_response_id` plus the new input (responses.ts continueResponses).
  * The openai SDK loads on the first request.
  * @see https://platform.openai.com/docs/api-reference/chat
  * @see https://platform.openai.com/docs/api-reference/responses
@@ -13,7 +15,7 @@ import { openaiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { chatMemo, createChatAdapter } from "./chat.ts";
 import { openaiClient } from "./client.ts";
-import { renderResponses, renderResponsesItems, sendResponses } from "./responses.ts";
+import { continueResponses, isPreviousResponseLost, renderResponses, renderResponsesItems, sendResponses } from "./responses.ts";
 import { chatUsage, chatUsageExamples, responsesUsage, responsesUsageExamples } from "./usage.ts";
 
 const common = {
@@ -52,6 +54,8 @@ export default definePlugin({
           render: (context) => renderResponses(context, api.services, responsesRenders),
           send: (wire, options) => sendResponses(client, wire, options, api.services, config),
           usage: responsesUsage,
+          continueFrom: continueResponses,
+          isContinuationLost: isPreviousResponseLost,
         };
       },
     });

@@ -3,7 +3,7 @@ import { pluginServices } from "../../src/plugin/services.ts";
 import type { ProviderConfig, RequestContext } from "../../src/plugin/index.ts";
 import { collect, fixture, jsonResponse, replayFetch } from "../../test/fixtures/wire/replay.ts";
 import { openaiClient } from "./client.ts";
-import { renderResponses, sendResponses } from "./responses.ts";
+import { continueResponses, isPreviousResponseLost, renderResponses, sendResponses } from "./responses.ts";
 import { responsesUsage } from "./usage.ts";
 
 const ctx: RequestContext = {
@@ -54,4 +54,42 @@ test("responses non-streaming: text, tool call and usage from the response objec
   if (finish.type !== "finish") throw new Error("no finish");
   expect(finish).toMatchObject({ reason: "tool_calls", requestId: "resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b" });
   expect(responsesUsage(finish.rawUsage).usage).toMatchObject({ input: 4262, cacheRead: 4864, output: 3197, reasoning: 1024 });
+});
+
+test("incremental form: previous_response_id and only the items after the stored conversation; refused when nothing is stored", () => {
+  const context: RequestContext = {
+    model: "gpt-4.1",
+    provider: "openai-responses",
+    prefix: { system: [{ id: "sys", text: "Be terse." }], tools: [], fingerprint: "f" },
+    summary: [],
+    messages: [
+      { id: "u1", role: "user", content: [{ type: "text", text: "Hi" }] },
+      { id: "a1", role: "assistant", content: [{ type: "text", text: "Hello" }, { type: "tool_use", id: "c1", name: "read", arguments: "{}" }] },
+      { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "ok" }, { type: "text", text: "And?" }] },
+    ],
+    overlay: "now",
+    generation: { stream: true, providerOptions: {} },
+    cache: { mode: "auto", ttl: "5m" },
+  };
+  const wire = renderResponses(context, pluginServices);
+  // Stored: system, u1 (the previous request) and a1's two items (its answer): 4 segments, input items 0..3.
+  const sent = continueResponses(wire, { requestId: "resp_1", sharedSegments: 4 })!;
+  expect(sent.body.previous_response_id).toBe("resp_1");
+  expect(sent.body.input).toEqual([
+    { type: "function_call_output", call_id: "c1", output: "ok" },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "And?" }, { type: "input_text", text: "now" }] },
+  ]);
+  const { input: _sentInput, previous_response_id: _id, ...sentRest } = sent.body;
+  const { input: _input, ...wholeRest } = wire.body;
+  expect(sentRest).toEqual(wholeRest);
+  expect(sent.segments).toBe(wire.segments);
+  expect(continueResponses({ ...wire, body: { ...wire.body, store: false } }, { requestId: "resp_1", sharedSegments: 4 })).toBeUndefined();
+  // A new segment inside a stored item (the overlay added to the last stored message) cannot be sent as new input.
+  expect(continueResponses(wire, { requestId: "resp_1", sharedSegments: wire.segments.length - 1 })).toBeUndefined();
+});
+
+test("the API's refusal of an unknown previous response is recognised, other 400s are not", () => {
+  const notFound = Object.assign(new Error("400 Previous response with id 'resp_1' not found."), { status: 400, code: "previous_response_not_found" });
+  expect(isPreviousResponseLost(new pluginServices.ProviderError("PROVIDER_HTTP", "openai-responses: HTTP 400: Previous response with id 'resp_1' not found.", { status: 400, cause: notFound }))).toBe(true);
+  expect(isPreviousResponseLost(Object.assign(new Error("400 Invalid 'input'"), { status: 400, code: "invalid_value" }))).toBe(false);
 });

@@ -14,6 +14,7 @@ import type {
   FinishReason,
   Message,
   PluginServices,
+  PreviousCall,
   ProviderConfig,
   RenderMemo,
   RenderedMessage,
@@ -123,6 +124,48 @@ function renderItem(message: Message, at: number, input: Record<string, unknown>
     content.push(part);
   });
   if (content.length > 0) input.push({ type: "message", role: "user", content });
+}
+
+/**
+ * The incremental form of a Responses request: `previous_response_id` names
+ * the previous response, and `input` holds only the items after the stored
+ * conversation (the previous request's input and its output). Everything else
+ * (model, tools, text format, options) is sent as in the whole request: the
+ * API does not carry those over. Undefined with `store: false` (nothing is
+ * stored to continue) or when a new segment lies inside a stored item.
+ * The whole context is still processed and billed as input (cached reads
+ * reported as usual): the saving is the bytes sent, not tokens.
+ * @see https://developers.openai.com/api/docs/guides/conversation-state
+ * @see https://platform.openai.com/docs/api-reference/responses/create (previous_response_id, store)
+ */
+export function continueResponses(wire: WireRequest, previous: PreviousCall): WireRequest | undefined {
+  const { body, segments } = wire;
+  if (body.store === false || !Array.isArray(body.input)) return undefined;
+  let stored = -1;
+  for (let i = 0; i < previous.sharedSegments && i < segments.length; i++) {
+    const [section, index] = segments[i]!.path;
+    if (section === "input" && typeof index === "number") stored = Math.max(stored, index);
+  }
+  for (let i = previous.sharedSegments; i < segments.length; i++) {
+    const [section, index] = segments[i]!.path;
+    if (section === "input" && typeof index === "number" && index <= stored) return undefined;
+  }
+  const input = body.input.slice(stored + 1);
+  if (stored < 0 || input.length === 0) return undefined;
+  return { ...wire, body: { ...body, previous_response_id: previous.requestId, input } };
+}
+
+/**
+ * True for the API's refusal of a `previous_response_id` it does not hold
+ * (HTTP 400, code `previous_response_not_found`: expired, deleted or never stored).
+ * @see https://github.com/maximhq/bifrost/issues/2441 (the error as the API returns it)
+ */
+export function isPreviousResponseLost(error: unknown): boolean {
+  for (let e = error as { status?: unknown; code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === "previous_response_not_found") return true;
+    if (e.status === 400 && typeof e.message === "string" && /previous_response_not_found|Previous response with id .* not found/.test(e.message)) return true;
+  }
+  return false;
 }
 
 /**

@@ -41,6 +41,8 @@ export class CacheStore {
     }
     this.db.run("CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL) WITHOUT ROWID");
     this.db.run("CREATE TABLE IF NOT EXISTS route_counts (key TEXT PRIMARY KEY, minute INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID");
+    // Stored Responses API conversations (stored-responses.ts): the input items and output items of a response, as JSON.
+    this.db.run("CREATE TABLE IF NOT EXISTS stored_responses (id TEXT PRIMARY KEY, items TEXT NOT NULL) WITHOUT ROWID");
     this.getStmt = this.db.prepare("SELECT tokens, expires_at AS expiresAt, ttl_ms AS ttlMs FROM cache_entries WHERE key = ?");
     // An entry never loses lifetime by being written again: keep the later expiry.
     this.putStmt = this.db.prepare(
@@ -82,10 +84,28 @@ export class CacheStore {
     return row.count;
   }
 
-  /** Forgets every entry and counter. */
+  /** Keeps a stored response's conversation (its input and output items) under its id. */
+  putResponse(id: string, items: readonly unknown[]): void {
+    this.db.query("INSERT OR REPLACE INTO stored_responses (id, items) VALUES (?, ?)").run(id, JSON.stringify(items));
+  }
+
+  /** The conversation stored under a response id, or undefined (never stored, or forgotten). */
+  response(id: string): unknown[] | undefined {
+    const row = this.db.query("SELECT items FROM stored_responses WHERE id = ?").get(id) as { items: string } | null;
+    return row ? (JSON.parse(row.items) as unknown[]) : undefined;
+  }
+
+  /** Forgets stored responses: the ids given, or every one. */
+  forgetResponses(ids: readonly string[] | "all"): void {
+    if (ids === "all") this.db.run("DELETE FROM stored_responses");
+    else for (const id of ids) this.db.query("DELETE FROM stored_responses WHERE id = ?").run(id);
+  }
+
+  /** Forgets every entry, counter and stored response. */
   clear(): void {
     this.db.run("DELETE FROM cache_entries");
     this.db.run("DELETE FROM route_counts");
+    this.db.run("DELETE FROM stored_responses");
   }
 
   /** Closes the database. */

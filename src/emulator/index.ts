@@ -13,9 +13,12 @@
  * - `x-emulator-script` / `CACHET_EMULATOR_SCRIPT`: scripted answers file (see script.ts).
  * - `CACHET_EMULATOR_ANSWER_TOKENS`: default answer length (20).
  * - `CACHET_EMULATOR_SEED`: seed of overflow routing (`cachet`).
+ * - `x-emulator-forget-responses` / `CACHET_EMULATOR_FORGET_RESPONSES`: forget stored
+ *   Responses API responses (`all`, or ids separated by commas) before serving (stored-responses.ts).
  * Inspection: `GET /_emulator/requests[?limit=N]`, `GET /_emulator/counters`,
  * `POST /_emulator/release` (starts the responses the `hold` fault holds),
- * `POST /_emulator/reset` (requests, counters, fault counts and cache state).
+ * `POST /_emulator/reset` (requests, counters, fault counts, cache state and stored responses),
+ * `POST /_emulator/forget-responses[?id=ID]` (stored responses: the ids given, or all).
  */
 import { join } from "node:path";
 import { CachetError } from "../errors.ts";

@@ -13,9 +13,10 @@ import { buildBlocks } from "./prompt.ts";
 import { anthropicMessages } from "./protocols/anthropic-messages.ts";
 import { gemini } from "./protocols/gemini.ts";
 import { openaiChat } from "./protocols/openai-chat.ts";
-import { openaiResponses } from "./protocols/openai-responses.ts";
+import { openaiResponses, outputItems, responseId } from "./protocols/openai-responses.ts";
 import type { Exchange, ProtocolHandler } from "./protocols/protocol.ts";
 import { EmulatorRequestError } from "./request-error.ts";
+import { isStored, keepResponse, resolvePrevious } from "./stored-responses.ts";
 import { resolveRoute, type Route } from "./router.ts";
 import { checkScriptedAbilities } from "./scripted-abilities.ts";
 import { withWebSearches } from "./web-search.ts";
@@ -117,10 +118,13 @@ export async function handleRequest(request: Request, state: ServerState): Promi
 }
 
 function answer(request: Request, route: Route, handler: ProtocolHandler, body: Record<string, unknown>, now: number, fault: FaultName | undefined, received: ReceivedRequest, state: ServerState): Response {
-  const parsed = handler.parse(body, route, request.headers);
+  // A continued Responses request is answered as the whole conversation it continues.
+  const responses = route.protocol === "openai-responses" && route.endpoint !== "count_tokens";
+  const whole = responses ? resolvePrevious(body, request.headers, state.env, state.store) : body;
+  const parsed = handler.parse(whole, route, request.headers);
   received.model = parsed.model;
   const facts = modelFacts(route.provider, parsed.model);
-  validateRequest(route, body, parsed.model, facts);
+  validateRequest(route, whole, parsed.model, facts);
   const cacheProvider = route.provider === "unknown" ? "openai" : route.provider;
   const scope = `${cacheProvider}|${parsed.model}`;
   const { blocks, total } = buildBlocks(parsed.items, scope);
@@ -169,6 +173,7 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
     ...(compaction ? { compaction } : {}),
   };
   const usage = handler.usage(exchange);
+  if (responses && isStored(body)) keepResponse(state.store, responseId(exchange), whole, outputItems(exchange));
   received.usage = usage;
   received.cache = outcome;
   const { inspection } = state;
@@ -207,11 +212,17 @@ async function inspect(request: Request, url: URL, state: ServerState): Promise<
   }
   if (what === "counters" && request.method === "GET") return Response.json(state.inspection.counters());
   if (what === "release" && request.method === "POST") return Response.json({ released: state.faults.release() });
+  if (what === "forget-responses" && request.method === "POST") {
+    // Stored Responses API responses: every one, or `?id=resp_…` (repeatable).
+    const ids = url.searchParams.getAll("id");
+    state.store.forgetResponses(ids.length > 0 ? ids : "all");
+    return Response.json({ forgotten: ids.length > 0 ? ids : "all" });
+  }
   if (what === "reset" && request.method === "POST") {
     state.inspection.reset();
     state.faults.reset();
     state.store.clear();
     return Response.json({ reset: true });
   }
-  return Response.json({ error: { message: `unknown emulator endpoint ${request.method} ${url.pathname}; try GET /_emulator/requests, GET /_emulator/counters, POST /_emulator/release, POST /_emulator/reset` } }, { status: 404 });
+  return Response.json({ error: { message: `unknown emulator endpoint ${request.method} ${url.pathname}; try GET /_emulator/requests, GET /_emulator/counters, POST /_emulator/release, POST /_emulator/reset, POST /_emulator/forget-responses[?id=ID]` } }, { status: 404 });
 }

@@ -5,7 +5,14 @@ import { requestFigureLines } from "./session-cost.ts";
 describe("requestFigureLines (`cachet cost`)", () => {
   const row = (usage: Partial<RequestFigures>): RequestFigures => ({
     id: "r_1", role: "main", provider: "acme", model: "m1", startedAt: 0,
-    input: null, cacheRead: null, cacheWrite5m: null, cacheWrite1h: null, output: null, costUsd: null, costEstimate: null, ...usage,
+    input: null, cacheRead: null, cacheWrite5m: null, cacheWrite1h: null, output: null, costUsd: null, costEstimate: null, requestForm: "full", ...usage,
+  });
+
+  test("an incremental request is named as such; the full form, the usual one, is not", () => {
+    const counts = { input: 10, cacheRead: 2048, cacheWrite5m: 0, cacheWrite1h: 0, output: 20, costUsd: 0.001 };
+    expect([...requestFigureLines([row({ ...counts, requestForm: "incremental" }), row({ ...counts, id: "r_2" })])].join("")).toBe(
+      "r_1  main  acme/m1  $0.001  in 10 · read 2048 · write 0 · out 20  (incremental)\nr_2  main  acme/m1  $0.001  in 10 · read 2048 · write 0 · out 20\n",
+    );
   });
 
   test("usage a plugin could not map prints every count as unknown, never a silent 0", () => {

@@ -140,7 +140,9 @@ export function* requestFigureLines(requests: readonly RequestFigures[], linesPe
   let lines = 0;
   for (const r of requests) {
     const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}$${r.costUsd}`;
-    piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}\n`;
+    // Only the unusual form is named: an incremental request sent just its new input (the whole context is billed all the same).
+    const form = r.requestForm === "incremental" ? "  (incremental)" : "";
+    piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}${form}\n`;
     if (++lines === linesPerPiece) {
       yield piece;
       piece = "";

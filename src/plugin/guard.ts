@@ -9,7 +9,7 @@
 import type * as v from "valibot";
 import type { RequestContext } from "../context/types.ts";
 import { CachetError, ProviderError, isCachetError } from "../errors.ts";
-import type { ProviderAdapter, SendOptions } from "./provider.ts";
+import type { PreviousCall, ProviderAdapter, SendOptions } from "./provider.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
 import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire } from "./validate.ts";
@@ -156,6 +156,23 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
       return guardStream(at("send()"), () => adapter.send(wire, options));
     },
     usage,
+    ...(adapter.continueFrom
+      ? {
+          continueFrom(wire: WireRequest, previous: PreviousCall): WireRequest | undefined {
+            const site = at("continueFrom()");
+            const next = guard(site, () => adapter.continueFrom!(wire, previous));
+            return next === undefined || next === null ? undefined : checkedWire(site, next);
+          },
+        }
+      : {}),
+    ...(adapter.isContinuationLost
+      ? {
+          isContinuationLost(error: unknown): boolean {
+            const site = at("isContinuationLost()");
+            return guard(site, () => adapter.isContinuationLost!(error)) === true;
+          },
+        }
+      : {}),
     usageOrUnknown(raw) {
       try {
         return { report: usage(raw) };

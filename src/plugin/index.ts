@@ -7,7 +7,7 @@
  */
 export { API_VERSION, definePlugin } from "./define-plugin.ts";
 export type { Plugin, PluginApi, PluginLogger } from "./define-plugin.ts";
-export type { CacheRules, ProviderAdapter, ProviderConfig, ProviderSpec, SendOptions, UsageExample } from "./provider.ts";
+export type { CacheRules, PreviousCall, ProviderAdapter, ProviderConfig, ProviderSpec, SendOptions, UsageExample } from "./provider.ts";
 export type { CacheStrategySpec } from "./cache-strategy.ts";
 export { HOOK_KINDS } from "./hooks.ts";
 export type { ForkEvent, HookKind, HookName, HookRegistration, Hooks, UsageRecordEvent } from "./hooks.ts";

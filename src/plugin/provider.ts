@@ -52,6 +52,35 @@ export interface ProviderAdapter {
    * (providers.md §1). Unknown counts stay undefined.
    */
   usage(raw: unknown): UsageReport;
+  /**
+   * Optional (since API 1.2), for providers that keep a conversation on their
+   * side (OpenAI Responses `previous_response_id`): the incremental form of
+   * `wire`, which names the previous request's stored response and sends only
+   * what follows it; undefined when `wire` cannot be sent that way (e.g.
+   * `store: false`). The core offers it only when the request is the session's
+   * previous request, unchanged, followed by that request's answer and new
+   * input, and it keeps `wire` (the whole request) for hashing, `cachet why`
+   * and cost, since the provider processes and bills the whole conversation.
+   */
+  continueFrom?(wire: WireRequest, previous: PreviousCall): WireRequest | undefined;
+  /**
+   * Optional, with {@link continueFrom}: true for the provider's refusal of an
+   * incremental request whose stored conversation is gone (expired, deleted,
+   * never stored). The core then sends the whole request instead.
+   */
+  isContinuationLost?(error: unknown): boolean;
+}
+
+/** What {@link ProviderAdapter.continueFrom} continues. */
+export interface PreviousCall {
+  /** The provider's id of the session's previous request (its `finish` event's `requestId`). */
+  requestId: string;
+  /**
+   * How many leading segments of the request are that previous request's
+   * segments followed by its answer's: the conversation the provider stored.
+   * The segments after them are the new input.
+   */
+  sharedSegments: number;
 }
 
 /** A provider registered by a plugin. */

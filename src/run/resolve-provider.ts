@@ -53,6 +53,8 @@ export interface ResolvedProvider {
   baseUrl: string;
   /** Provider options after merging config and flags. */
   options: Record<string, unknown>;
+  /** `incremental = true` in the provider's config: requests that only append may be sent in the adapter's incremental form. */
+  incremental: boolean;
 }
 
 /**
@@ -92,5 +94,5 @@ export function resolveProvider(o: ResolveOptions): ResolvedProvider {
     fetch: o.fetch ?? fetch,
     options,
   });
-  return { spec, adapter, baseUrl, options };
+  return { spec, adapter, baseUrl, options, incremental: providerConfig?.incremental === true };
 }

@@ -55,6 +55,12 @@ export interface Runtime {
   /** The wire hash chain of a request, with token estimates memoized per content hash (a text over 1 MiB characters is estimated from samples: countOrEstimate). */
   chainOf(wire: WireRequest): Promise<ChainLink[]>;
   /**
+   * The request's hash chain without token estimates (every `tokens` 0), at
+   * once: for comparing prefixes before sending. Shares {@link chainOf}'s
+   * content hashes, so hashing a request for both costs one hashing.
+   */
+  prefixHashes(wire: WireRequest): ChainLink[];
+  /**
    * Parses and validates a structured answer against the session's schema.
    * @throws CachetError ANSWER_INVALID with the validation errors.
    */
@@ -183,6 +189,9 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     ephemeral,
     budget,
     price,
+    prefixHashes(wire) {
+      return prefixChain(wire, () => 0, { contents });
+    },
     async chainOf(wire) {
       const missing = new Map<string, string>();
       const links = prefixChain(

@@ -82,6 +82,8 @@ export interface RequestFigures {
   output: number | null;
   costUsd: number | null;
   costEstimate: string | null;
+  /** How it was sent (`full`, or `incremental`: only the new input after the provider's stored previous response); null when not recorded. */
+  requestForm: string | null;
 }
 
 const KEYS: Record<FigureGroupBy, string> = {
@@ -138,12 +140,12 @@ export class LedgerFigures {
     // Rows as arrays: a session may hold a hundred thousand requests, and named rows cost a third more to build.
     const rows = this.db
       .query(
-        `SELECT id, role, provider, model, started_at, input, cache_read, cache_write_5m, cache_write_1h, output, cost_usd, cost_estimate
+        `SELECT id, role, provider, model, started_at, input, cache_read, cache_write_5m, cache_write_1h, output, cost_usd, cost_estimate, request_form
          FROM requests WHERE session_id = ? ORDER BY started_at, rowid`,
       )
-      .values(sessionId) as Array<[string, string, string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, string | null]>;
-    return rows.map(([id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate]) => ({
-      id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate,
+      .values(sessionId) as Array<[string, string, string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, string | null, string | null]>;
+    return rows.map(([id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm]) => ({
+      id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm,
     }));
   }
 

@@ -7,7 +7,7 @@ import type { Block, Message, StablePrefix } from "../context/types.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import type { LogEntry } from "./log.ts";
-import type { ChainLink, LedgerRow, PrefixVersion, RequestStatus, SessionRecord } from "./types.ts";
+import type { ChainLink, LedgerRow, PrefixVersion, RequestForm, RequestStatus, SessionRecord } from "./types.ts";
 import { FIGURE_COLUMNS, figureValues } from "./ledger-figures.ts";
 
 /** Ledger columns written by insert and update, in the order of {@link ledgerValues}. */
@@ -15,7 +15,7 @@ export const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
   "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max", "finish_reason",
-  "attempt", "usage_lower_bound",
+  "attempt", "usage_lower_bound", "request_form",
   ...FIGURE_COLUMNS,
 ] as const;
 
@@ -28,7 +28,7 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
     row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
-    row.attempt ?? 1, row.usageLowerBound ? 1 : 0,
+    row.attempt ?? 1, row.usageLowerBound ? 1 : 0, row.requestForm ?? null,
     ...figureValues(row),
   ];
 }
@@ -114,6 +114,7 @@ export interface RequestRow {
   finish_reason: string | null;
   attempt: number;
   usage_lower_bound: number;
+  request_form: string | null;
   no_cache_pico?: number | null;
   cost_estimate?: string | null;
   figured?: number;
@@ -184,6 +185,7 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     ...(row.finish_reason !== null ? { finishReason: row.finish_reason } : {}),
     ...(row.attempt !== 1 ? { attempt: row.attempt } : {}),
     ...(row.usage_lower_bound === 1 ? { usageLowerBound: true } : {}),
+    ...(row.request_form !== null && row.request_form !== undefined ? { requestForm: row.request_form as RequestForm } : {}),
   };
 }
 

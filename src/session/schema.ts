@@ -174,4 +174,7 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE sessions ADD COLUMN generation TEXT;`,
   // A huge message's content JSON in parts, so storing it never holds whole copies of it (src/session/message-parts.ts).
   MESSAGE_PARTS_MIGRATION,
+  // How a request was sent: 'full' (the whole request) or 'incremental' (only the new input, continuing the provider's
+  // stored previous response: OpenAI Responses previous_response_id); NULL for requests recorded before this column.
+  `ALTER TABLE requests ADD COLUMN request_form TEXT;`,
 ];

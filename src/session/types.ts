@@ -146,4 +146,15 @@ export interface LedgerRow {
    * billed usage is at least this, and the cost is a lower bound.
    */
   usageLowerBound?: boolean;
+  /**
+   * How the request was sent: `full` (the whole request) or `incremental`
+   * (only the new input, continuing the provider's stored previous response:
+   * OpenAI Responses `previous_response_id`). Either way `chain` and the usage
+   * are the whole request's: the provider processes and bills all of it.
+   * Absent for requests recorded before cachet recorded the form.
+   */
+  requestForm?: RequestForm;
 }
+
+/** See {@link LedgerRow.requestForm}. */
+export type RequestForm = "full" | "incremental";

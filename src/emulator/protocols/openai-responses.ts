@@ -2,7 +2,7 @@
  * OpenAI Responses API (`POST /v1/responses`), JSON and SSE: response.created,
  * response.in_progress, output items (message with output_text deltas,
  * function_call with argument deltas), response.completed carrying the usage.
- * `previous_response_id` is not emulated: send the whole input.
+ * Stored responses and `previous_response_id`: stored-responses.ts.
  * @see https://developers.openai.com/api/docs/guides/prompt-caching
  */
 import { servedTier } from "../facts/service-tier.ts";
@@ -142,7 +142,13 @@ export const openaiResponses: ProtocolHandler = {
   },
 };
 
-function outputItems({ answer, id }: Exchange): Record<string, unknown>[] {
+/** The id of the response an exchange answers with (`resp_…`). */
+export function responseId(exchange: Exchange): string {
+  return `resp_emu${exchange.id}`;
+}
+
+/** The output items of an exchange's response, as the response and a stored conversation carry them. */
+export function outputItems({ answer, id }: Exchange): Record<string, unknown>[] {
   const items: Record<string, unknown>[] = [];
   if (answer.thinking) items.push({ id: `rs_emu${id}`, type: "reasoning", summary: [] });
   if (answer.text || answer.toolCalls.length === 0) {
@@ -157,7 +163,7 @@ function outputItems({ answer, id }: Exchange): Record<string, unknown>[] {
 function responseObject(exchange: Exchange, output: Record<string, unknown>[], usage: unknown, status: string): Record<string, unknown> {
   const body = exchange.body;
   return {
-    id: `resp_emu${exchange.id}`,
+    id: responseId(exchange),
     object: "response",
     created_at: exchange.created,
     status,
@@ -169,11 +175,11 @@ function responseObject(exchange: Exchange, output: Record<string, unknown>[], u
     model: exchange.request.model,
     output,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: typeof body.previous_response_id === "string" ? body.previous_response_id : null,
     prompt_cache_key: body.prompt_cache_key ?? null,
     reasoning: { effort: null, summary: null },
     service_tier: servedTier(body.service_tier),
-    store: body.store ?? false,
+    store: body.store ?? true,
     temperature: body.temperature ?? 1,
     text: body.text ?? { format: { type: "text" } },
     tool_choice: body.tool_choice ?? "auto",

@@ -160,6 +160,7 @@ function ledgerRow(p: RowParts): LedgerRow {
     error: failure === undefined ? null : failure instanceof Error ? failure.message : String(failure),
     messageId: content.length > 0 || answer.saved ? answer.id : null,
     finishReason: result.finish?.reason ?? null,
+    requestForm: p.sent.form,
   };
 }
 

@@ -13,7 +13,8 @@ import { CachetError, ProviderError, isCachetError, withHintText } from "../../e
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
-import type { ChainLink } from "../../session/types.ts";
+import type { ChainLink, RequestForm } from "../../session/types.ts";
+import { previousCall } from "../continuation.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
 import { checkpoint, interruptedAt } from "../interrupt.ts";
 import type { Runtime } from "../runtime.ts";
@@ -42,6 +43,8 @@ export interface SendOutcome {
   attempts: number;
   /** Earlier attempts the provider reported usage for (billed at least that much): each gets its own ledger row. */
   billedRetries: BilledAttempt[];
+  /** How the last attempt was sent: the whole request, or only the new input after the provider's stored previous response. */
+  form: RequestForm;
 }
 
 /** An attempt before the last one whose failure came after the provider reported usage. */
@@ -76,6 +79,10 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
   // overlaps the provider's time to first token instead of delaying the exit.
   const chain = runtime.chainOf(wire);
+  const { adapter } = input.resolved;
+  // Only the new input, when the provider keeps the conversation and this request just appends to it (continuation.ts).
+  const previous = adapter.continueFrom && input.resolved.incremental ? previousCall(store.lastRequest(sessionId), runtime.prefixHashes(wire), { provider: input.ref.provider, model: input.ref.model, protocol: wire.protocol }) : undefined;
+  let sending = (previous && adapter.continueFrom?.(wire, previous)) || wire;
   const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
   await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
@@ -102,6 +109,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   let partial: ConsumeResult | undefined;
   let emitted = false;
   let attempts = 0;
+  // Attempts that resent the whole request after the provider lost the previous response: not retries.
+  let resent = 0;
 
   for (let attempt = 0; ; attempt++) {
     attempts = attempt + 1;
@@ -110,7 +119,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) abort.abort();
     try {
-      outcome = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), {
+      outcome = await consume(adapter.send(sending, { signal: abort.signal }), {
         idleMs: options.idleMs,
         ...(options.thinkingMs ? { thinkingMs: options.thinkingMs } : {}),
         stream: options.generation.stream,
@@ -139,8 +148,16 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     } catch (error) {
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
       const cause = options.signal?.aborted ? interruptedAt(options.signal, f.partial.content.length > 0 ? "mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)" : "after the request was sent, before any answer came: there was no answer to store; the attempt is in the ledger with the usage the provider reported, if any") : f.error;
-      const retryable = cause instanceof ProviderError && cause.retryable && !emitted && f.partial.content.length === 0;
-      if (retryable && attempt < options.retries && !options.signal?.aborted) {
+      const nothingYet = !emitted && f.partial.content.length === 0;
+      if (sending !== wire && nothingYet && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
+        options.notice?.(`${(cause as Error).message}; sending the whole request instead`);
+        sending = wire;
+        resent++;
+        startedAt = Date.now();
+        continue;
+      }
+      const retryable = cause instanceof ProviderError && cause.retryable && nothingYet;
+      if (retryable && attempt - resent < options.retries && !options.signal?.aborted) {
         if (f.partial.partialUsage) billedRetries.push({ attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause });
         const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
@@ -187,7 +204,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       if (!refusedWrite(failure)) failure = error;
     }
   }
-  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries };
+  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries, form: sending === wire ? "full" : "incremental" };
 }
 
 /**
