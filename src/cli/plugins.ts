@@ -91,7 +91,8 @@ export default defineCommand({
         else {
           for (const error of report.loadErrors) out(`FAIL load  ${error}`);
           for (const c of report.checks) out(`${c.ok ? "ok  " : "FAIL"} ${c.provider}: ${c.check}${c.detail ? ` — ${c.detail}` : ""}`);
-          out(`${report.ok ? "passed" : "failed"}: ${report.plugin}, ${report.checks.filter((c) => c.ok).length} of ${report.checks.length} checks`);
+          const failed = report.checks.filter((c) => !c.ok).length;
+          out(report.ok ? `passed: ${report.plugin}, ${report.checks.length} of ${report.checks.length} checks` : `failed: ${report.plugin}, ${failed} of ${report.checks.length} checks failed${report.loadErrors.length ? `, ${report.loadErrors.length} load error${report.loadErrors.length === 1 ? "" : "s"}` : ""}`);
         }
         if (!report.ok) process.exitCode = EXIT.failure;
         return;

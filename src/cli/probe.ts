@@ -55,7 +55,7 @@ function repeatedModels(rawArgs: readonly string[]): string[] {
     else if (arg.startsWith("--model=")) value = arg.slice("--model=".length);
     else if (arg.startsWith("-m=")) value = arg.slice(3);
     else continue;
-    if (value === undefined || value === "" || value.startsWith("-")) throw new CachetError("BAD_FLAG", "--model needs a provider/model value", { hint: "e.g. --model anthropic/claude-sonnet-4-5 --model openai/gpt-5" });
+    if (value === undefined || value === "" || value.startsWith("-")) throw new CachetError("BAD_FLAG", "--model needs a provider/model value", { hint: "e.g. --model anthropic/claude-sonnet-4-6 --model openai/gpt-5" });
     if (!models.includes(value)) models.push(value);
   }
   return models;

@@ -26,6 +26,11 @@ export default defineCommand({
     if (args.emulate && args.upstream !== undefined) {
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
+    const { isIP } = await import("node:net");
+    // A dotted quad that is no IPv4 address (999.1.1.1) would be looked up as a host name and fail with a resolver error.
+    if (/^[\d.]+$/.test(args.host) && isIP(args.host) === 0) {
+      throw new CachetError("BAD_FLAG", `--host ${args.host} is not an IPv4 address`, { hint: "give an address of this machine: 127.0.0.1 (loopback, the default), ::1, or 0.0.0.0 for every interface" });
+    }
     const log = await import("../log.ts");
     if (!isLoopback(args.host)) {
       await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);

@@ -12,7 +12,7 @@ import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
 const args = {
   prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt. Words after `--` are prompt text even if they start with -" },
-  model: { type: "string", alias: "m", description: "provider/model (models.dev id), e.g. anthropic/claude-sonnet-4-5" },
+  model: { type: "string", alias: "m", description: "provider/model (models.dev id), e.g. anthropic/claude-sonnet-4-6 (the default)" },
   system: { type: "string", alias: "s", description: "System prompt TEXT, or @FILE" },
   tools: { type: "string", description: "JSON file of tool definitions [{name, description, parameters}]" },
   "tool-result": { type: "string", description: "Answer tool call ID: ID (stdin is the result), ID=@FILE (repeatable, one per parallel call), or - (stdin is a JSON object {ID: result}); continues the session" },
@@ -288,8 +288,10 @@ function secondsFlag(value: string | undefined, flag: string, fallbackS: number,
   return ms;
 }
 
+/** An integer flag ≥ `min`: one message for every value that is not one (`abc`, `1.5`, `0` when min is 1). */
 function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
-  const n = numberFlag(value, flag);
-  if (n !== undefined && (!Number.isInteger(n) || n < min)) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min}`, { hint: "run `cachet run --help` for the flags and their values" });
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min}`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
 }

@@ -16,7 +16,7 @@ export default defineCommand({
   meta: { name: "stats", description: "Tokens, hit rate, cache efficiency and cost over the ledger" },
   args: {
     session: { type: "string", description: "Only this session (id or name)" },
-    since: { type: "string", description: "Only requests since a duration ago (30s, 90m, 36h, 7d, 2w) or an ISO date" },
+    since: { type: "string", description: "Only requests since a duration ago (30s, 90m, 1h30m, 7d, 2w) or an ISO date" },
     by: { type: "enum", options: [...GROUPS], description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
     recorded: { type: "boolean", description: "Sessions recorded by `cachet proxy` instead of cachet's own" },
     budget: { type: "boolean", description: "Spend against each limit of [budget] (session: --session or the latest; today; this month)" },
@@ -28,7 +28,7 @@ export default defineCommand({
     const [{ openStore }, { ledgerSums, parseSince, formatStats }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
     const since = args.since === undefined ? undefined : parseSince(args.since);
     if (args.since !== undefined && since === undefined) {
-      throw new CachetError("BAD_FLAG", `--since "${args.since}" is neither a duration nor a date`, { hint: "use e.g. --since 0s, --since 7d, --since 36h or --since 2026-01-31" });
+      throw new CachetError("BAD_FLAG", `--since "${args.since}" is neither a duration nor a date that exists`, { hint: "use e.g. --since 0s, --since 7d, --since 1h30m or --since 2026-01-31" });
     }
     const store = openStore(undefined, { readonly: true });
     try {

@@ -89,6 +89,15 @@ describe("ledger stats", () => {
     expect(parseSince("soon", now)).toBeUndefined();
     expect(parseSince("0s", now)).toBe(now);
     expect(parseSince("30s", now)).toBe(now - 30_000);
+    // One duration parser with scenarios (src/duration.ts): sums and weeks.
+    expect(parseSince("1h30m", now)).toBe(now - 90 * 60_000);
+    expect(parseSince("2w", now)).toBe(now - 14 * 86_400_000);
+    // Impossible dates are refused, not rolled over (Date.parse reads 2026-02-30 as March 2).
+    expect(parseSince("2026-02-30", now)).toBeUndefined();
+    expect(parseSince("2026-13-01", now)).toBeUndefined();
+    expect(parseSince("2026-01-31T25:00Z", now)).toBeUndefined();
+    expect(parseSince("2028-02-29", now)).toBe(Date.UTC(2028, 1, 29));
+    expect(parseSince("2026-01-31T12:30:00Z", now)).toBe(Date.UTC(2026, 0, 31, 12, 30));
   });
 
   test("formatCostLine", () => {

@@ -8,6 +8,7 @@
  * previous request of its session (equal prefix hashes), as a share of its
  * prompt. Cache efficiency = hit rate / cacheable maximum (= reads / cacheable tokens).
  */
+import { parseDuration } from "../duration.ts";
 import { printable } from "../printable.ts";
 import type { Config } from "../config.ts";
 import { promptTokens } from "../plugin/usage.ts";
@@ -249,17 +250,30 @@ function groupKey(row: LedgerRow, by: StatsGroupBy): string {
 }
 
 /**
- * Parses `--since`: a duration back from `now` (`30s`, `90m`, `36h`, `7d`, `2w`; `0s` is now) or
- * an ISO date. Returns Unix epoch ms, or undefined for an unparsable value.
+ * Parses `--since`: a duration back from `now` (`30s`, `90m`, `1h30m`, `7d`, `2w`; `0s` is now;
+ * src/duration.ts, as scenarios read them) or an ISO date that exists. Returns Unix epoch ms,
+ * or undefined for an unparsable value or an impossible date (`2026-02-30`).
  */
 export function parseSince(value: string, now: number = Date.now()): number | undefined {
-  const match = /^(\d+)\s*([smhdw])$/.exec(value.trim());
-  if (match) {
-    const unit = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[match[2] as "s" | "m" | "h" | "d" | "w"];
-    return now - Number(match[1]) * unit;
-  }
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : date;
+  const ms = parseDuration(value.trim());
+  if (ms !== undefined) return now - ms;
+  return parseIsoDate(value.trim());
+}
+
+/**
+ * An ISO 8601 date (`2026-01-31`, UTC) or date-time (`2026-01-31T12:00`,
+ * `…Z`, `…+02:00`) as epoch ms; undefined for anything else, and for a date
+ * that does not exist (`2026-02-30`), which Date.parse would roll over.
+ */
+function parseIsoDate(value: string): number | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? "0", m[5] ?? "0", m[6] ?? "0"].map(Number) as [number, number, number, number, number, number];
+  const probe = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  const exists = probe.getUTCFullYear() === year && probe.getUTCMonth() === month - 1 && probe.getUTCDate() === day && probe.getUTCHours() === hour && probe.getUTCMinutes() === minute && probe.getUTCSeconds() === second;
+  if (!exists) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 /**

@@ -70,12 +70,16 @@ export interface ProbeVariantRun {
 
 /**
  * Runs `scenario` once per model × cache setting, sequentially.
- * @throws CachetError naming the step for a scenario that cannot run (a
+ * @throws CachetError MISSING_ARGUMENT when neither the scenario nor `options.models` names a model;
+ *   CachetError naming the step for a scenario that cannot run (a
  *   `tool_result` with no tool call to answer); the run's own errors
  *   (provider, plugin, config) with the step prefixed.
  */
 export async function runProbe(scenario: Scenario, options: ProbeOptions): Promise<ProbeVariantRun[]> {
   const models = options.models?.length ? options.models : scenario.models;
+  if (models.length === 0) {
+    throw new CachetError("MISSING_ARGUMENT", `scenario ${scenario.name} names no models and no --model was given`, { hint: 'pass --model provider/model, or add "models": ["provider/model"] to the scenario' });
+  }
   const caches = options.cache?.length ? options.cache : scenario.cache;
   if (!options.emulate && scenario.answers.length > 0) options.notice?.("the scenario's answers are used only with --emulate; the real model answers instead");
   const runs: ProbeVariantRun[] = [];

@@ -14,6 +14,7 @@ import { dirname, resolve } from "node:path";
 import * as v from "valibot";
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import { parseDuration } from "../duration.ts";
 import { readTextFileSync } from "../input/read-input.ts";
 import { mergeInput } from "../run/stdin.ts";
 import { schemaName } from "../schema/index.ts";
@@ -44,7 +45,7 @@ export interface Scenario {
   /** File name without directory, used as the scenario's name in reports. */
   name: string;
   description: string | undefined;
-  /** `provider/model` ids, in file order. */
+  /** `provider/model` ids, in file order; empty when the file names none (`cachet probe --model M` then must). */
   models: string[];
   /** Cache settings to run: the file's `cache` (default `auto`); `both` runs `auto` then `off`. */
   cache: ("auto" | "off")[];
@@ -89,7 +90,7 @@ export function parseScenario(data: unknown, source: string): Scenario {
   return {
     name: source.split(/[\\/]/).pop()!,
     description: top.description,
-    models: top.models,
+    models: top.models ?? [],
     cache: cache === "both" ? ["auto", "off"] : [cache],
     system: top.system === undefined ? [] : systemParts(top.system, ctx, ["system"]),
     tools,
@@ -103,21 +104,9 @@ export function parseScenario(data: unknown, source: string): Scenario {
   };
 }
 
-/**
- * Milliseconds of a duration such as `6m`, `90s`, `1h30m` or `250ms`.
- * @returns undefined when the text is not such a duration.
- */
-export function parseDuration(text: string): number | undefined {
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const [, n, , u] of text.matchAll(/(\d+(\.\d+)?)(ms|s|m|h|d)/g)) total += Number(n) * unit[u as keyof typeof unit];
-  return Math.round(total);
-}
-
 // ── schemas ───────────────────────────────────────────────────────────────
 
-const ModelId = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/, "expected a provider/model id, e.g. anthropic/claude-sonnet-4-5"));
+const ModelId = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]*\/\S+$/, "expected a provider/model id, e.g. anthropic/claude-sonnet-4-6"));
 const FileRef = v.strictObject({ file: v.pipe(v.string(), v.minLength(1, "expected a file path")) });
 const Text = v.union([v.string(), FileRef], "expected a string or {\"file\": PATH}");
 const SystemSchema = v.union([Text, v.array(Text)], "expected a string, {\"file\": PATH}, or a list of them");
@@ -144,7 +133,7 @@ const AnswerSchema = v.strictObject({
 
 const TopSchema = v.strictObject({
   description: v.optional(v.string()),
-  models: v.pipe(v.array(ModelId), v.minLength(1, "name at least one provider/model")),
+  models: v.optional(v.pipe(v.array(ModelId), v.minLength(1, "name at least one provider/model, or leave the key out and pass --model"))),
   cache: v.optional(v.picklist(["auto", "off", "both"], "expected auto, off or both")),
   system: v.optional(SystemSchema),
   tools: v.optional(v.array(ToolSchema)),

@@ -120,7 +120,13 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   } catch (error) {
     await emulator?.stop();
     store.close();
-    throw new CachetError("BAD_FLAG", `cannot listen on ${hostname}:${options.port ?? 0}: ${(error as Error).message}`, { hint: "pick another --port, or 0 for a free one" });
+    // Only a taken port is the port's fault; anything else (no such address, a name that does not resolve) is the host's.
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new CachetError("BAD_FLAG", `cannot listen on ${hostname}:${options.port ?? 0}: the port is in use`, { hint: "pick another --port, or 0 for a free one" });
+    }
+    throw new CachetError("BAD_FLAG", `cannot listen on --host ${hostname}: ${(error as Error).message}`, {
+      hint: "give an address of this machine: 127.0.0.1 (loopback, the default), ::1, or 0.0.0.0 for every interface",
+    });
   }
   const urlHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadScenario, parseDuration, parseScenario } from "../../src/probe/scenario.ts";
+import { parseDuration } from "../../src/duration.ts";
+import { loadScenario, parseScenario } from "../../src/probe/scenario.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cachet-probe-scenario-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,7 +62,9 @@ describe("parseScenario", () => {
   });
 
   test("wrong types, missing fields and bad values name their path", () => {
-    expect(errorOf({ steps: [{ user: "a" }] })).toContain(": models: missing");
+    // No models is allowed (cachet probe --model M names them); an empty list is not.
+    expect(parseScenario({ steps: [{ user: "a" }] }, join(dir, "s.json")).models).toEqual([]);
+    expect(errorOf({ ...minimal, models: [] })).toContain(": models: name at least one provider/model, or leave the key out and pass --model");
     expect(errorOf({ ...minimal, models: ["claude"] })).toContain(": models[0]: expected a provider/model id");
     expect(errorOf({ ...minimal, steps: [{ user: 3 }] })).toContain(": steps[0].user: Expected string but received 3");
     expect(errorOf({ ...minimal, steps: [{ say: "a" }] })).toContain(": steps[0]: unknown step: expected one of the keys");

@@ -1,0 +1,91 @@
+/**
+ * Small command-line contracts, through the binary: probe takes --model for a
+ * scenario without models; a failed `plugins test` counts its failures; one
+ * duration parser and real dates for --since; run --help names the default
+ * model; one message for a bad integer flag; proxy names a bad --host.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cachet, cleanHomes, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+test("probe: a scenario without models runs with --model, and without either is refused (exit 2)", async () => {
+  const home = freshHome();
+  const scenario = join(home, "s.json");
+  writeFileSync(scenario, JSON.stringify({ steps: [{ user: "hi" }] }));
+  const ran = await cachet(["probe", scenario, "--emulate", "--json", "--model", "anthropic/claude-sonnet-4-6"], { home });
+  expect(ran.code).toBe(0);
+  expect(JSON.stringify(JSON.parse(ran.stdout))).toContain("anthropic/claude-sonnet-4-6");
+  const refused = await cachet(["probe", scenario, "--emulate"], { home });
+  expect(refused.code).toBe(2);
+  expect(refused.stderr.split("\n")[0]).toBe("cachet: scenario s.json names no models and no --model was given");
+});
+
+test("plugins test: a failed run counts the checks that failed", async () => {
+  const home = freshHome();
+  const plugin = join(home, "nanp.js");
+  writeFileSync(
+    plugin,
+    `export default {
+  name: "nanp",
+  api: "^1",
+  setup(api) {
+    api.provider({
+      id: "nanp", protocol: "openai-chat", env: ["NANP_API_KEY"], defaultBaseUrl: "https://api.nanp.example/v1", emulatorPath: "/nanp/v1", models: ["m1"],
+      usageExamples: [{ raw: { prompt_tokens: 12, completion_tokens: 3 }, usage: { input: 12, output: 3 } }],
+      create(config) {
+        const chat = api.adapter("openai-compatible", config);
+        return { render: chat.render, send: chat.send, usage: (raw) => ({ raw, usage: { input: NaN, output: 1 } }) };
+      },
+    });
+  },
+};
+`,
+  );
+  const r = await cachet(["plugins", "test", plugin], { home });
+  expect(r.code).toBe(1);
+  const lines = r.stdout.trim().split("\n");
+  const failed = lines.filter((l) => l.startsWith("FAIL ")).length;
+  const checks = lines.filter((l) => l.startsWith("FAIL ") || l.startsWith("ok   ")).length;
+  expect(failed).toBe(3);
+  expect(lines.at(-1)).toBe(`failed: nanp, ${failed} of ${checks} checks failed`);
+});
+
+test("stats --since: 1h30m is a duration (as in scenarios); 2026-02-30 is refused; a real date is taken", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "hello"], { home })).code).toBe(0);
+  const recent = await cachet(["stats", "--since", "1h30m", "--json"], { home });
+  expect(recent.code).toBe(0);
+  expect(JSON.parse(recent.stdout).total.requests).toBe(1);
+  const impossible = await cachet(["stats", "--since", "2026-02-30"], { home });
+  expect(impossible.code).toBe(2);
+  expect(impossible.stderr.split("\n")[0]).toBe('cachet: --since "2026-02-30" is neither a duration nor a date that exists');
+  const future = await cachet(["stats", "--since", "2999-01-01", "--json"], { home });
+  expect(future.code).toBe(0);
+  expect(JSON.parse(future.stdout).total.requests).toBe(0);
+});
+
+test("run --help names the default model as its example", async () => {
+  const r = await cachet(["run", "--help"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("anthropic/claude-sonnet-4-6");
+  expect(r.stdout).not.toContain("claude-sonnet-4-5");
+});
+
+test("--max-tokens: abc, 1.5 and 0 get the same message", async () => {
+  for (const value of ["abc", "1.5", "0", "-3"]) {
+    const r = await cachet(["--emulate", "--max-tokens", value, "hi"]);
+    expect({ value, code: r.code, line: r.stderr.split("\n")[0] }).toEqual({ value, code: 2, line: `cachet: --max-tokens ${value}: expected an integer ≥ 1` });
+  }
+});
+
+test("proxy --host 999.1.1.1 names the host, not the port (exit 2)", async () => {
+  const r = await cachet(["proxy", "--host", "999.1.1.1", "--emulate"]);
+  expect(r.code).toBe(2);
+  const [line, hint] = r.stderr.split("\n");
+  expect(line).toBe("cachet: --host 999.1.1.1 is not an IPv4 address");
+  expect(hint).toContain("127.0.0.1");
+  expect(hint).not.toContain("--port");
+});
