@@ -76,7 +76,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // keeps them from piling up in the peak memory.
   const huge = messageChars(input.userMessage) >= HUGE_INPUT_CHARS;
   if (huge) Bun.gc(true);
-  // Hashing and token-counting the request (the tokenizer takes ~200 ms to load)
+  // Hashing and token-counting the request (loading the tokenizer takes tens of ms)
   // overlaps the provider's time to first token instead of delaying the exit.
   const chain = runtime.chainOf(wire);
   const { adapter } = input.resolved;
@@ -95,7 +95,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   chain.catch(() => {});
   if (huge) {
     Bun.gc(true);
-    // The tokenizer's load (~200 ms, tens of MB of transient garbage) would otherwise overlap
+    // The tokenizer's load (tens of ms, a few MB of transient garbage) would otherwise overlap
     // streaming the body and add its peak to the body's: finish it and collect first.
     await chain.catch(() => {});
     Bun.gc(true);
