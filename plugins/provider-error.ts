@@ -13,6 +13,8 @@ export interface ErrorContext {
   apiKey: string | undefined;
   /** Response headers when the SDK error does not carry them (Gemini). */
   headers?: Headers | undefined;
+  /** The base URL the SDK was given, named (host:port) when the connection cannot be made. */
+  baseUrl?: string | undefined;
 }
 
 /** HTTP statuses a retry may fix: timeout, conflict, rate limit, server errors, Anthropic's 529 overload. */
@@ -50,6 +52,8 @@ export function redact(text: string, apiKey: string | undefined): string {
  *   PROVIDER_STREAM, retryable when the provider says it is overloaded or failed;
  * - an abort passes through unchanged (the core aborted on purpose);
  * - a connection failure (reset, refused, closed, cut body, DNS) → PROVIDER_STREAM, retryable;
+ *   one that never connected (refused, unknown host, unreachable) names the
+ *   host:port of `context.baseUrl` and the socket's error code;
  * - anything else (an error of unknown cause, e.g. a bug in a plugin) →
  *   PROVIDER_STREAM, final: a retry would repeat it and could bill again.
  * The message never contains the API key.
@@ -73,6 +77,11 @@ export function toProviderError(services: PluginServices, error: unknown, contex
   }
   const streamType = errorType(error);
   const retryable = streamType === undefined ? isConnectionFailure(error) : /overloaded|api_error|server|rate_limit|timeout/i.test(streamType);
+  const unconnected = streamType === undefined ? connectCode(error) : undefined;
+  const where = context.baseUrl === undefined ? undefined : hostPort(context.baseUrl);
+  if (unconnected !== undefined && where !== undefined) {
+    return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: cannot connect to ${where} (${unconnected}): ${detail}`, { retryable, cause: error });
+  }
   return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: stream failed: ${detail}`, { retryable, cause: error });
 }
 
@@ -96,6 +105,25 @@ export function isConnectionFailure(error: unknown): boolean {
   return false;
 }
 
+/** The socket error code of a connection that was never made (refused, unknown host, unreachable), found in `cause` chains. */
+function connectCode(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === "string" && CONNECT_CODES.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+/** `host:port` of a base URL, the port filled in from the scheme when the URL leaves it out. */
+function hostPort(baseUrl: string): string | undefined {
+  try {
+    const url = new URL(baseUrl);
+    return `${url.hostname}:${url.port || (url.protocol === "https:" ? "443" : "80")}`;
+  } catch {
+    return undefined;
+  }
+}
+
+const CONNECT_CODES = /^(ECONNREFUSED|ConnectionRefused|ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|FailedToOpenSocket)$/;
 const CONNECTION_CODES = /^(ECONN\w*|EPIPE|ETIMEDOUT|ENETUNREACH|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|UND_ERR\w*|ConnectionRefused|ConnectionClosed|ConnectionReset|FailedToOpenSocket|ERR_STREAM_PREMATURE_CLOSE)$/;
 const CONNECTION_MESSAGES = /socket|connection (error|closed|reset|refused)|network|terminated|premature close|other side closed|fetch failed|unable to connect/i;
 

@@ -28,11 +28,21 @@ export const PriceOverrideSchema = v.strictObject({
   cache_write_1h: v.optional(v.pipe(v.number(), v.minValue(0))),
 });
 
+/**
+ * A provider base URL (`base_url` in config.toml, `--base-url`): an http:// or
+ * https:// URL. `localhost:8080` parses as a URL of scheme `localhost:`, so
+ * the scheme is checked too.
+ */
+export const BaseUrlSchema = v.pipe(
+  v.string(),
+  v.check((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), "expected an http:// or https:// URL"),
+);
+
 const ProviderConfigSchema = v.strictObject({
   /** API key; prefer the provider's environment variable. */
   api_key: v.optional(v.string()),
   /** Base URL passed to the provider's SDK. */
-  base_url: v.optional(v.pipe(v.string(), v.url())),
+  base_url: v.optional(BaseUrlSchema),
   /** Provider options, as with `-o key=value`. */
   options: v.optional(v.record(v.string(), v.unknown())),
   /**

@@ -48,7 +48,7 @@ export async function* sendAnthropic(
   services: PluginServices,
   config: ProviderConfig,
 ): AsyncGenerator<StreamEvent> {
-  const errorContext = { provider: config.providerId, apiKey: config.apiKey };
+  const errorContext = { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl };
   try {
     const client = await getClient();
     // The SDK's raw request sends the body serialized once, as it is (a stream for a huge input);

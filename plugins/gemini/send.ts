@@ -68,7 +68,7 @@ export async function* sendGemini(gemini: GeminiClient, wire: WireRequest, optio
     }
     yield finish(state);
   } catch (error) {
-    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, headers: gemini.lastHeaders() });
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl, headers: gemini.lastHeaders() });
   }
 }
 

@@ -201,7 +201,7 @@ export async function* sendChat(
     const { data: stream, response } = await client.post<AsyncIterable<RawChunk>>("/chat/completions", { ...request, stream: true }).withResponse();
     yield* chunkEvents(stream, response.headers.get("x-request-id") ?? undefined, services, config);
   } catch (error) {
-    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey });
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl });
   }
 }
 

@@ -221,7 +221,7 @@ export async function* sendResponses(
     if (!final) throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: stream ended before response.completed`, { retryable: true });
     yield finish(final, final.output?.some((item) => item.type === "function_call") ?? false);
   } catch (error) {
-    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey });
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl });
   }
 }
 

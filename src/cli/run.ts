@@ -4,7 +4,8 @@
  */
 import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
-import { MAX_TIMER_S } from "../config.ts";
+import * as v from "valibot";
+import { BaseUrlSchema, MAX_TIMER_S } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
@@ -80,6 +81,7 @@ export default defineCommand({
       providerOptions: parseOptions(rawArgs),
     };
     const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
+    const baseUrl = baseUrlFlag(a["base-url"]);
     const interrupt = handleInterrupts();
     const early = {
       emulate: a.emulate === true,
@@ -89,7 +91,7 @@ export default defineCommand({
       maxCostUsd: generation.maxCostUsd,
       allowUnpriced: a["allow-unpriced"] === true,
       model: a.model,
-      baseUrl: a["base-url"],
+      baseUrl,
       fork: a.fork === true || forkTarget !== undefined,
     };
     // While stdin is read: the runtime opens, the session is loaded and the provider's connection opened (src/run/prepare.ts).
@@ -181,6 +183,18 @@ function firstByteWaitMs(env: string | undefined): number {
     throw new CachetError("BAD_FLAG", `CACHET_STDIN_WAIT_MS=${env}: expected milliseconds from 0 to ${MAX_TIMER_S * 1000}`, { hint: "unset it for the default 2000 ms" });
   }
   return ms;
+}
+
+/**
+ * `--base-url`, checked as config.toml's `base_url` is, so a mistyped one is a
+ * usage error rather than a provider failure after the prompt was read.
+ * @throws CachetError BAD_FLAG (exit 2) naming the flag and the value
+ */
+function baseUrlFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const checked = v.safeParse(BaseUrlSchema, value);
+  if (checked.success) return value;
+  throw new CachetError("BAD_FLAG", `--base-url ${JSON.stringify(value)}: ${checked.issues[0].message}`, { hint: "give the server's URL with its scheme, e.g. http://localhost:8080/v1" });
 }
 
 /** `TEXT` or `@FILE`. */

@@ -56,6 +56,9 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   // A blank system part would be frozen into the new session's prefix and refused by the provider on every turn.
   { name: "-s \" \" (whitespace only)", args: () => ["--emulate", "-s", " ", "hi"], code: 2, line: /^cachet: flag --system needs a value: it is only whitespace$/ },
   { name: "-s @FILE holding only whitespace", args: (h) => ["--emulate", "-s", `@${join(h, "blank-system.txt")}`, "hi"], code: 2, line: /^cachet: flag --system @.*blank-system\.txt: the file is only whitespace$/ },
+  // The same check as config.toml's base_url, before anything is read or sent (it was exit 4 "stream failed: Invalid URL").
+  { name: "--base-url notaurl", args: () => ["-m", "openai/gpt-4o", "--base-url", "notaurl", "hi"], code: 2, line: /^cachet: --base-url "notaurl": expected an http:\/\/ or https:\/\/ URL$/ },
+  { name: "--base-url without a scheme (localhost:8080 parses as scheme localhost:)", args: () => ["-m", "openai/gpt-4o", "--base-url", "localhost:8080", "hi"], code: 2, line: /^cachet: --base-url "localhost:8080": expected an http:\/\/ or https:\/\/ URL$/ },
   { name: "--system @missing", args: () => ["--emulate", "--system", "@missing-file", "hi"], code: 3, line: /^cachet: --system @missing-file: no such file$/ },
   { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
   { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
@@ -262,4 +265,23 @@ test("a --session value shaped like an id that names no session is refused, the 
   const named = await cachet(["--emulate", "--session", "s_fake-id", "hi"], { home });
   expect({ code: named.code, stderr: named.stderr }).toEqual({ code: 0, stderr: "" });
   expect((await sessions()).sort()).toEqual([null, "s_fake-id"].sort());
+});
+
+test("a refused connection names the base URL's host:port and the socket error, exit 4, the prompt not kept; config.toml's base_url takes the same check as --base-url", async () => {
+  const home = freshHome();
+  // A port that refuses: bound, then closed.
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  for (const [model, env] of [["openai/gpt-4o", { OPENAI_API_KEY: "k" }], ["anthropic/claude-sonnet-4-6", { ANTHROPIC_API_KEY: "k" }]] as const) {
+    const r = await cachet(["-m", model, "--retries", "0", "--base-url", `http://127.0.0.1:${port}`, "hi"], { home, env });
+    const provider = model.split("/")[0];
+    expect({ code: r.code, stdout: r.stdout, line: textLines(r.stderr)[0] }).toEqual({ code: 4, stdout: "", line: `cachet: ${provider}: cannot connect to 127.0.0.1:${port} (ECONNREFUSED): Connection error.` });
+  }
+  // The prompt is not kept (no answer came); the failed attempt is in the ledger.
+  const listed = (await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l) as { messages: number; requests: number });
+  expect(listed.map((s) => [s.messages, s.requests])).toEqual([[0, 1], [0, 1]]);
+  writeFileSync(join(home, "config.toml"), '[providers.openai]\nbase_url = "localhost:8080"\n');
+  const r = await cachet(["-m", "openai/gpt-4o", "hi"], { home, env: { OPENAI_API_KEY: "k" } });
+  expect({ code: r.code, line: textLines(r.stderr)[0] }).toEqual({ code: 3, line: `cachet: invalid config key "providers.openai.base_url" in ${join(home, "config.toml")}: expected an http:// or https:// URL` });
 });
