@@ -166,7 +166,7 @@ function checkForkTarget(target: string | undefined, session: string | undefined
   const other = session !== undefined && session !== target ? `--session ${session}` : continues ? "-c (the latest session)" : undefined;
   if (other) {
     throw new CachetError("BAD_FLAG", `--fork=${target} and ${other} name two sessions to fork`, {
-      hint: `--fork=${target} alone forks ${target}; ${session !== undefined ? `--session ${session} --fork` : "-c --fork"} forks the other`,
+      hint: `--fork=${target} alone forks ${target}; ${session !== undefined ? `--session ${session} --fork` : "-c --fork"} forks the other${session !== undefined ? " (--session names the session to continue or fork; a fork takes no name of its own)" : ""}`,
     });
   }
 }

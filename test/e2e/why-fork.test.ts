@@ -45,6 +45,10 @@ test("--fork=p --session NEWNAME is refused (exit 2) and creates no session", as
   const r = await cachet(["--emulate", "--fork=p", "--session", "newname", "more"], { home });
   expect(r.code).toBe(2);
   expect(r.stdout).toBe("");
-  expect(r.stderr.split("\n")[0]).toBe("cachet: --fork=p and --session newname name two sessions to fork");
+  expect(r.stderr.split("\n")).toEqual([
+    "cachet: --fork=p and --session newname name two sessions to fork",
+    "  hint: --fork=p alone forks p; --session newname --fork forks the other (--session names the session to continue or fork; a fork takes no name of its own)",
+    "",
+  ]);
   expect((await cachet(["sessions"], { home })).stdout.trim().split("\n").length).toBe(2);
 });
