@@ -115,8 +115,12 @@ export class Ledger {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const chains = new Map<string, ChainLink[]>();
     const resolve = (row: RequestRow): ChainLink[] => {
-      const known = chains.get(row.id) ?? this.resolved.get(row.id);
+      let known = chains.get(row.id);
+      if (known) return known;
+      known = this.resolved.get(row.id);
       if (known) {
+        // Used again: kept as recently used, so a session's recent rows stay while other sessions take turns.
+        this.remember(row.id, known);
         chains.set(row.id, known);
         return known;
       }

@@ -129,15 +129,28 @@ function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSe
   let end = from;
   let section: unknown;
   let index: unknown;
-  while (end < segments.length && segments[end] === last[end]) {
-    const path = segments[end]!.path;
-    if (path[0] !== section || path[1] !== index) {
-      section = path[0];
-      index = path[1];
-      if (typeof index !== "number") break;
-      const now = body[section as string];
-      const then = before[section as string];
-      if (!Array.isArray(now) || !Array.isArray(then) || now[index] === undefined || now[index] !== then[index]) break;
+  let now: unknown[] | undefined;
+  let then: unknown[] | undefined;
+  const n = Math.min(segments.length, last.length);
+  while (end < n) {
+    const segment = segments[end]!;
+    if (segment !== last[end]) break;
+    const path = segment.path;
+    const key = path[0];
+    const at = path[1];
+    if (at !== index || key !== section) {
+      if (typeof at !== "number") break;
+      if (key !== section) {
+        section = key;
+        const a = body[key as string];
+        const b = before[key as string];
+        now = Array.isArray(a) ? a : undefined;
+        then = Array.isArray(b) ? b : undefined;
+      }
+      index = at;
+      if (now === undefined || then === undefined) break;
+      const element = now[at];
+      if (element === undefined || element !== then[at]) break;
     }
     end++;
   }
