@@ -3,7 +3,9 @@
  * typo guard, flag checks, citty and the command's lazy module, and the one
  * place errors become a message, a hint and an exit code.
  */
+import { isatty } from "node:tty";
 import { CachetError, EXIT, isCachetError } from "../errors.ts";
+import { stdout } from "../stdout.ts";
 import { commands } from "./index.ts";
 
 let commandName: string | undefined;
@@ -16,9 +18,6 @@ let jsonRun = false;
  * process exits with the error's exit code (README.md, "Exit codes").
  */
 export async function dispatch(args: string[]): Promise<void> {
-  // A reader that closes the pipe early (`| head`) is not a failure. The writers stop (src/run/output.ts)
-  // and the run goes on to store the turn and its ledger row: exiting here would lose them.
-  process.stdout.on("error", () => {});
   await main(args);
 }
 
@@ -41,8 +40,11 @@ async function main(args: string[]): Promise<void> {
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
     const flagsEnd = rest.indexOf("--");
     jsonRun = name === "run" && (flagsEnd === -1 ? rest : rest.slice(0, flagsEnd)).includes("--json");
+    // A reader that closes the pipe early (`| head`) is not a failure. The run command touches stdout only
+    // when it writes (building it costs more than the rest of the way to its request); the others write at once.
+    if (name !== "run") stdout();
     // citty decides on colour once, when loaded, from NO_COLOR only: help piped to a file must be plain text.
-    if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
+    if (!isatty(1) || process.env.NO_COLOR) process.env.NO_COLOR = "1";
     const { runCommand, showUsage } = await import("citty");
     const cmd = (await commands[name]!.load()).default;
     if (rest.includes("--help") || rest.includes("-h")) {
@@ -134,7 +136,7 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
     const { jsonErrorLineWritten } = await import("../run/output.ts");
     if (!jsonErrorLineWritten()) {
       const code = known ? e.code! : cittyUsage ? "BAD_FLAG" : "INTERNAL";
-      process.stdout.write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
+      stdout().write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
     }
   }
   process.stderr.write(`cachet: ${printable(message)}\n`);

@@ -9,6 +9,7 @@ import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
 import { interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
+import { stdout } from "../stdout.ts";
 import { jsonSink, textSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
 import type { Runtime } from "./runtime.ts";
@@ -144,7 +145,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     void o.prepared.discard();
     return reportInterrupt(o.interrupt, error);
   }
-  const sink = o.json ? jsonSink() : textSink(process.stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
+  const sink = o.json ? jsonSink() : textSink(stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
@@ -174,7 +175,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
       signal: o.interrupt,
       notice: (m) => void warn(m),
     });
-    if (result.answer !== undefined && !o.json) process.stdout.write(`${JSON.stringify(result.answer, null, 2)}\n`);
+    if (result.answer !== undefined && !o.json) stdout().write(`${JSON.stringify(result.answer, null, 2)}\n`);
     if (!o.json && !o.quiet && getLogLevel() !== "quiet" && process.stderr.isTTY) {
       const { formatCostLine } = await import("../meter/index.ts");
       process.stderr.write(`${formatCostLine(result.row)}\n`);

@@ -3,6 +3,7 @@
  * JSON lines with `--json`. Nothing else ever goes to stdout.
  */
 import { printable } from "../printable.ts";
+import { stdout as defaultStdout } from "../stdout.ts";
 import { usageJson, type Usage, type UsageJson } from "../plugin/usage.ts";
 
 /** One `--json` line. Every line is an object with a `type`. */
@@ -48,15 +49,25 @@ export interface OutputSink {
   end(): Promise<void>;
 }
 
-/** A stdout writer that stops quietly once the reader closed the pipe (`| head`), so the turn still completes and is stored. */
-function pipeWriter(out: { write(chunk: string): unknown; on?(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown }): (chunk: string) => void {
+/** A stream the sinks write to. */
+type Out = { write(chunk: string): unknown; on?(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown };
+
+/**
+ * A stdout writer that stops quietly once the reader closed the pipe (`| head`), so the turn still completes and is stored.
+ * `open` is called at the first write: a run with nothing to print never builds process.stdout (src/stdout.ts).
+ */
+function pipeWriter(open: () => Out): (chunk: string) => void {
+  let out: Out | undefined;
   let closed = false;
-  // A write to a closed pipe fails later, as an error event: from then on, write nothing.
-  out.on?.("error", (error) => {
-    if (error.code === "EPIPE") closed = true;
-  });
   return (chunk) => {
     if (closed) return;
+    if (!out) {
+      out = open();
+      // A write to a closed pipe fails later, as an error event: from then on, write nothing.
+      out.on?.("error", (error) => {
+        if (error.code === "EPIPE") closed = true;
+      });
+    }
     try {
       out.write(chunk);
     } catch (error) {
@@ -72,7 +83,7 @@ function pipeWriter(out: { write(chunk: string): unknown; on?(event: "error", li
  * the id that `--tool-result ID` answers; so are an image the model output
  * (media type and size) and a server tool's call (name and input).
  */
-export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
+export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
   const out = { write: pipeWriter(stdout) };
   let last = "";
   let wrote = false;
@@ -97,7 +108,7 @@ export function textSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdo
 }
 
 /** JSON lines on stdout, one per event; text deltas become `text` events. */
-export function jsonSink(stdout: Parameters<typeof pipeWriter>[0] = process.stdout): OutputSink {
+export function jsonSink(stdout: () => Out = defaultStdout): OutputSink {
   const out = { write: pipeWriter(stdout) };
   return {
     text(delta) {
