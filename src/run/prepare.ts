@@ -4,11 +4,12 @@
  * store, the emulator), choose the session, resolve the provider's base URL
  * and open the connection to it (Bun's `fetch.preconnect`: DNS, TCP and the
  * TLS handshake; the request then reuses the pooled connection:
- * https://bun.sh/reference/globals/fetch/preconnect), start the turn lease's
- * keeper thread and load the session. The price catalog is not parsed here:
- * nothing before sending needs it (the window check reads a limits table,
- * src/meter/model-limits.ts), and it would hold this thread when stdin is
- * already closed.
+ * https://bun.sh/reference/globals/fetch/preconnect) and load the session.
+ * The price catalog is not parsed here: nothing before sending needs it (the
+ * window check reads a limits table, src/meter/model-limits.ts), and it would
+ * hold this thread when stdin is already closed. Nor is the turn lease's
+ * keeper thread started: it starts a second after the lease is taken, after a
+ * short run's request has left (src/session/leases.ts).
  *
  * Nothing here is stored and no lease is taken: the turn chooses, leases and
  * loads its session again once the input is complete. That load is cheap
@@ -73,7 +74,6 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   } catch {
     // An unknown provider or a malformed model or URL: the turn reports it.
   }
-  runtime.store.prepareTurn();
   try {
     if (target) runtime.store.loadSession(target.id);
   } catch {

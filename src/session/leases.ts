@@ -17,6 +17,14 @@ export interface TurnOptions {
   waitMs?: number;
   /** Lease lifetime without a refresh, ms (default 15,000); the holder refreshes it every third of that. */
   leaseMs?: number;
+  /**
+   * How long after the lease is taken its keeper thread starts, ms (default 0: at once; at most a third of
+   * `leaseMs`, when the first refresh is due). Starting the thread holds this one for 17–45 ms (measured on a
+   * loaded 2-core machine): a caller that sends a request soon after taking the lease passes a delay to keep
+   * that off the request's way. The thread starts from a timer, so this thread must not run synchronously
+   * for longer than the lease's lifetime before the timer fires.
+   */
+  keeperDelayMs?: number;
   /** Ends the wait (SIGINT / SIGTERM): acquireTurn rejects with the signal's reason. */
   signal?: AbortSignal;
   /** Called once when another process holds the lease, before waiting for it: its pid and host. */
@@ -25,32 +33,7 @@ export interface TurnOptions {
 
 /** Takes and releases turn leases. */
 export class Leases {
-  /** A keeper thread started ahead of the next acquire (see {@link prestart}); `failed` once it reported an error. */
-  private spare: { worker: Worker; failed: boolean } | undefined;
-
   constructor(private readonly core: StoreCore) {}
-
-  /**
-   * Starts the next lease's keeper thread now: starting a worker blocks this
-   * thread (17–45 ms measured on a loaded 2-core machine), time better spent
-   * while the caller waits on something else (a run reading its stdin).
-   * The thread idles until a lease is taken; {@link close} ends it if none is.
-   */
-  prestart(): void {
-    if (this.core.path === ":memory:" || this.spare) return;
-    const spare = { worker: new Worker(keeperUrl()), failed: false };
-    spare.worker.unref();
-    spare.worker.onerror = () => {
-      spare.failed = true;
-    };
-    this.spare = spare;
-  }
-
-  /** Ends a keeper thread started ahead and never used. */
-  close(): void {
-    this.spare?.worker.terminate();
-    this.spare = undefined;
-  }
 
   async acquire(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
     const waitMs = options.waitMs ?? 180_000;
@@ -75,7 +58,7 @@ export class Leases {
       delay = Math.min(delay * 2, 50);
     }
     this.core.fences.set(sessionId, token);
-    const stop = this.keepFresh(sessionId, token, leaseMs);
+    const stop = this.keepFresh(sessionId, token, leaseMs, options.keeperDelayMs ?? 0);
     let released = false;
     return () => {
       if (released) return;
@@ -94,9 +77,10 @@ export class Leases {
   /**
    * Refreshes the lease every third of its lifetime from a worker thread (lease-keeper.ts), which long
    * synchronous work here cannot starve; an in-memory store (tests) refreshes from a timer instead.
+   * The thread starts `delayMs` after the lease is taken, at most a third of its lifetime (TurnOptions.keeperDelayMs).
    * @returns stops the refreshing
    */
-  private keepFresh(sessionId: string, token: string, leaseMs: number): () => void {
+  private keepFresh(sessionId: string, token: string, leaseMs: number, delayMs: number): () => void {
     const intervalMs = Math.max(10, Math.floor(leaseMs / 3));
     let timer: ReturnType<typeof setInterval> | undefined;
     const fallback = () => {
@@ -110,19 +94,27 @@ export class Leases {
       timer.unref();
     };
     let keeper: Worker | undefined;
+    let start: ReturnType<typeof setTimeout> | undefined;
     if (this.core.path !== ":memory:") {
-      const spare = this.spare;
-      this.spare = undefined;
-      if (spare?.failed) spare.worker.terminate();
-      keeper = spare && !spare.failed ? spare.worker : new Worker(keeperUrl());
-      keeper.unref();
-      // A worker that cannot start (it never should) leaves the timer: starvable, but refreshed.
-      keeper.onerror = fallback;
-      keeper.postMessage({ path: this.core.path, sessionId, token, leaseMs, intervalMs } satisfies KeeperStart);
+      const path = this.core.path;
+      const startKeeper = () => {
+        keeper = new Worker(keeperUrl());
+        keeper.unref();
+        // A worker that cannot start (it never should) leaves the timer: starvable, but refreshed.
+        keeper.onerror = fallback;
+        keeper.postMessage({ path, sessionId, token, leaseMs, intervalMs } satisfies KeeperStart);
+      };
+      if (delayMs > 0) {
+        start = setTimeout(startKeeper, Math.min(delayMs, intervalMs));
+        start.unref();
+      } else {
+        startKeeper();
+      }
     } else {
       fallback();
     }
     return () => {
+      clearTimeout(start);
       keeper?.terminate();
       clearInterval(timer);
     };

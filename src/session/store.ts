@@ -110,7 +110,6 @@ export class Store {
 
   /** Closes the database. The instance must not be used afterwards. */
   close(): void {
-    this.leases.close();
     this.db.close();
   }
 
@@ -429,15 +428,5 @@ export class Store {
    */
   acquireTurn(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
     return this.leases.acquire(sessionId, options);
-  }
-
-  /**
-   * Starts the thread that will keep the next turn lease fresh, ahead of
-   * {@link acquireTurn}: starting it blocks the calling thread for tens of ms,
-   * better spent while waiting on something else. Harmless to call when no
-   * turn follows ({@link close} ends the thread); a no-op for an in-memory store.
-   */
-  prepareTurn(): void {
-    this.leases.prestart();
   }
 }

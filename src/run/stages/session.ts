@@ -100,8 +100,10 @@ export async function inSession<T>(
   body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
 ): Promise<T> {
   const { store, host } = runtime;
+  const keeper = keeperDelay(options);
   const lease = target
     ? await store.acquireTurn(target.id, {
+        ...keeper,
         ...(options.signal ? { signal: options.signal } : {}),
         onBusy: (holder) => void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
       })
@@ -127,13 +129,13 @@ export async function inSession<T>(
       store.setPrefix(child.id, loaded.prefix.prefix, null);
       await announceFork(host, options, { parentId: loaded.session.id, childId: child.id, exact });
       release();
-      const releaseChild = await store.acquireTurn(child.id);
+      const releaseChild = await store.acquireTurn(child.id, keeper);
       const opened = { loaded: store.loadSession(child.id), forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
       return await body(opened, input).finally(releaseChild);
     }
     if (loaded) return await body({ loaded }, input);
     const created = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : options.session.mode === "named" ? options.session.ref : undefined });
-    const releaseNew = await store.acquireTurn(created.id);
+    const releaseNew = await store.acquireTurn(created.id, keeper);
     try {
       store.setPrefix(created.id, input.prefix, null);
       return await body({ loaded: store.loadSession(created.id) }, input);
@@ -169,4 +171,19 @@ function dropUnanswered(store: Store, loaded: LoadedSession, notice: ((message: 
   if (last?.role !== "user" || !store.rollbackUnanswered(loaded.session.id, last.id)) return loaded;
   notice?.(`the session's last prompt (${last.id}) never got an answer (its run was stopped); it was taken out of the log`);
   return store.loadSession(loaded.session.id);
+}
+
+/** Input from this many characters on may hold the thread for long before the request leaves (hashing, storing it). */
+const SMALL_INPUT_CHARS = 1 << 20;
+
+/**
+ * The lease keeper's start delay for this turn: a second when its input is
+ * small, so that starting the thread (17–45 ms) comes after the request has
+ * left; none for a big input, whose synchronous steps before sending could
+ * otherwise outlast the unrefreshed lease.
+ */
+function keeperDelay(options: TurnOptions): { keeperDelayMs?: number } {
+  let chars = options.prompt?.length ?? 0;
+  for (const result of options.toolResults ?? []) chars += result.content.length;
+  return chars < SMALL_INPUT_CHARS ? { keeperDelayMs: 1_000 } : {};
 }
