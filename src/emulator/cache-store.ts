@@ -6,8 +6,7 @@
  * provider; `null` path keeps it in memory.
  */
 import { Database, type Statement } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { preparePrivateDatabase } from "../private-files.ts";
 
 /** One cache entry. */
 export interface CacheEntry {
@@ -32,7 +31,7 @@ export class CacheStore {
    * @throws Error when the file cannot be opened.
    */
   constructor(path: string | null) {
-    if (path !== null) mkdirSync(dirname(path), { recursive: true });
+    if (path !== null) preparePrivateDatabase(path);
     this.db = new Database(path ?? ":memory:", { create: true, strict: true });
     this.db.run("PRAGMA busy_timeout = 5000");
     if (path !== null) {

@@ -5,11 +5,12 @@
  * at build time (build/catalog.ts).
  * @see https://models.dev/api.json
  */
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
+import { makePrivateDir } from "../private-files.ts";
 import { readFileSync } from "node:fs";
 // Embedded as a file and parsed on demand: as a JS object literal it would be compiled into the binary's bytecode, several times larger.
 import embeddedPath from "./catalog.generated.json" with { type: "file" };
@@ -179,7 +180,7 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
   const { catalog: current } = await loadCatalog(paths);
   const next = options.replace ? incoming : overlayCatalog(current, incoming);
   const path = storedCatalogFile(paths);
-  mkdirSync(dirname(path), { recursive: true });
+  makePrivateDir(dirname(path));
   const temp = `${path}.${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify(next));
   renameSync(temp, path);

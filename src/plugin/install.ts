@@ -9,11 +9,12 @@
  * registry's integrity hash is checked before a tarball is unpacked.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { configFile, pluginDir, statePaths } from "../paths.ts";
+import { makePrivateDir } from "../private-files.ts";
 import { apiRange } from "./api-range.ts";
 import { writeInstalled, type InstalledPlugin } from "./installed-config.ts";
 import { loadPlugins } from "./loader.ts";
@@ -37,7 +38,7 @@ export interface InstallOptions {
 export async function addPlugin(source: string, options: InstallOptions): Promise<InstalledPlugin> {
   const paths = statePaths(options.env);
   const root = pluginDir(paths);
-  await mkdir(join(root, ".staging"), { recursive: true });
+  makePrivateDir(join(root, ".staging"));
   const staging = await mkdtemp(join(root, ".staging", "add-"));
   try {
     const registry: RegistryOptions = { registry: registryUrl(options.env), fetch: options.fetch };
@@ -206,7 +207,7 @@ async function installDependencies(dir: string, registry: RegistryOptions): Prom
     const tarball = await downloadTarball(version.dist.tarball, version.dist.integrity, registry, `${name}@${version.version}`);
     const unpacked = await unpackTarball(tarball.bytes, join(dir, ".unpack", name));
     const target = join(into, name);
-    await mkdir(join(target, ".."), { recursive: true });
+    makePrivateDir(join(target, ".."));
     await rename(unpacked, target);
     pending.push(...Object.entries(readManifest(target)?.dependencies ?? {}));
   }

@@ -4,7 +4,8 @@
  * kept as written: only these tables are removed and re-appended at the end.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, rename, writeFile } from "node:fs/promises";
+import { rename, writeFile } from "node:fs/promises";
+import { makePrivateDir } from "../private-files.ts";
 import { dirname } from "node:path";
 import { parseConfig, type Config } from "../config.ts";
 
@@ -24,7 +25,7 @@ export async function writeInstalled(path: string, records: readonly InstalledPl
   const tables = records.map((r) => `[[installed_plugins]]\n${KEYS.map((k) => `${k} = ${tomlString(r[k])}`).join("\n")}\n`);
   const next = [kept, ...tables].filter((part) => part !== "").join("\n\n") + "\n";
   parseConfig(Bun.TOML.parse(next), path);
-  await mkdir(dirname(path), { recursive: true });
+  makePrivateDir(dirname(path));
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, next);
   await rename(tmp, path);

@@ -8,7 +8,7 @@ import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import { configFile, statePaths, storeFile } from "../paths.ts";
-import { type RecordedExchange, RecordedStore, restrictToOwner } from "../session/recorded.ts";
+import { type RecordedExchange, RecordedStore } from "../session/recorded.ts";
 import { openStore } from "../session/store.ts";
 import type { LedgerRow } from "../session/types.ts";
 import { Recorder } from "./recorder.ts";
@@ -76,7 +76,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   const path = options.storePath ?? storeFile(paths);
   const store = openStore(path);
   const recorded = new RecordedStore(store);
-  restrictToOwner(path);
   let emulator: { url: string; stop(): Promise<void> } | undefined;
   if (options.emulate) {
     const { startEmulator } = await import("../emulator/index.ts");
@@ -139,7 +138,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
       await recorder.idle();
       await emulator?.stop();
       store.close();
-      restrictToOwner(path);
     },
   };
 }

@@ -9,9 +9,10 @@
  * and work in a read-only state directory.
  */
 import { Database, constants } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { CachetError } from "../errors.ts";
+import { preparePrivateDatabase } from "../private-files.ts";
 import { MIGRATIONS } from "./schema.ts";
 
 /** Options of {@link openDatabase}. */
@@ -34,7 +35,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   if (options.readonly && path !== ":memory:") return openForReading(path);
   if (path !== ":memory:") {
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      preparePrivateDatabase(path);
     } catch (error) {
       throw storeOpenError(error, path);
     }
@@ -172,7 +173,8 @@ function emptyStore(): Database {
 
 function unwritablePlace(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && /^SQLITE_(READONLY|CANTOPEN)/.test(code);
+  // EACCES, EPERM and EROFS come from creating the file 0600 before SQLite opens it (src/private-files.ts).
+  return typeof code === "string" && /^(SQLITE_(READONLY|CANTOPEN)|EACCES|EPERM|EROFS)/.test(code);
 }
 
 function storeOpenError(error: unknown, path: string): CachetError {

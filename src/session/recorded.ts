@@ -9,8 +9,6 @@
  * A recorded session has no stable prefix and no log: only its requests.
  */
 import type { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
-import { dirname } from "node:path";
 import type { Store } from "./store.ts";
 
 /** Where a session came from. */
@@ -115,15 +113,4 @@ export class RecordedStore {
     const rows = this.db.query("SELECT id, source FROM sessions").all() as { id: string; source: SessionSource }[];
     return new Map(rows.map((r) => [r.id, r.source]));
   }
-}
-
-/**
- * Makes the store readable by its owner only: the file and its WAL and
- * shared-memory companions 0600, the directory 0700. Recorded traffic holds
- * other programs' prompts. No-op on Windows (no POSIX modes).
- */
-export function restrictToOwner(path: string): void {
-  if (process.platform === "win32" || path === ":memory:") return;
-  chmodSync(dirname(path), 0o700);
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
 }

@@ -6,7 +6,7 @@
  * before anything is sent, naming the file.
  */
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome, type Run } from "./harness.ts";
 
@@ -118,3 +118,42 @@ test("with no store yet, commands on a stored session (rm, show, export, compact
   expect((await cachet(["--emulate", "--session", "X", "hi"], { home })).code).toBe(0);
   expect(readdirSync(home)).toContain("cachet.db");
 }, 60_000);
+
+/** The permission bits of `path`. */
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+test("a normal run creates CACHET_HOME and its directories 0700 and the databases (with -wal, -shm) 0600; a store an older cachet left 0644 is made 0600; prices update's directory is 0700", async () => {
+  const parent = freshHome();
+  const home = join(parent, "nested", "home");
+  const r = await cachet(["--emulate", "hi"], { home });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  const modes = (dir: string) => Object.fromEntries(readdirSync(dir, { recursive: true }).map((f) => [String(f), modeOf(join(dir, String(f)))]));
+  const made = modes(home);
+  expect(made["cachet.db"]).toBe(0o600);
+  expect(made["emulator"]).toBe(0o700);
+  expect(made[join("emulator", "cache.sqlite")]).toBe(0o600);
+  // Every file cachet made is the owner's only, whatever SQLite left beside the databases.
+  for (const [file, mode] of Object.entries(made)) expect({ file, others: mode & 0o077 }).toEqual({ file, others: 0 });
+  expect([modeOf(home), modeOf(join(parent, "nested"))]).toEqual([0o700, 0o700]);
+
+  // An older cachet's store: files 0644 in a directory the user made 0755 (kept: it may be shared on purpose).
+  for (const file of readdirSync(home)) if (file.startsWith("cachet.db")) chmodSync(join(home, file), 0o644);
+  chmodSync(home, 0o755);
+  expect((await cachet(["--emulate", "-c", "again"], { home })).code).toBe(0);
+  for (const file of readdirSync(home).filter((f) => f.startsWith("cachet.db"))) expect({ file, mode: modeOf(join(home, file)) }).toEqual({ file, mode: 0o600 });
+  expect(modeOf(home)).toBe(0o755);
+
+  const prices = join(parent, "prices.json");
+  writeFileSync(prices, JSON.stringify({ acme: { id: "acme", models: { m: { id: "m", cost: { input: 1, output: 2 } } } } }));
+  const update = await cachet(["prices", "update", "--from", prices], { home });
+  expect(update.code).toBe(0);
+  expect(modeOf(join(home, "prices"))).toBe(0o700);
+});
+
+test("a store in a directory that already exists keeps that directory's mode; the new database in it is 0600", async () => {
+  const home = join(freshHome(), "shared");
+  mkdirSync(home, { mode: 0o755 });
+  chmodSync(home, 0o755);
+  expect((await cachet(["--emulate", "hi"], { home })).code).toBe(0);
+  expect([modeOf(home), modeOf(join(home, "cachet.db")), existsSync(join(home, "emulator")) && modeOf(join(home, "emulator"))]).toEqual([0o755, 0o600, 0o700]);
+});
