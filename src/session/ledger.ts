@@ -45,6 +45,28 @@ export class Ledger {
     this.remember(row.id, row.chain);
   }
 
+  /** Deletes the session's rows `ids` (in-flight rows a turn replaces with its final ones). */
+  discard(sessionId: string, ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    this.core.rev(sessionId);
+    this.core.fence(sessionId);
+    const remove = this.core.db.query("DELETE FROM requests WHERE session_id = ? AND id = ?");
+    for (const id of ids) {
+      remove.run(sessionId, id);
+      this.resolved.delete(id);
+    }
+    // The next row is delta-encoded against the latest row left, read again.
+    this.lastChains.delete(sessionId);
+  }
+
+  /** Marks the session's in-flight rows lost (their process ended before the answer did); returns how many. */
+  settleInFlight(sessionId: string): number {
+    this.core.fence(sessionId);
+    return this.core.db
+      .query("UPDATE requests SET status = 'lost', error = ? WHERE session_id = ? AND status = 'in_flight'")
+      .run("the process ended before the answer did (killed or crashed): the request was sent, its usage is unknown", sessionId).changes;
+  }
+
   update(id: string, patch: LedgerPatch): void {
     const current = this.request(id);
     const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
@@ -63,13 +85,13 @@ export class Ledger {
   }
 
   last(sessionId: string): LedgerRow | null {
-    const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
+    const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
     return row ? this.toLedgerRows([row])[0]! : null;
   }
 
   /** The session's latest `limit` rows, oldest first. */
   recent(sessionId: string, limit: number): LedgerRow[] {
-    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(sessionId, limit) as RequestRow[];
+    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(sessionId, limit) as RequestRow[];
     return this.toLedgerRows(rows.reverse());
   }
 
@@ -141,6 +163,13 @@ export class Ledger {
     return chains;
   }
 }
+
+/**
+ * Rows whose request is settled: in-flight and lost rows hold no chain and no
+ * usage, so the previous request of a turn (cacheable maximum, sticky
+ * settings) is never one of them.
+ */
+const SETTLED = "status NOT IN ('in_flight', 'lost')";
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

@@ -361,6 +361,23 @@ export class Store {
   }
 
   /**
+   * Deletes the session's ledger rows `ids`: the in-flight rows of a turn, in
+   * the transaction that writes its final rows.
+   */
+  discardRequests(sessionId: string, ids: readonly string[]): void {
+    this.core.write(() => this.ledgerRows.discard(sessionId, ids));
+  }
+
+  /**
+   * Marks the session's in-flight ledger rows `lost`: called under the turn
+   * lease, when no other process can be sending for the session.
+   * @returns how many rows were marked
+   */
+  settleInFlight(sessionId: string): number {
+    return this.core.write(() => this.ledgerRows.settleInFlight(sessionId));
+  }
+
+  /**
    * Changes fields of a ledger row (e.g. usage and timings once the stream ends).
    * @throws CachetError SESSION_NOT_FOUND when there is no row with this id
    */
@@ -383,12 +400,12 @@ export class Store {
     return new LedgerFigures(this.db, (row) => toLedgerRow(row, []));
   }
 
-  /** The session's latest `limit` ledger rows, oldest first (the live-entry search of the cacheable maximum). */
+  /** The session's latest `limit` settled ledger rows (not in flight or lost), oldest first (the live-entry search of the cacheable maximum). */
   recentRequests(sessionId: string, limit: number): LedgerRow[] {
     return this.ledgerRows.recent(sessionId, limit);
   }
 
-  /** The session's latest ledger row, or null. */
+  /** The session's latest settled ledger row (not in flight or lost), or null. */
   lastRequest(sessionId: string): LedgerRow | null {
     return this.ledgerRows.last(sessionId);
   }

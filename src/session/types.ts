@@ -73,8 +73,13 @@ export interface ChainLink {
   breakpoint?: "5m" | "1h";
 }
 
-/** Outcome of a provider call. */
-export type RequestStatus = "ok" | "incomplete" | "error";
+/**
+ * Outcome of a provider call. `in_flight`: written when the request is sent,
+ * usage unknown, replaced by the final row when the answer ends; `lost`: an
+ * in-flight row whose process ended first (killed, crashed), marked so by the
+ * session's next turn. Both may have been billed: their cost is unknown.
+ */
+export type RequestStatus = "ok" | "incomplete" | "error" | "in_flight" | "lost";
 
 /** One ledger row: one provider call, priced. */
 export interface LedgerRow {
@@ -132,7 +137,7 @@ export interface LedgerRow {
   /** For a fork's first request: the tokens expected to be read from the parent's cache. */
   expectedCacheRead: number | null;
   status: RequestStatus;
-  /** Error message when status is "error". */
+  /** Error message when status is "error" (or why a row is "lost"). */
   error: string | null;
   /** Id of the assistant message this call produced, if any. */
   messageId: string | null;

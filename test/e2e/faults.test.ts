@@ -309,7 +309,7 @@ describe("interrupted mid-stream: the partial answer is stored, marked, and the 
     expect(code).toBe(130);
     // The stream stalls for 10 minutes with a 600 s idle limit: only the signal can have ended it.
     expect(exitMs).toBeLessThan(60_000);
-    expect(textLines(await run.stderr)).toEqual(["cachet: interrupted; the partial answer is stored and marked incomplete"]);
+    expect(textLines(await run.stderr)).toEqual(["cachet: interrupted by SIGINT mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)"]);
     const shown = stdout.replace(/\n$/, "");
 
     const { messages, requests } = await exported(home);

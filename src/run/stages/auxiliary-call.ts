@@ -81,7 +81,7 @@ export async function auxiliaryCall(
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [], form: "full" as const };
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [], form: "full" as const, inFlight: [] };
   const recorded = await recordCall(runtime, { ...options, role, sink: QUIET_SINK }, input, opened, { ...assembled, context: request }, wire, sent);
   return { result, failure, requestId: recorded.row.id, costUsd: recorded.row.costUsd };
 }

@@ -44,7 +44,8 @@ export async function recordCall(
   const { store, host } = runtime;
   const { sessionId, context } = assembled;
   const { result, failure } = sent;
-  const requestId = newId("r");
+  // The final rows take the ids of the in-flight rows written as each attempt was sent, and replace them.
+  const requestId = sent.inFlight.at(-1) ?? newId("r");
   // A cut stream keeps the usage the provider reported before the cut, as a lower bound (CASES.md case 44).
   const usageLowerBound = result.finish === undefined && result.partialUsage !== undefined;
   const rawUsage = result.finish?.rawUsage ?? result.partialUsage?.rawUsage;
@@ -68,10 +69,12 @@ export async function recordCall(
     passes[0]!.cacheableMax = row.cacheableMax;
     row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules).tokens;
   }
-  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed)))), ...passes, row];
+  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed, sent.inFlight[billed.attempt - 1])))), ...passes, row];
   try {
-    // One transaction: the turn's attempts are in the ledger together, or none is.
+    // One transaction: the turn's attempts are in the ledger together, or none is (its in-flight rows then stay).
+    // An attempt refused before any usage (not billed) loses its in-flight row with no final one.
     store.transaction(() => {
+      store.discardRequests(sessionId, sent.inFlight);
       for (const r of rows) store.recordRequest(r);
     });
   } catch (error) {
@@ -178,13 +181,13 @@ function unreportedCost(failure: unknown, produced: boolean): Priced {
   return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
 }
 
-/** The ledger row of a retried attempt: the final row's request, with that attempt's own times, usage (a lower bound) and error. */
-async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, billed: BilledAttempt): Promise<LedgerRow> {
+/** The ledger row of a retried attempt (under its in-flight row's id): the final row's request, with that attempt's own times, usage (a lower bound) and error. */
+async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, billed: BilledAttempt, inFlightId: string | undefined): Promise<LedgerRow> {
   const mapped = input.resolved.adapter.usageOrUnknown(billed.usage.rawUsage);
   const priced = await runtime.price(catalogRef, mapped.report, { partial: true });
   return {
     ...final,
-    id: newId("r"),
+    id: inFlightId ?? newId("r"),
     attempt: billed.attempt,
     usageLowerBound: true,
     startedAt: billed.startedAt,

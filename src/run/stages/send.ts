@@ -13,7 +13,7 @@ import { CachetError, ProviderError, isCachetError, withHintText } from "../../e
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
-import type { ChainLink, RequestForm } from "../../session/types.ts";
+import type { ChainLink, LedgerRow, RequestForm } from "../../session/types.ts";
 import { previousCall } from "../continuation.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
 import { checkpoint, interruptedAt } from "../interrupt.ts";
@@ -45,6 +45,11 @@ export interface SendOutcome {
   billedRetries: BilledAttempt[];
   /** How the last attempt was sent: the whole request, or only the new input after the provider's stored previous response. */
   form: RequestForm;
+  /**
+   * Ids of the in-flight ledger rows written as each attempt was sent (index: attempt − 1): the turn's
+   * final rows take these ids and replace them; a crash leaves them, to be marked lost by the next turn.
+   */
+  inFlight: string[];
 }
 
 /** An attempt before the last one whose failure came after the provider reported usage. */
@@ -111,9 +116,14 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   let attempts = 0;
   // Attempts that resent the whole request after the provider lost the previous response: not retries.
   let resent = 0;
+  const inFlight: string[] = [];
 
   for (let attempt = 0; ; attempt++) {
     attempts = attempt + 1;
+    // Written as the request leaves, so that a process killed mid-answer leaves a row saying the attempt happened.
+    const flight = inFlightRow(store, sessionId, options, input, context, wire, attempts, startedAt);
+    store.recordRequest(flight);
+    inFlight.push(flight.id);
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -204,7 +214,45 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       if (!refusedWrite(failure)) failure = error;
     }
   }
-  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries, form: sending === wire ? "full" : "incremental" };
+  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries, form: sending === wire ? "full" : "incremental", inFlight };
+}
+
+/** The ledger row of an attempt being sent: status `in_flight`, usage and cost unknown, no chain yet. */
+function inFlightRow(store: Runtime["store"], sessionId: string, options: TurnOptions, input: TurnInput, context: RequestContext, wire: WireRequest, attempt: number, startedAt: number): LedgerRow {
+  const unknown = undefined;
+  return {
+    id: newId("r"),
+    sessionId,
+    attempt,
+    prefixVersion: store.currentPrefix(sessionId)?.version ?? 1,
+    role: options.role,
+    provider: input.ref.provider,
+    model: input.ref.model,
+    protocol: wire.protocol,
+    startedAt,
+    firstTokenAt: null,
+    finishedAt: null,
+    latencyMs: null,
+    ttftMs: null,
+    outputTps: null,
+    usage: { input: unknown, cacheRead: unknown, cacheWrite5m: unknown, cacheWrite1h: unknown, output: unknown, reasoning: unknown },
+    rawUsage: null,
+    costUsd: null,
+    noCacheCostUsd: null,
+    costEstimate: null,
+    providerCostUsd: null,
+    providerRequestId: null,
+    affinityKey: context.cache.mode === "off" ? null : (context.cache.affinityKey ?? null),
+    cacheMode: context.cache.mode,
+    cacheTtl: context.cache.ttl,
+    chain: [],
+    expectedCacheRead: null,
+    cacheableMax: null,
+    status: "in_flight",
+    error: null,
+    messageId: null,
+    finishReason: null,
+  };
 }
 
 /**

@@ -164,9 +164,12 @@ async function announceFork(host: PluginHost, options: TurnOptions, event: ForkE
 
 /**
  * The loaded session without a prompt a killed process left unanswered at the
- * end of its log (see Store.rollbackUnanswered); called under the turn lease.
+ * end of its log (see Store.rollbackUnanswered), its in-flight ledger rows
+ * marked lost (Store.settleInFlight); called under the turn lease.
  */
 function dropUnanswered(store: Store, loaded: LoadedSession, notice: ((message: string) => void) | undefined): LoadedSession {
+  const lost = store.settleInFlight(loaded.session.id);
+  if (lost > 0) notice?.(`${lost} request(s) of an earlier run of this session never finished (its process was stopped): their ledger rows are kept as lost, usage unknown`);
   const last = loaded.messages.at(-1);
   if (last?.role !== "user" || !store.rollbackUnanswered(loaded.session.id, last.id)) return loaded;
   notice?.(`the session's last prompt (${last.id}) never got an answer (its run was stopped); it was taken out of the log`);
