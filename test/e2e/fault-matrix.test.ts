@@ -46,9 +46,9 @@
  *   (status 200, so the provider reported usage) has a ledger row with its
  *   usage, except (a) when the store refuses writes (disk full, read-only, the
  *   lease taken over): the error names the rows not written and their usage
- *   instead, and (b) SIGKILL: a killed process writes nothing more, so the
- *   attempt in flight has no row (README: a crash keeps the partial answer; the
- *   ledger row is written when the stream ends);
+ *   instead, and (b) SIGKILL: a killed process writes nothing more, so each
+ *   request it sent has its in-flight row (written as it was sent: status
+ *   in_flight, usage unknown), which the next turn marks lost;
  * - the session still continuable: `cachet -c` afterwards exits 0, and the
  *   request the emulator received for it is well formed (user and assistant
  *   alternate, first the earlier turn's prompt, last the new prompt, no empty
@@ -455,7 +455,7 @@ async function runCell(cell: Cell & { plan: Plan }, emulator: EmulatorProcess): 
       if (named + withUsage !== billed) problems.push(`${billed} billed attempts, ${withUsage} rows, ${named} named in the error: ${stderr.trim().split("\n")[0]}`);
       if (!/kept: the prompt/.test(stderr)) problems.push(`the error does not say what was kept: ${stderr.trim()}`);
     }
-    if (plan.ledger === "killed" && rows.length > 0) problems.push(`a killed run wrote ${rows.length} ledger rows`);
+    if (plan.ledger === "killed" && (rows.length !== received.length || rows.some((r) => r.status !== "in_flight" || r.usage.input !== undefined))) problems.push(`${received.length} requests sent, ledger rows after the kill: ${rows.map((r) => r.status).join(",") || "none"}`);
 
     // Still continuable with -c.
     const next = await cachet([...target.args, "-c", THIRD], { home, env: target.env });

@@ -171,3 +171,45 @@ test("SIGINT mid-answer: the partial answer is stored as shown, its usage kept a
   expect(row.usage.input).toBe(received[0]!.usage.input_tokens);
   expect(row.messageId).toBe(answer.id);
 });
+
+test("SIGKILL mid-answer leaves the attempt's in-flight ledger row (usage unknown); stats and cost count it as unpriced; the next -c marks it lost and does not take it for the previous request", async () => {
+  const { home, target } = await sessionWithOneTurn();
+  const run = start(home, target, { SIG_EMU: "stall:1" }, ["--idle-timeout", "600"]);
+  await until("answer text on stdout", () => run.stdout().trim() !== "", run.alive);
+  run.proc.kill("SIGKILL");
+  expect(await run.proc.exited).toBe(137);
+  expect((await emulator.received()).length).toBe(1);
+  const killed = await exportSession(home, "z");
+  expect(killed.requests.length).toBe(2);
+  const flight = killed.requests[1]!;
+  expect(flight.status).toBe("in_flight");
+  expect(flight.usage).toEqual({});
+  expect(flight.costUsd).toBeNull();
+  expect(flight.attempt).toBeUndefined(); // attempt 1 is stored as the default
+  expect(typeof flight.startedAt).toBe("number");
+  expect(flight.finishedAt).toBeNull();
+
+  // Counted as an attempt whose cost is unknown, never as free.
+  const stats = await cachet(["stats", "--session", "z", "--json"], { home });
+  expect(stats.code).toBe(0);
+  const group = JSON.parse(stats.stdout).groups[0];
+  expect({ requests: group.requests, unpricedRequests: group.unpricedRequests, costUsd: group.costUsd }).toEqual({ requests: 2, unpricedRequests: 1, costUsd: killed.requests[0]!.costUsd });
+  const cost = await cachet(["cost", "z"], { home });
+  expect(cost.code).toBe(0);
+  expect(cost.stdout).toMatch(new RegExp(`${flight.id}  main  ${MODEL}  cost unknown  in \\? · read \\? · write \\? · out \\?`));
+  expect(cost.stdout).toContain("total 2 requests");
+  expect(cost.stdout).toContain("(+1 unpriced)");
+
+  const next = await cachet([...target.args, "--session", "z", "third question"], { home, env: target.env });
+  expect(next.code).toBe(0);
+  expect(next.stderr).toContain("1 request(s) of an earlier run of this session never finished (its process was stopped): their ledger rows are kept as lost, usage unknown");
+  const after = await exportSession(home, "z");
+  expect(after.requests.map((r) => r.status)).toEqual(["ok", "lost", "ok"]);
+  expect(after.requests[1]!.id).toBe(flight.id);
+  expect(after.requests[1]!.error).toContain("the process ended before the answer did");
+  // The new turn's previous request is the first turn's, not the lost row (which holds no chain).
+  expect(after.requests[2]!.cacheableMax).not.toBeNull();
+  const again = await cachet([...target.args, "--session", "z", "fourth question"], { home, env: target.env });
+  expect(again.code).toBe(0);
+  expect(again.stderr).not.toContain("never finished");
+});
