@@ -41,10 +41,13 @@ async function budgetStanding(home: string): Promise<Record<string, { spentUsd: 
   return Object.fromEntries(report.lines.map((l) => [l.limit, l]));
 }
 
-function expectRefusal(r: { code: number; stdout: string; stderr: string }, limit: RegExp): void {
+/** Exit 6, nothing on stdout, and on stderr the given notices then the refusal and its hint, nothing else. */
+function expectRefusal(r: { code: number; stdout: string; stderr: string }, limit: RegExp, notices: string[] = []): void {
   expect(r.code).toBe(6);
   expect(r.stdout).toBe("");
-  const lines = r.stderr.trimEnd().split("\n");
+  const all = r.stderr.trimEnd().split("\n");
+  expect(all.slice(0, notices.length)).toEqual(notices);
+  const lines = all.slice(notices.length);
   expect(lines[0]).toMatch(limit);
   expect(lines[0]).toMatch(/would be crossed: spent \$[\d.]+ .*, this call's worst-case forecast \$[\d.]+; nothing was sent$/);
   expect(lines[1]).toStartWith("  hint: ");
@@ -75,7 +78,10 @@ describe("a call that could cross a limit is refused before anything is sent", (
       const before = (await budgetStanding(home))[kind]!;
       expect(before.spentUsd).toBeGreaterThan(0);
       const r = await cachet(["--emulate", "-c", "--max-tokens", "1000", "and a long one"], { home });
-      expectRefusal(r, new RegExp(`^cachet: budget: the ${kind} limit \\(budget\\.${kind}_usd\\) of \\$0\\.0100 would be crossed: spent \\$${before.spentUsd.toFixed(6).replace(".", "\\.")}`));
+      // --max-tokens is sticky: the session's 50 from the first turn gives way to 1000, and stderr says so first.
+      expectRefusal(r, new RegExp(`^cachet: budget: the ${kind} limit \\(budget\\.${kind}_usd\\) of \\$0\\.0100 would be crossed: spent \\$${before.spentUsd.toFixed(6).replace(".", "\\.")}`), [
+        "[warn] --max-tokens 50 → 1000 for this session from now on",
+      ]);
       // Nothing of the refused turn was stored or counted.
       expect((await budgetStanding(home))[kind]!.spentUsd).toBe(before.spentUsd);
       const exported = (await cachet(["export"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l).type);
