@@ -30,13 +30,20 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
   try {
     let rows: LedgerRow[];
     let current: LedgerRow;
+    // In-flight and lost rows (a request whose process ended before its answer) hold no chain: nothing to compare.
+    const settled = (r: LedgerRow) => r.status !== "in_flight" && r.status !== "lost";
     if (ref?.startsWith("r_")) {
       current = store.request(ref);
-      rows = store.requests(current.sessionId);
+      if (!settled(current)) {
+        throw new CachetError("SESSION_NOT_FOUND", `request ${current.id} never finished (status ${current.status}): its wire chain and usage were not recorded, so there is nothing to explain`, {
+          hint: "run `cachet why` on a finished request (`cachet sessions show` lists them)",
+        });
+      }
+      rows = store.requests(current.sessionId).filter(settled);
     } else {
       const session = ref ? store.findSession(ref) : store.latestSession();
       if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no request to explain yet", { hint: "run a prompt first" });
-      rows = store.requests(session.id);
+      rows = store.requests(session.id).filter(settled);
       const last = rows.at(-1);
       if (!last) throw new CachetError("SESSION_NOT_FOUND", `session ${session.id} has no requests`, { hint: "run a prompt in it first" });
       current = last;

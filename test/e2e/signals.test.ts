@@ -209,6 +209,13 @@ test("SIGKILL mid-answer leaves the attempt's in-flight ledger row (usage unknow
   expect(after.requests[1]!.error).toContain("the process ended before the answer did");
   // The new turn's previous request is the first turn's, not the lost row (which holds no chain).
   expect(after.requests[2]!.cacheableMax).not.toBeNull();
+  // `why` has nothing to compare for a lost row, and compares the next request with the first turn's.
+  const whyLost = await cachet(["why", flight.id], { home });
+  expect(whyLost.code).toBe(2);
+  expect(whyLost.stderr).toContain(`request ${flight.id} never finished (status lost): its wire chain and usage were not recorded`);
+  const whyNext = await cachet(["why", after.requests[2]!.id], { home });
+  expect(whyNext.code).toBe(0);
+  expect(whyNext.stdout).toContain(`previous  ${after.requests[0]!.id}`);
   const again = await cachet([...target.args, "--session", "z", "fourth question"], { home, env: target.env });
   expect(again.code).toBe(0);
   expect(again.stderr).not.toContain("never finished");
