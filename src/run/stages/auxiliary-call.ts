@@ -17,6 +17,7 @@ import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
 import { PartialAnswer } from "./partial-answer.ts";
 import { recordCall } from "./record.ts";
+import { inFlightRow } from "./send.ts";
 import { type BudgetGate, reserveCall } from "./budget.ts";
 import { applyCacheStrategies, renderRequest } from "./render.ts";
 import type { OpenedSession } from "./session.ts";
@@ -67,6 +68,9 @@ export async function auxiliaryCall(
   }
   await checkpoint(options.signal);
   const startedAt = Date.now();
+  // As for the turn's own request: a process killed during the call leaves a row saying it was sent.
+  const flight = inFlightRow(runtime.store, assembled.sessionId, { ...options, role }, input, request, wire, 1, startedAt);
+  runtime.store.recordRequest(flight);
   let result: ConsumeResult;
   let failure: unknown;
   const abort = new AbortController();
@@ -81,7 +85,7 @@ export async function auxiliaryCall(
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [], form: "full" as const, inFlight: [] };
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [], form: "full" as const, inFlight: [flight.id] };
   const recorded = await recordCall(runtime, { ...options, role, sink: QUIET_SINK }, input, opened, { ...assembled, context: request }, wire, sent);
   return { result, failure, requestId: recorded.row.id, costUsd: recorded.row.costUsd };
 }

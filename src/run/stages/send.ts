@@ -217,8 +217,11 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries, form: sending === wire ? "full" : "incremental", inFlight };
 }
 
-/** The ledger row of an attempt being sent: status `in_flight`, usage and cost unknown, no chain yet. */
-function inFlightRow(store: Runtime["store"], sessionId: string, options: TurnOptions, input: TurnInput, context: RequestContext, wire: WireRequest, attempt: number, startedAt: number): LedgerRow {
+/**
+ * The ledger row of an attempt being sent: status `in_flight`, usage and cost
+ * unknown, no chain yet; recordCall replaces it (same id) when the answer ends.
+ */
+export function inFlightRow(store: Runtime["store"], sessionId: string, options: TurnOptions, input: TurnInput, context: RequestContext, wire: WireRequest, attempt: number, startedAt: number): LedgerRow {
   const unknown = undefined;
   return {
     id: newId("r"),
