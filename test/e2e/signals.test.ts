@@ -172,8 +172,10 @@ test("SIGINT mid-answer: the partial answer is stored as shown, its usage kept a
   expect(row.messageId).toBe(answer.id);
 });
 
-test("SIGKILL mid-answer leaves the attempt's in-flight ledger row (usage unknown); stats and cost count it as unpriced; the next -c marks it lost and does not take it for the previous request", async () => {
+test("SIGKILL mid-answer leaves the attempt's in-flight ledger row (usage unknown); stats and cost count it as unpriced, a budget at its worst-case forecast; the next -c marks it lost and does not take it for the previous request", async () => {
   const { home, target } = await sessionWithOneTurn();
+  // Under a day limit, so the budget's view of the killed attempt is seen too.
+  writeFileSync(join(home, "config.toml"), `[budget]\ntime_zone = "UTC"\ndaily_usd = 100\n`);
   const run = start(home, target, { SIG_EMU: "stall:1" }, ["--idle-timeout", "600"]);
   await until("answer text on stdout", () => run.stdout().trim() !== "", run.alive);
   run.proc.kill("SIGKILL");
@@ -194,6 +196,12 @@ test("SIGKILL mid-answer leaves the attempt's in-flight ledger row (usage unknow
   expect(stats.code).toBe(0);
   const group = JSON.parse(stats.stdout).groups[0];
   expect({ requests: group.requests, unpricedRequests: group.unpricedRequests, costUsd: group.costUsd }).toEqual({ requests: 2, unpricedRequests: 1, costUsd: killed.requests[0]!.costUsd });
+  // The budget keeps counting the killed attempt at its worst-case forecast (its reservation is never settled).
+  const standing = await cachet(["stats", "--budget", "--json"], { home });
+  expect(standing.code).toBe(0);
+  const day = (JSON.parse(standing.stdout) as { lines: { limit: string; spentUsd: number }[] }).lines.find((l) => l.limit === "daily")!;
+  expect(day.spentUsd).toBeGreaterThan(0);
+  console.log(`budget after the kill: day spent $${day.spentUsd} (the killed attempt's reservation)`);
   const cost = await cachet(["cost", "z"], { home });
   expect(cost.code).toBe(0);
   expect(cost.stdout).toMatch(new RegExp(`${flight.id}  main  ${MODEL}  cost unknown  in \\? · read \\? · write \\? · out \\?`));
