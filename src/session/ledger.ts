@@ -41,7 +41,8 @@ export class Ledger {
     this.core.db
       .query(`INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
       .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
-    this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
+    // A row without a chain (in flight) cannot be a base: the session's last chain stays the one to extend.
+    if (row.chain.length > 0) this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
     this.remember(row.id, row.chain);
   }
 
@@ -55,8 +56,9 @@ export class Ledger {
       remove.run(sessionId, id);
       this.resolved.delete(id);
     }
-    // The next row is delta-encoded against the latest row left, read again.
-    this.lastChains.delete(sessionId);
+    // The next row is delta-encoded against the latest row left: read again only when the base was discarded.
+    const base = this.lastChains.get(sessionId);
+    if (base && ids.includes(base.id)) this.lastChains.delete(sessionId);
   }
 
   /** Marks the session's in-flight rows lost (their process ended before the answer did); returns how many. */
@@ -115,7 +117,8 @@ export class Ledger {
   private chainBase(sessionId: string): ChainBase | undefined {
     const memo = this.lastChains.get(sessionId);
     if (memo) return memo;
-    const row = this.core.db.query("SELECT * FROM requests WHERE session_id = ? ORDER BY rowid DESC LIMIT 1").get(sessionId) as RequestRow | null;
+    // By the (session, start) index and without the chain texts: a long session's rows are not all read.
+    const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
     if (!row) return undefined;
     return { id: row.id, chain: this.resolveChains([row]).get(row.id)!, depth: row.chain_depth };
   }

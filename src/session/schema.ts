@@ -177,4 +177,6 @@ export const MIGRATIONS: readonly string[] = [
   // How a request was sent: 'full' (the whole request) or 'incremental' (only the new input, continuing the provider's
   // stored previous response: OpenAI Responses previous_response_id); NULL for requests recorded before this column.
   `ALTER TABLE requests ADD COLUMN request_form TEXT;`,
+  // A turn settles its session's in-flight rows first: without this index that is a scan of every row of the session.
+  `CREATE INDEX requests_in_flight ON requests(session_id) WHERE status = 'in_flight';`,
 ];

@@ -31,12 +31,22 @@ export interface PieceOptions {
  */
 export function hasLongString(value: unknown, sliceChars: number = SLICE_CHARS): boolean {
   if (typeof value === "string") return value.length >= sliceChars;
-  if (Array.isArray(value)) return value.some((item) => hasLongString(item, sliceChars));
-  if (value !== null && typeof value === "object") {
+  if (value === null || typeof value !== "object") return false;
+  const remembered = sliceChars === SLICE_CHARS;
+  if (remembered && withoutLongString.has(value)) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasLongString(value[i], sliceChars)) return true;
+  } else {
     for (const key in value) if (hasLongString((value as Record<string, unknown>)[key], sliceChars)) return true;
   }
+  if (remembered) withoutLongString.add(value);
   return false;
 }
+
+// Objects found to hold no long string. A request's old messages are the same objects turn after turn (the adapters'
+// render memo), so each is walked once, not on every request. Only the choice between one piece and several rests on
+// this, never the bytes: an object changed afterwards is at worst serialized in one piece.
+const withoutLongString = new WeakSet<object>();
 
 /**
  * The JSON text of `value` (plain JSON data: objects, arrays, strings,
