@@ -7,6 +7,7 @@
  */
 import { Database, type Statement } from "bun:sqlite";
 import { preparePrivateDatabase } from "../private-files.ts";
+import { retryWhileBusy } from "../sqlite-busy.ts";
 
 /** One cache entry. */
 export interface CacheEntry {
@@ -32,16 +33,8 @@ export class CacheStore {
    */
   constructor(path: string | null) {
     if (path !== null) preparePrivateDatabase(path);
-    this.db = new Database(path ?? ":memory:", { create: true, strict: true });
-    this.db.run("PRAGMA busy_timeout = 5000");
-    if (path !== null) {
-      this.db.run("PRAGMA journal_mode = WAL");
-      this.db.run("PRAGMA synchronous = NORMAL");
-    }
-    this.db.run("CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL) WITHOUT ROWID");
-    this.db.run("CREATE TABLE IF NOT EXISTS route_counts (key TEXT PRIMARY KEY, minute INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID");
-    // Stored Responses API conversations (stored-responses.ts): the input items and output items of a response, as JSON.
-    this.db.run("CREATE TABLE IF NOT EXISTS stored_responses (id TEXT PRIMARY KEY, items TEXT NOT NULL) WITHOUT ROWID");
+    // Several processes (eight `cachet --emulate` runs on a fresh CACHET_HOME) may create the file at once.
+    this.db = retryWhileBusy(() => openState(path), BUSY_TIMEOUT_MS);
     this.getStmt = this.db.prepare("SELECT tokens, expires_at AS expiresAt, ttl_ms AS ttlMs FROM cache_entries WHERE key = ?");
     // An entry never loses lifetime by being written again: keep the later expiry.
     this.putStmt = this.db.prepare(
@@ -119,4 +112,26 @@ export function ttlMs(ttl: string): number {
   if (!match) throw new Error(`bad TTL ${ttl}`);
   const n = Number(match[1]);
   return n * (match[2] === "s" ? 1_000 : match[2] === "m" ? 60_000 : 3_600_000);
+}
+
+/** How long opening the state waits for another process's lock, ms. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+function openState(path: string | null): Database {
+  const db = new Database(path ?? ":memory:", { create: true, strict: true });
+  try {
+    db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (path !== null) {
+      db.run("PRAGMA journal_mode = WAL");
+      db.run("PRAGMA synchronous = NORMAL");
+    }
+    db.run("CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL) WITHOUT ROWID");
+    db.run("CREATE TABLE IF NOT EXISTS route_counts (key TEXT PRIMARY KEY, minute INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID");
+    // Stored Responses API conversations (stored-responses.ts): the input items and output items of a response, as JSON.
+    db.run("CREATE TABLE IF NOT EXISTS stored_responses (id TEXT PRIMARY KEY, items TEXT NOT NULL) WITHOUT ROWID");
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
 }

@@ -13,6 +13,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { CachetError } from "../errors.ts";
 import { preparePrivateDatabase } from "../private-files.ts";
+import { retryWhileBusy } from "../sqlite-busy.ts";
 import { MIGRATIONS } from "./schema.ts";
 
 /** Options of {@link openDatabase}. */
@@ -40,18 +41,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
       throw storeOpenError(error, path);
     }
   }
-  // SQLite answers SQLITE_BUSY at once, without its busy handler, in a few places while another
-  // process is creating the file or switching it to WAL; those races end within milliseconds.
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
-  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
-    try {
-      return openForWriting(path);
-    } catch (error) {
-      const busy = /^SQLITE_BUSY/.test(String((error as { cause?: { code?: unknown } }).cause?.code ?? ""));
-      if (!busy || Date.now() + delay > deadline) throw error;
-      Bun.sleepSync(delay + Math.random() * delay);
-    }
-  }
+  return retryWhileBusy(() => openForWriting(path), BUSY_TIMEOUT_MS);
 }
 
 function openForWriting(path: string): Database {
