@@ -10,7 +10,7 @@ import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
 import { interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
 import { stdout } from "../stdout.ts";
-import { jsonSink, textSink } from "./output.ts";
+import { jsonSink, textSink, type JsonEvent, type OutputSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
 import type { Runtime } from "./runtime.ts";
 import type { StdinResult } from "./stdin.ts";
@@ -72,18 +72,66 @@ export interface RunCommandOptions {
  */
 export async function runCommand(o: RunCommandOptions): Promise<number> {
   if (o.stdin.timedOut) void info("stdin stayed open with no data; going on with the PROMPT alone (pass `-` or --stdin wait to wait for stdin, --stdin skip to ignore it)");
+  const late = lateStdinCheck(o.stdin);
   let code: number | undefined;
   try {
-    code = await runOne(o);
+    code = await runOne(o, late);
   } finally {
     // Stdin left behind after the first-byte wait: bytes that came since were dropped, so say it even with --quiet.
-    if (o.stdin.settleLate()) {
-      process.stderr.write("cachet: data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)\n");
-      process.stderr.write("  hint: pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin\n");
+    if (await late.settle()) {
+      process.stderr.write(`cachet: ${LATE_STDIN.message}\n  hint: ${LATE_STDIN.hint}\n`);
       if (code === EXIT.ok) code = EXIT.lateInput;
     }
   }
   return code;
+}
+
+const LATE_STDIN = {
+  message: "data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)",
+  hint: "pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin",
+};
+
+/** Asks stdin once, at the turn's end, whether bytes came after cachet went on without them. */
+interface LateStdinCheck {
+  /** Stops listening (the first call) and says whether bytes came. */
+  settle(): Promise<boolean>;
+}
+
+function lateStdinCheck(stdin: RunCommandOptions["stdin"]): LateStdinCheck {
+  let settled: Promise<boolean> | undefined;
+  return {
+    settle: () =>
+      (settled ??= stdin.timedOut
+        ? // One turn of the event loop first, so bytes already waiting in the pipe reach the pending read before it is cancelled.
+          new Promise<void>((resolve) => setImmediate(resolve)).then(() => stdin.settleLate())
+        : Promise.resolve(false)),
+  };
+}
+
+/**
+ * A `--json` sink that holds the `done` line back until the turn ended, so
+ * stdin that came late gets its `error` line before `done`, as any failure's
+ * (README: a failing --json run prints an error line whatever the exit code).
+ */
+function jsonSinkCheckingLateStdin(late: LateStdinCheck): OutputSink & { flush(): Promise<void> } {
+  const sink = jsonSink();
+  let done: JsonEvent | undefined;
+  let failed = false;
+  return {
+    text: (delta) => sink.text(delta),
+    event(event) {
+      if (event.type === "error") failed = true;
+      if (event.type === "done") done = event;
+      else sink.event(event);
+    },
+    end: () => sink.end(),
+    async flush() {
+      if (done === undefined) return;
+      if (!failed && (await late.settle())) sink.event({ type: "error", code: "STDIN_LATE", ...LATE_STDIN, incomplete: false });
+      sink.event(done);
+      done = undefined;
+    },
+  };
 }
 
 /**
@@ -127,7 +175,7 @@ function untilInterrupted<T>(promise: Promise<T>, signal: AbortSignal): Promise<
   });
 }
 
-async function runOne(o: RunCommandOptions): Promise<number> {
+async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<number> {
   let schema: OutputSchema | undefined;
   if (o.schemaArg !== undefined) {
     const { resolveSchemaArg } = await import("../schema/index.ts");
@@ -145,7 +193,8 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     void o.prepared.discard();
     return reportInterrupt(o.interrupt, error);
   }
-  const sink = o.json ? jsonSink() : textSink(stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
+  const json = o.json ? jsonSinkCheckingLateStdin(late) : undefined;
+  const sink = json ?? textSink(stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
@@ -185,6 +234,7 @@ async function runOne(o: RunCommandOptions): Promise<number> {
     if (o.interrupt.aborted) return reportInterrupt(o.interrupt, error);
     throw error;
   } finally {
+    await json?.flush();
     await runtime.close();
     if (runtime.config.export?.otlp_url !== undefined && !runtime.ephemeral) {
       // Off the answer's path: a detached exporter, never awaited (src/telemetry/export-in-background.ts).
