@@ -79,17 +79,22 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
   } finally {
     // Stdin left behind after the first-byte wait: bytes that came since were dropped, so say it even with --quiet.
     if (await late.settle()) {
-      process.stderr.write(`cachet: ${LATE_STDIN.message}\n  hint: ${LATE_STDIN.hint}\n`);
+      process.stderr.write(`cachet: ${lateStdin(o.noStore).message}\n  hint: ${LATE_STDIN_HINT}\n`);
       if (code === EXIT.ok) code = EXIT.lateInput;
     }
   }
   return code;
 }
 
-const LATE_STDIN = {
-  message: "data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)",
-  hint: "pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin",
-};
+const LATE_STDIN_HINT = "pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin";
+
+/** The late-stdin message; under --no-store the turn went without the data but was not stored. */
+function lateStdin(noStore: boolean | undefined): { message: string; hint: string } {
+  return {
+    message: `data arrived on stdin after cachet went on without it; it was NOT sent (${noStore ? "the turn went without it; nothing was stored: --no-store" : "the turn is stored without it"})`,
+    hint: LATE_STDIN_HINT,
+  };
+}
 
 /** Asks stdin once, at the turn's end, whether bytes came after cachet went on without them. */
 interface LateStdinCheck {
@@ -113,7 +118,7 @@ function lateStdinCheck(stdin: RunCommandOptions["stdin"]): LateStdinCheck {
  * stdin that came late gets its `error` line before `done`, as any failure's
  * (README: a failing --json run prints an error line whatever the exit code).
  */
-function jsonSinkCheckingLateStdin(late: LateStdinCheck): OutputSink & { flush(): Promise<void> } {
+function jsonSinkCheckingLateStdin(late: LateStdinCheck, noStore: boolean | undefined): OutputSink & { flush(): Promise<void> } {
   const sink = jsonSink();
   let done: JsonEvent | undefined;
   let failed = false;
@@ -127,7 +132,7 @@ function jsonSinkCheckingLateStdin(late: LateStdinCheck): OutputSink & { flush()
     end: () => sink.end(),
     async flush() {
       if (done === undefined) return;
-      if (!failed && (await late.settle())) sink.event({ type: "error", code: "STDIN_LATE", ...LATE_STDIN, incomplete: false });
+      if (!failed && (await late.settle())) sink.event({ type: "error", code: "STDIN_LATE", ...lateStdin(noStore), incomplete: false });
       sink.event(done);
       done = undefined;
     },
@@ -193,7 +198,7 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
     void o.prepared.discard();
     return reportInterrupt(o.interrupt, error);
   }
-  const json = o.json ? jsonSinkCheckingLateStdin(late) : undefined;
+  const json = o.json ? jsonSinkCheckingLateStdin(late, o.noStore) : undefined;
   const sink = json ?? textSink(stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {

@@ -93,7 +93,6 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
     if (!result.finish) {
       throw new ProviderError("PROVIDER_STREAM", "the provider's stream ended before the answer was finished", {
         retryable: result.firstContentAt === undefined,
-        hint: "the partial answer is kept and marked incomplete; run again with -c to continue",
       });
     }
     return result;

@@ -12,18 +12,20 @@ import type { FinishEvent } from "../plugin/stream.ts";
  * `length`: cut at the output limit (raise `--max-tokens`); `refusal` and
  * `content_filter`: the model or the provider's filter refused.
  * @param maxTokens the `--max-tokens` in effect, named in the message when known
+ * @param stored false under `--no-store`: the hint then promises no stored answer
  */
-export function structuredFinishError(finish: FinishEvent | undefined, maxTokens: number | undefined): CachetError | undefined {
+export function structuredFinishError(finish: FinishEvent | undefined, maxTokens: number | undefined, stored = true): CachetError | undefined {
+  const kept = (what: string) => (stored ? `; ${what} is stored (\`cachet export\`)` : "");
   const raw = finish?.rawReason ? ` (finish reason ${finish.rawReason})` : "";
   switch (finish?.reason) {
     case "length":
       return new CachetError("ANSWER_INVALID", `the structured answer was cut at the output limit${maxTokens !== undefined ? ` of ${maxTokens} tokens` : ""}${raw} before its JSON was complete`, {
-        hint: `raise --max-tokens${maxTokens !== undefined ? ` above ${maxTokens}` : ""} and run again; the cut answer is stored (\`cachet export\`)`,
+        hint: `raise --max-tokens${maxTokens !== undefined ? ` above ${maxTokens}` : ""} and run again${kept("the cut answer")}`,
       });
     case "refusal":
     case "content_filter":
       return new CachetError("ANSWER_INVALID", `the model refused to answer${finish.reason === "content_filter" ? " (the provider's content filter stopped it)" : ""}${raw}, so there is no structured answer`, {
-        hint: "rephrase the prompt or the input; the refusal is stored (`cachet export`)",
+        hint: `rephrase the prompt or the input${kept("the refusal")}`,
       });
     default:
       return undefined;

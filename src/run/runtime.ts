@@ -234,7 +234,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
         value = JSON.parse(text);
       } catch {
         throw new CachetError("ANSWER_INVALID", "the answer is not JSON although --schema was given", {
-          hint: "the raw answer is stored in the session (`cachet export`); try again, or simplify the schema",
+          hint: ephemeral ? "try again, or simplify the schema" : "the raw answer is stored in the session (`cachet export`); try again, or simplify the schema",
         });
       }
       const { fromWireAnswer, validateAnswer } = await import("../schema/index.ts");
@@ -243,7 +243,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
       const verdict = await validateAnswer(schema.schema, mapped);
       if (!verdict.ok) {
         throw new CachetError("ANSWER_INVALID", `the answer does not match the schema: ${verdict.errors.slice(0, 3).join("; ")}`, {
-          hint: "the raw answer is stored in the session (`cachet export`)",
+          hint: ephemeral ? "try again, or simplify the schema (nothing was stored: --no-store)" : "the raw answer is stored in the session (`cachet export`)",
         });
       }
       return mapped;

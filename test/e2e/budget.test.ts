@@ -177,6 +177,34 @@ describe("--no-store", () => {
     }
   }, 60_000);
 
+  test("a failure's hint promises nothing stored: a cut stream, a cut or refused or non-JSON structured answer", async () => {
+    const parent = freshHome();
+    const absent = join(parent, "never-created");
+    const cut = await cachet(["--emulate", "--no-store", "ns"], { home: absent, env: { CACHET_EMULATOR_FAULT: "cut" } });
+    expect(cut.code).toBe(4);
+    expect(cut.stderr.split("\n").slice(-3)).toEqual(["cachet: anthropic: stream ended before message_stop", "  hint: the partial answer was not stored (--no-store); run the command again for a whole answer", ""]);
+    const schema = JSON.stringify({ type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"], additionalProperties: false });
+    const limit = await cachet(["--emulate", "--no-store", "--schema", schema, "--max-tokens", "3", "check"], { home: absent });
+    expect(limit.code).toBe(1);
+    expect(limit.stderr.split("\n")).toEqual([
+      "cachet: the structured answer was cut at the output limit of 3 tokens (finish reason max_tokens) before its JSON was complete",
+      "  hint: raise --max-tokens above 3 and run again",
+      "",
+    ]);
+    const scripts = freshHome();
+    const refuse = join(scripts, "refuse.json");
+    writeFileSync(refuse, JSON.stringify([{ text: "I can't help with that.", refusal: true }]));
+    const refused = await cachet(["--emulate", "--no-store", "--schema", schema, "check"], { home: absent, env: { CACHET_EMULATOR_SCRIPT: refuse } });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.split("\n")[1]).toBe("  hint: rephrase the prompt or the input");
+    const prose = join(scripts, "prose.json");
+    writeFileSync(prose, JSON.stringify([{ text: "not json at all" }]));
+    const notJson = await cachet(["--emulate", "--no-store", "--schema", schema, "check"], { home: absent, env: { CACHET_EMULATOR_SCRIPT: prose } });
+    expect(notJson.code).toBe(1);
+    expect(notJson.stderr.split("\n")).toEqual(["cachet: the answer is not JSON although --schema was given", "  hint: try again, or simplify the schema", ""]);
+    expect(existsSync(absent)).toBe(false);
+  }, 60_000);
+
   test("-c after it says there is nothing to continue and why", async () => {
     const home = freshHome();
     expect((await cachet(["--emulate", "--no-store", "hello"], { home })).code).toBe(0);

@@ -189,30 +189,33 @@ describe("stdin", () => {
     expect(requests).toMatchObject([{ status: "ok" }]);
   });
 
-  test("--json and data that comes after cachet went on: an error line STDIN_LATE before done, exit 5", async () => {
-    const home = freshHome();
-    const go = join(home, "go");
-    const run = spawnCachet(home, ["--emulate", "--json", "what", "is", "this"], { CACHET_STDIN_WAIT_MS: "50", CACHET_PLUGINS: gatePlugin(home, go) });
-    await fileAppears(join(home, "ready"));
-    run.proc.stdin.write("LATEDATA\n");
-    run.proc.stdin.flush();
-    writeFileSync(go, "");
-    expect(await run.proc.exited).toBe(5);
-    const lines = events(await run.stdout);
-    expect(lines.map((e) => e.type).filter((t) => t !== "text")).toEqual(["session", "usage", "cost", "error", "done"]);
-    expect(ofType(lines, "error")).toEqual([
-      {
-        type: "error",
-        code: "STDIN_LATE",
-        message: "data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)",
-        hint: "pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin",
-        incomplete: false,
-      },
-    ]);
-    expect(ofType(lines, "done")[0]).toMatchObject({ incomplete: false, finish_reason: "stop" });
-    await run.stderrDone;
-    expect(run.stderr()).toContain("cachet: data arrived on stdin after cachet went on without it; it was NOT sent");
-  });
+  for (const noStore of [false, true]) {
+    test(`--json${noStore ? " --no-store" : ""} and data that comes after cachet went on: an error line STDIN_LATE before done, exit 5`, async () => {
+      const home = freshHome();
+      const go = join(home, "go");
+      const run = spawnCachet(home, ["--emulate", "--json", ...(noStore ? ["--no-store"] : []), "what", "is", "this"], { CACHET_STDIN_WAIT_MS: "50", CACHET_PLUGINS: gatePlugin(home, go) });
+      await fileAppears(join(home, "ready"));
+      run.proc.stdin.write("LATEDATA\n");
+      run.proc.stdin.flush();
+      writeFileSync(go, "");
+      expect(await run.proc.exited).toBe(5);
+      const lines = events(await run.stdout);
+      expect(lines.map((e) => e.type).filter((t) => t !== "text")).toEqual(["session", "usage", "cost", "error", "done"]);
+      expect(ofType(lines, "error")).toEqual([
+        {
+          type: "error",
+          code: "STDIN_LATE",
+          message: `data arrived on stdin after cachet went on without it; it was NOT sent (${noStore ? "the turn went without it; nothing was stored: --no-store" : "the turn is stored without it"})`,
+          hint: "pass `-` among the prompt words or --stdin wait to wait for a slow producer, --stdin skip to ignore stdin",
+          incomplete: false,
+        },
+      ]);
+      expect(ofType(lines, "done")[0]).toMatchObject({ incomplete: false, finish_reason: "stop" });
+      await run.stderrDone;
+      expect(run.stderr()).toContain(`cachet: ${ofType(lines, "error")[0]!.message}`);
+      if (noStore) expect(await stored(home)).toEqual({ messages: [], requests: [] });
+    });
+  }
 
   test("--stdin wait: a PROMPT run waits for a slow producer; --stdin skip ignores an open pipe at once", async () => {
     const home = freshHome();

@@ -28,7 +28,7 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
   if (failure === undefined && context.prefix.schema && !toolTurn) {
     try {
       // The finish reason first: an answer cut at the output limit or refused is not a schema problem (CASES.md case 41).
-      const cut = structuredFinishError(result.finish, options.generation.maxTokens);
+      const cut = structuredFinishError(result.finish, options.generation.maxTokens, !runtime.ephemeral);
       if (cut) throw cut;
       answer = await runtime.checkAnswer(row.protocol, context.prefix.schema, content);
     } catch (error) {

@@ -157,7 +157,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       break;
     } catch (error) {
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
-      const cause = options.signal?.aborted ? interruptedAt(options.signal, f.partial.content.length > 0 ? "mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)" : "after the request was sent, before any answer came: there was no answer to store; the attempt is in the ledger with the usage the provider reported, if any") : f.error;
+      const cause = options.signal?.aborted ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral)) : f.error;
       const nothingYet = !emitted && f.partial.content.length === 0;
       if (sending !== wire && nothingYet && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
         options.notice?.(`${(cause as Error).message}; sending the whole request instead`);
@@ -204,7 +204,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
 
   answer.cancel();
   const result = outcome ?? partial!;
-  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts);
+  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts, !runtime.ephemeral);
   if (result.content.length > 0 || answer.saved) {
     try {
       answer.save(result.content, failure !== undefined);
@@ -258,15 +258,24 @@ export function inFlightRow(store: Runtime["store"], sessionId: string, options:
   };
 }
 
+/** What an interrupt after sending kept: with `--no-store` (`ephemeral`) nothing, whatever came. */
+function interruptedWhat(partial: boolean, ephemeral: boolean): string {
+  if (ephemeral) return `${partial ? "mid-answer" : "after the request was sent, before any answer came"}: nothing was stored (--no-store)`;
+  return partial
+    ? "mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)"
+    : "after the request was sent, before any answer came: there was no answer to store; the attempt is in the ledger with the usage the provider reported, if any";
+}
+
 /**
  * The failure with a hint saying what to do, when it carries none: after a
- * partial answer, how to go on; after a retryable refusal, how many attempts
- * were made and how to allow more.
+ * partial answer, how to go on (`stored` false under --no-store: nothing was
+ * kept to go on from); after a retryable refusal, how many attempts were made
+ * and how to allow more.
  */
-function withHint(failure: unknown, partial: boolean, attempts: number): unknown {
+function withHint(failure: unknown, partial: boolean, attempts: number, stored: boolean): unknown {
   if (!(failure instanceof ProviderError) || failure.hint) return failure;
   let hint: string | undefined;
-  if (partial) hint = "the partial answer is stored and marked incomplete; `cachet -c` continues the session";
+  if (partial) hint = stored ? "the partial answer is stored and marked incomplete; `cachet -c` continues the session" : "the partial answer was not stored (--no-store); run the command again for a whole answer";
   else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
   else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
   return hint ? withHintText(failure, hint) : failure;
