@@ -51,7 +51,7 @@ export default defineCommand({
   async run({ args: a, rawArgs }) {
     const { readStdin, mergeInput } = await import("../run/stdin.ts");
     const { prepareRunCommand, runCommand } = await import("../run/command.ts");
-    const { handleInterrupts } = await import("../run/interrupt.ts");
+    const { handleInterrupts, interruptedBeforeSend } = await import("../run/interrupt.ts");
     const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
     checkForkTarget(forkTarget, a.session, a.continue === true);
     if (a.session !== undefined) (await import("../session/session-name.ts")).checkSessionName(a.session, "--session");
@@ -105,6 +105,9 @@ export default defineCommand({
         encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
         maxBytes: promptMaxBytes(),
         signal: interrupt.signal,
+      }).catch((error: unknown) => {
+        // The signal's bare reason: say what was kept, in the words every stop before sending uses, whichever the signal.
+        throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
       });
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words);
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes()));

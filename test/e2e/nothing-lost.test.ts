@@ -405,22 +405,26 @@ describe("signals end any run within 1 s", () => {
     expect(await stored(home)).toEqual({ messages: [], requests: [] });
   });
 
-  test("SIGTERM while waiting for stdin: exit 143, nothing stored", async () => {
-    const home = freshHome();
-    // The run opens the provider's connection while it reads stdin (src/run/prepare.ts), after its signal handlers
-    // are in place: a connection to this listener says the run is in the wait.
-    let connected!: () => void;
-    const inTheWait = new Promise<void>((resolve) => (connected = resolve));
-    const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => connected(), data() {} } });
-    try {
-      const run = spawnCachet(home, ["--base-url", `http://127.0.0.1:${listener.port}`], { ANTHROPIC_API_KEY: "test-key" });
-      await inTheWait;
-      await endsBySignal(run.proc, "SIGTERM", 143);
-    } finally {
-      listener.stop(true);
-    }
-    expect(await stored(home)).toEqual({ messages: [], requests: [] });
-  });
+  for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+    test(`${signal} while waiting for stdin: exit ${code}, nothing stored, and the message says nothing was sent`, async () => {
+      const home = freshHome();
+      // The run opens the provider's connection while it reads stdin (src/run/prepare.ts), after its signal handlers
+      // are in place: a connection to this listener says the run is in the wait.
+      let connected!: () => void;
+      const inTheWait = new Promise<void>((resolve) => (connected = resolve));
+      const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open: () => connected(), data() {} } });
+      try {
+        const run = spawnCachet(home, ["--base-url", `http://127.0.0.1:${listener.port}`], { ANTHROPIC_API_KEY: "test-key" });
+        await inTheWait;
+        await endsBySignal(run.proc, signal, code);
+        await run.stderrDone;
+        expect(run.stderr().split("\n")).toEqual([`cachet: interrupted by ${signal} before the request was sent: nothing was sent, and the prompt was not stored`, ""]);
+      } finally {
+        listener.stop(true);
+      }
+      expect(await stored(home)).toEqual({ messages: [], requests: [] });
+    });
+  }
 
   test("SIGINT while waiting for another process's turn on the session lease: exit 130 within 1 s", async () => {
     const home = freshHome();
