@@ -39,6 +39,19 @@ export class SessionTable {
     return id;
   }
 
+  /**
+   * Inserts a named session row unless the name is taken (INSERT … ON CONFLICT DO NOTHING: two processes
+   * starting the same new name race only for the insert).
+   * @returns the new row's id, or null when a session already has the name
+   */
+  insertNamed(row: SessionInsert & { name: string }): string | null {
+    const id = newId("s");
+    const { changes } = this.core.db
+      .query("INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING")
+      .run(id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id, row.now, row.now);
+    return changes === 1 ? id : null;
+  }
+
   /** @throws CachetError SESSION_NOT_FOUND */
   find(idOrName: string): SessionRecord {
     const row = this.core.db.query("SELECT * FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1").get(idOrName) as SessionRow | null;

@@ -152,6 +152,22 @@ export class Store {
   }
 
   /**
+   * Finds the session named `name`, or creates it with `prefix` as its stable
+   * prefix version 1, in one write: concurrent processes starting the same new
+   * name all get the one session (then queue on its turn lease), and no
+   * process sees it before its prefix is stored.
+   * @returns the session, and whether this call created it
+   * @throws CachetError STORE when the file cannot be written
+   */
+  findOrCreateNamed(options: { name: string; model: string; prefix: StablePrefix }): { session: SessionRecord; created: boolean } {
+    return this.core.write(() => {
+      const id = this.sessions.insertNamed({ name: options.name, model: options.model, parentId: null, forkPoint: null, now: this.core.nextUpdateTime() });
+      if (id !== null) this.prefixes.set(id, options.prefix, null);
+      return { session: this.sessions.find(id ?? options.name), created: id !== null };
+    });
+  }
+
+  /**
    * The session with this id, or else with this name.
    * @throws CachetError SESSION_NOT_FOUND
    */

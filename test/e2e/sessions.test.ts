@@ -185,3 +185,22 @@ describe("two processes continuing one session at once", () => {
     expect(requests[2]!.usage.cacheRead).toBe(requests[2]!.cacheableMax);
   });
 });
+
+describe("eight processes starting one new named session at once", () => {
+  test("5 rounds: every run exits 0 and the session holds its 8 turns, each answer right after its own prompt", async () => {
+    for (let round = 0; round < 5; round++) {
+      const home = freshHome();
+      const prompts = Array.from({ length: 8 }, (_, i) => `named ${round}.${i}`);
+      const runs = await Promise.all(prompts.map((p) => cachet(["--emulate", "--session", "review", p], { home, timeoutMs: 60_000 })));
+      expect(runs.map((r) => [r.code, r.stderr])).toEqual(prompts.map(() => [0, ""]));
+      const { session, messages, requests } = await exportSession(home, "review");
+      expect(session.name).toBe("review");
+      expect(messages.map((m) => m.role)).toEqual(prompts.flatMap(() => ["user", "assistant"]));
+      expect(messages.filter((m) => m.incomplete)).toEqual([]);
+      expect(messages.filter((m) => m.role === "user").map((m) => m.content[0].text).sort()).toEqual(prompts);
+      expect(requests.map((r) => r.status)).toEqual(prompts.map(() => "ok"));
+      // Request k was sent with prompt k last and stored answer k right after it: turns taken one at a time.
+      expect(requests.map((r) => [r.chain.at(-1)!.nodeId.split("#")[0], r.messageId])).toEqual(prompts.map((_, k) => [messages[2 * k]!.id, messages[2 * k + 1]!.id]));
+    }
+  }, 300_000);
+});

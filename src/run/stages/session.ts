@@ -88,14 +88,30 @@ function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRe
  * if that throws), then runs `body` in the session the turn belongs to: the
  * target itself, a fork of it (the parent's lease is released, the child's
  * taken, `session:fork` fired), or a new session (removed again when `body` fails before anything was
- * stored in it, so `-c` does not pick up an empty session). Every lease taken
- * is released exactly once.
+ * stored in it, so `-c` does not pick up an empty session). A new NAME is found or
+ * created in one write, then leased like a stored session: processes starting the
+ * same new name at once take turns in it. Every lease taken is released exactly once.
  * @throws CachetError SESSION_NOT_FOUND when forking without a session; whatever `resolve` and `body` throw
  */
 export async function inSession<T>(
   runtime: Pick<Runtime, "store" | "host">,
   options: TurnOptions,
   target: SessionRecord | undefined,
+  resolve: (loaded: LoadedSession | undefined) => TurnInput,
+  body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
+): Promise<T> {
+  if (target || options.session.mode !== "named" || options.fork) return leased(runtime, options, target, false, resolve, body);
+  const input = resolve(undefined);
+  const { session, created } = runtime.store.findOrCreateNamed({ name: options.session.ref, model: input.modelRef, prefix: input.prefix });
+  return leased(runtime, options, session, created, resolve, body);
+}
+
+/** {@link inSession} once the target is known; `created`: this run just created it (removed again when `body` stores nothing). */
+async function leased<T>(
+  runtime: Pick<Runtime, "store" | "host">,
+  options: TurnOptions,
+  target: SessionRecord | undefined,
+  created: boolean,
   resolve: (loaded: LoadedSession | undefined) => TurnInput,
   body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
 ): Promise<T> {
@@ -133,23 +149,32 @@ export async function inSession<T>(
       const opened = { loaded: store.loadSession(child.id), forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
       return await body(opened, input).finally(releaseChild);
     }
-    if (loaded) return await body({ loaded }, input);
-    const created = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : options.session.mode === "named" ? options.session.ref : undefined });
-    const releaseNew = await store.acquireTurn(created.id, keeper);
+    if (loaded) return await (created ? removedIfEmpty(store, loaded.session.id, body({ loaded }, input)) : body({ loaded }, input));
+    const fresh = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : undefined });
+    const releaseNew = await store.acquireTurn(fresh.id, keeper);
     try {
-      store.setPrefix(created.id, input.prefix, null);
-      return await body({ loaded: store.loadSession(created.id) }, input);
-    } catch (error) {
-      // Failed before anything was stored in it (a plugin hook threw while rendering): leave no empty session for -c to pick up.
-      // A session whose only prompt got no answer keeps its ledger rows (and so stays): a billed attempt is never dropped.
-      const counts = store.sessionCounts(created.id);
-      if (counts.messages === 0 && counts.requests === 0) store.removeSession(created.id);
-      throw error;
+      store.setPrefix(fresh.id, input.prefix, null);
+      return await removedIfEmpty(store, fresh.id, body({ loaded: store.loadSession(fresh.id) }, input));
     } finally {
       releaseNew();
     }
   } finally {
     release();
+  }
+}
+
+/**
+ * `turn`'s result; when it fails before anything was stored in the new session `sessionId` (a plugin hook threw
+ * while rendering), the session is removed: no empty session is left for -c to pick up. A session whose only
+ * prompt got no answer keeps its ledger rows (and so stays): a billed attempt is never dropped.
+ */
+async function removedIfEmpty<T>(store: Store, sessionId: string, turn: Promise<T>): Promise<T> {
+  try {
+    return await turn;
+  } catch (error) {
+    const counts = store.sessionCounts(sessionId);
+    if (counts.messages === 0 && counts.requests === 0) store.removeSession(sessionId);
+    throw error;
   }
 }
 
