@@ -108,7 +108,7 @@ function compactedFrom(summary: Message[], log: Message[]): Message[] | undefine
   const all = summary.length === 0 ? log : [...summary, ...log];
   for (let i = all.length - 1; i >= 0; i--) {
     const message = all[i]!;
-    const at = message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
+    const at = compactionAt(message);
     if (at < 0) continue;
     let first = at === 0 ? message : compactedFirst.get(message);
     if (!first) {
@@ -120,6 +120,20 @@ function compactedFrom(summary: Message[], log: Message[]): Message[] | undefine
   }
   return undefined;
 }
+
+/** Index of a message's last server compaction block with a summary, or -1; looked up once per stored message. */
+function compactionAt(message: Message): number {
+  const known = compactionIndex.get(message);
+  if (known !== undefined) return known;
+  const at = message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
+  // An incomplete answer may still grow.
+  if (!message.incomplete) compactionIndex.set(message, at);
+  return at;
+}
+
+// Stored messages never change: where each one's compaction block is (-1: none), so a long log is not searched
+// block by block on every render.
+const compactionIndex = new WeakMap<Message, number>();
 
 // The message a server compaction starts the sent log with, by the stored message it is cut from.
 const compactedFirst = new WeakMap<Message, Message>();

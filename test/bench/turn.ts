@@ -9,7 +9,9 @@
  * session, target ≤ 1.3 (issue 18: the per-turn cost grows with the new
  * nodes, not with the history; the SDK's serialization of the whole request
  * is the one part that must grow). The judged ratio is of process CPU time;
- * wall times are printed beside it.
+ * wall times are printed beside it. Each adapter runs in a process of its own
+ * (`bun test/bench/turn.ts NAME` runs one), so none pays for the heap and store
+ * an earlier one left behind.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,7 +37,7 @@ const SAMPLES = 31;
 /** The provider's answer to any request, in the wire shape the URL names (non-streaming). */
 function answerFor(url: string): unknown {
   const usage = { input: 1200, cached: 1000, output: 12 };
-  if (url.includes("/anthropic")) {
+  if (url.includes("anthropic")) {
     return { id: "msg_1", type: "message", role: "assistant", model: "m", content: [{ type: "text", text: ANSWER }], stop_reason: "end_turn", usage: { input_tokens: 200, cache_read_input_tokens: usage.cached, cache_creation_input_tokens: 0, output_tokens: usage.output } };
   }
   if (url.includes("/responses")) {
@@ -63,6 +65,17 @@ const fakeFetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<
 }) as typeof fetch;
 
 const sink: OutputSink = { text: () => {}, event: () => {}, end: async () => {} };
+
+const only = process.argv.slice(2).find((a) => !a.startsWith("--"));
+if (only === undefined) {
+  // One child process per adapter; each reports its own ratio.
+  let failed = false;
+  for (const adapter of ADAPTERS) {
+    const child = Bun.spawn([process.execPath, import.meta.path, adapter.name, ...process.argv.slice(2)], { stdio: ["ignore", "inherit", "inherit"] });
+    if ((await child.exited) !== 0) failed = true;
+  }
+  process.exit(failed ? 1 : 0);
+}
 
 const home = mkdtempSync(join(tmpdir(), "cachet-bench-turn-"));
 const env = {
@@ -104,7 +117,7 @@ async function session(model: string, turns: number): Promise<string> {
   return id!;
 }
 
-for (const adapter of ADAPTERS) {
+for (const adapter of ADAPTERS.filter((a) => a.name === only)) {
   await session(adapter.model, 30); // warm-up: SDK, tokenizer, catalog
   const short: string[] = [];
   for (let i = 0; i < SAMPLES; i++) short.push(await session(adapter.model, 9));
@@ -121,6 +134,9 @@ for (const adapter of ADAPTERS) {
     at1000.wall.push(b.wall);
     at1000.cpu.push(b.cpu);
   }
+  // The measured session must really be 1,000 turns long: a reply the SDK could not read stores no answer.
+  const stored = runtime.store.loadSession(long).messages.length;
+  if (stored < 2 * (first + SAMPLES - 1)) throw new Error(`${adapter.name}: the long session holds ${stored} messages, not one prompt and one answer per turn`);
   const [w10, w1000, c10, c1000] = [median(at10.wall), median(at1000.wall), median(at10.cpu), median(at1000.cpu)];
   console.log(
     `turn ${adapter.name} (${adapter.model}): one turn at turn 10: wall ${w10.toFixed(2)} ms, CPU ${c10.toFixed(2)} ms; at turn 1,000: wall ${w1000.toFixed(2)} ms, CPU ${c1000.toFixed(2)} ms (wall ratio ${(w1000 / w10).toFixed(2)})`,
