@@ -80,7 +80,8 @@ export function qwenUsage(raw: unknown): UsageReport {
  * and its own `cost` (credits, 1 credit = 1 USD). With bring-your-own-key
  * (`is_byok: true`) `cost` is only OpenRouter's fee and the upstream bills
  * `cost_details.upstream_inference_cost` to the user's key, so the spend is
- * their sum (CASES.md case 35); it is kept as `providerCostUsd`.
+ * their sum (CASES.md case 35); it is kept as `providerCostUsd`, and the fee
+ * as `routerFeeUsd` (priced on top of the tokens).
  * @see https://openrouter.ai/docs/use-cases/usage-accounting
  */
 export function openrouterUsage(raw: unknown): UsageReport {
@@ -88,6 +89,7 @@ export function openrouterUsage(raw: unknown): UsageReport {
   const details = objectOf(u?.prompt_tokens_details);
   const completionDetails = objectOf(u?.completion_tokens_details);
   const providerCostUsd = openrouterSpend(u);
+  const fee = u?.is_byok === true && typeof u.cost === "number" && Number.isFinite(u.cost) && u.cost > 0 ? u.cost : undefined;
   return inclusiveUsage(
     raw,
     {
@@ -100,7 +102,7 @@ export function openrouterUsage(raw: unknown): UsageReport {
       total: tokenCount(u?.total_tokens),
       modalities: chatModalities(details, completionDetails),
     },
-    providerCostUsd === undefined ? {} : { providerCostUsd },
+    { ...(providerCostUsd === undefined ? {} : { providerCostUsd }), ...(fee === undefined ? {} : { routerFeeUsd: fee }) },
   );
 }
 

@@ -36,7 +36,7 @@ export default defineCommand({
         }
         return;
       }
-      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor }] = await Promise.all([
+      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor, rowExtrasFor }] = await Promise.all([
         import("../config.ts"),
         import("../meter/catalog.ts"),
         import("../meter/session-cost.ts"),
@@ -44,8 +44,10 @@ export default defineCommand({
       ]);
       const rows = store.requests(session.id);
       const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
-      // Each row's model priced under its provider's catalog id (openai-responses and plugins with catalogId), as `run` priced it.
-      const views = sessionCost(rows, catalog, config.prices, catalogRefFor(await loadModelHost(config)));
+      const host = await loadModelHost(config);
+      // Each row's model priced under its provider's catalog id (openai-responses and plugins with catalogId), and its
+      // raw usage read by its provider's mapping (fees, modalities), as `run` priced it: the nodes sum to its cost.
+      const views = sessionCost(rows, catalog, config.prices, catalogRefFor(host), rowExtrasFor(host));
       if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
       else process.stdout.write(formatSessionCost(views, true) + totalLine);
     } finally {

@@ -21,7 +21,7 @@
 import type { Usage } from "../plugin/usage.ts";
 import type { ChainLink } from "../session/types.ts";
 import { costOf, toUsd, type Atto, type PicoPerMillion } from "./money.ts";
-import type { RequestCost } from "./pricing.ts";
+import type { CostCategory, RequestCost } from "./pricing.ts";
 
 /** Exact prices per billed category (pico-USD per million tokens); undefined = unknown. */
 export interface CategoryRates {
@@ -86,9 +86,12 @@ export interface AttributeOptions {
   rates?: CategoryRates;
   /** Id of the assistant message the call produced. */
   messageId?: string | null;
-  /** Exact output cost (atto-USD) when known from the priced request (includes a separate reasoning price). */
+  /** Exact output cost (atto-USD) when known from the priced request (reasoning and image/audio output at their own prices). */
   outputUsdAtto?: Atto | null;
 }
+
+/** The lines of a priced request that make up its output: text, reasoning and generated media, each at its own rate. */
+export const OUTPUT_CATEGORIES: ReadonlySet<CostCategory> = new Set(["output", "reasoning", "output_image", "output_audio"]);
 
 /**
  * The exact per-category rates and the output amount of a priced request,
@@ -104,7 +107,7 @@ export function ratesOf(cost: RequestCost): { rates: CategoryRates; outputUsdAtt
     else if (line.category === "cache_write_5m") rates.cacheWrite5m = price;
     else if (line.category === "cache_write_1h") rates.cacheWrite1h = price;
     if (line.category === "output") rates.output = price;
-    if (line.category === "output" || line.category === "reasoning") outputUsdAtto = line.usdAtto === null || outputUsdAtto === null ? null : outputUsdAtto + line.usdAtto;
+    if (OUTPUT_CATEGORIES.has(line.category)) outputUsdAtto = line.usdAtto === null || outputUsdAtto === null ? null : outputUsdAtto + line.usdAtto;
   }
   if (!cost.lines.some((l) => l.category === "output")) outputUsdAtto = null;
   return { rates, outputUsdAtto };

@@ -77,6 +77,16 @@ describe("price output details", () => {
     expect(output.cost_usd_exact).toBe("0.000027");
   });
 
+  test("case 35 past the free BYOK requests: OpenRouter's fee (cost) is a router_fee line on top of the tokens billed to the user's key", () => {
+    // 9171×3 + 113×15 = 29208 micro-$ upstream; OpenRouter's 5% fee of it, 0.0014604, is what `cost` says.
+    const usage = { prompt_tokens: 9171, completion_tokens: 113, total_tokens: 9284, cost: 0.0014604, is_byok: true, prompt_tokens_details: { cached_tokens: 0 }, cost_details: { upstream_inference_cost: 0.029208 } };
+    const { output, cost } = price("openrouter/anthropic/claude-sonnet-4.5", usage);
+    expect(output.cost_usd_exact).toBe("0.0306684");
+    expect(output.provider_cost_usd).toBe(0.0306684);
+    expect(output.lines.at(-1)).toEqual({ category: "router_fee", unit: "request", tokens: 1, price_per_million: 1460.4, usd: 0.0014604 });
+    expect(formatPriceTable(cost)).toContain("router_fee (request)");
+  });
+
   test("a missing cache_read price makes the cost unknown, not free", () => {
     const { output } = priceRawUsage({
       ...resolved("openai-compatible/model-x"),

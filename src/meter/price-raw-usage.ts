@@ -42,7 +42,7 @@ export interface PriceOutput {
   unknown_reason?: string;
   tokens: UsageJson;
   /** One per category; a server-tool line counts calls (`unit: "calls"`, price per million calls). */
-  lines: Array<{ category: CostCategory; tool?: string; unit?: "calls"; tokens: number; price_per_million: number | null; usd: number | null }>;
+  lines: Array<{ category: CostCategory; tool?: string; unit?: "calls" | "request"; tokens: number; price_per_million: number | null; usd: number | null }>;
   /** The long-context tier applied, or null for base prices. */
   tier: { size: number; prompt_tokens: number } | null;
   /** The service tier priced, when the provider said one. */
@@ -116,7 +116,7 @@ export function toPriceOutput(cost: RequestCost): PriceOutput {
     cost_usd: cost.costUsd,
     cost_usd_exact: cost.costExact,
     tokens: usageJson(cost.usage),
-    lines: cost.lines.map((l) => ({ category: l.category, ...(l.tool ? { tool: l.tool, unit: "calls" as const } : {}), tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
+    lines: cost.lines.map((l) => ({ category: l.category, ...(l.tool ? { tool: l.tool } : {}), ...(l.unit ? { unit: l.unit } : {}), tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
     tier: cost.tier ? { size: cost.tier.size, prompt_tokens: cost.tier.promptTokens } : null,
     estimate: cost.estimates.length > 0,
     lower_bound: cost.lowerBound,
@@ -132,8 +132,8 @@ export function toPriceOutput(cost: RequestCost): PriceOutput {
 export function formatPriceTable(cost: RequestCost): string {
   const rows: string[][] = [["category", "tokens", "$/M", "USD"]];
   for (const l of cost.lines) {
-    const name = l.tool ? `${l.tool} (calls)` : l.category;
-    const price = l.pricePerMillion === null ? "?" : l.tool ? `${l.pricePerMillion / 1000}/1k` : String(l.pricePerMillion);
+    const name = l.tool ? `${l.tool} (calls)` : l.unit === "request" ? `${l.category} (request)` : l.category;
+    const price = l.pricePerMillion === null ? "?" : l.tool ? `${l.pricePerMillion / 1000}/1k` : l.unit === "request" ? `${l.usdExact}/req` : String(l.pricePerMillion);
     rows.push([name, String(l.tokens), price, l.usdExact ?? "?"]);
   }
   rows.push(["total", "", "", cost.costExact === null ? "unknown" : `${cost.costExact}${cost.lowerBound ? " (at least)" : cost.estimates.length > 0 ? " (estimate)" : ""}`]);

@@ -27,17 +27,18 @@ export type CostCategory =
   | "output_image"
   | "output_audio"
   | "reasoning"
-  | "server_tool";
+  | "server_tool"
+  | "router_fee";
 
 /** One category of a priced request. */
 export interface CostLine {
   category: CostCategory;
-  /** Tokens; for a `server_tool` line, calls. */
+  /** Tokens; for a `server_tool` line, calls; for a `router_fee` line, 1 (the request). */
   tokens: number;
   /** The server tool of a `server_tool` line. */
   tool?: ServerTool;
-  /** Set to "calls" on a `server_tool` line (its price is USD per million calls). */
-  unit?: "calls";
+  /** "calls" on a `server_tool` line (its price is USD per million calls); "request" on a `router_fee` line (USD per million requests). */
+  unit?: "calls" | "request";
   /** USD per million tokens applied (tiers included); null when the catalog lacks it. */
   pricePerMillion: number | null;
   /** tokens × price, USD; null when the price is missing and tokens > 0. */
@@ -128,6 +129,8 @@ export interface PriceExtras {
   cacheMode?: "explicit" | "implicit" | undefined;
   /** True when the counts are what a cut stream reported before it ended: the cost is a lower bound. */
   partial?: boolean;
+  /** A router's fee reported in USD (see {@link UsageReport.routerFeeUsd}), added as a `router_fee` line. */
+  routerFeeUsd?: number | undefined;
 }
 
 /** The extras of a usage report. */
@@ -138,6 +141,7 @@ export function extrasOf(report: UsageReport): PriceExtras {
     serverToolCalls: report.serverToolCalls,
     modalities: report.modalities,
     cacheMode: report.cacheMode,
+    routerFeeUsd: report.routerFeeUsd,
   };
 }
 
@@ -157,7 +161,9 @@ export function extrasOf(report: UsageReport): PriceExtras {
  *   at standard rates and flagged;
  * - server-tool calls cost `server_tools[tool]` USD per 1,000 calls; a call
  *   without a fee price is left out and flagged (a lower bound);
- * - the cache-read price follows the cache mode where it depends on it.
+ * - the cache-read price follows the cache mode where it depends on it;
+ * - a router's fee the usage reports in USD (OpenRouter BYOK) is a
+ *   `router_fee` line on top of the tokens.
  * Anything not priced exactly lands in `estimates`, never silently.
  */
 export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: string, extras: PriceExtras = {}): RequestCost {
@@ -244,6 +250,13 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     const amount = costOf(calls, price);
     total += amount;
     lines.push({ ...lineOf("server_tool", calls, price, amount), tool, unit: "calls" });
+  }
+  if (extras.routerFeeUsd) {
+    // The fee's decimal form read exactly (as a price per million), then one request of it.
+    const price = priceFromNumber(extras.routerFeeUsd) * 1_000_000n;
+    const amount = costOf(1, price);
+    total += amount;
+    lines.push({ ...lineOf("router_fee", 1, price, amount), unit: "request" });
   }
   if (extras.partial) notes.push("the stream was cut: the counts are what the provider reported before the cut, so the cost is a lower bound");
   const known = unknownReason === null;

@@ -8,10 +8,10 @@ import type { Config } from "../config.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { RequestFigures } from "../session/ledger-figures.ts";
 import type { LedgerRow } from "../session/types.ts";
-import { ChainMeter, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
+import { ChainMeter, OUTPUT_CATEGORIES, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
 import type { Catalog } from "./catalog.ts";
-import { formatUsd, toUsd, type Atto } from "./money.ts";
-import { priceUsage, resolvePrice } from "./pricing.ts";
+import { costOf, formatUsd, toUsd, type Atto } from "./money.ts";
+import { priceUsage, resolvePrice, type CostCategory, type PriceExtras, type RequestCost } from "./pricing.ts";
 import { plainRef, type CatalogRefOf } from "./stats.ts";
 
 /** One node (or a message grouping its blocks) of a request's cost tree. USD exact as a decimal string. */
@@ -42,16 +42,46 @@ export interface RequestCostView {
    */
   estimatedPrompt: number;
   tree: CostTreeNode[];
-  output: { messageId: string | null; tokens: number | undefined; usd: number | null; usdExact: string | null };
+  /** The output, and its parts by category (text, reasoning, image, audio) each at its own rate. */
+  output: { messageId: string | null; tokens: number | undefined; usd: number | null; usdExact: string | null; parts: OutputPart[] };
+  /** What the request cost beside its tokens at the node rates; tree + output + charges = the request's computed cost. */
+  charges: RequestCharge[];
 }
+
+/** One billed category of a request's output. */
+export interface OutputPart {
+  category: CostCategory;
+  tokens: number;
+  usd: number | null;
+  usdExact: string | null;
+}
+
+/**
+ * A charge of a request that is not a node's tokens: `fee` for per-call
+ * server-tool fees (id `web_search×3`) and a router's fee (`router_fee`);
+ * `modality` for input image/audio tokens above the input rate the nodes
+ * price them at (id `input_image×N`, the difference only).
+ */
+export interface RequestCharge {
+  kind: "fee" | "modality";
+  id: string;
+  /** Calls, requests or tokens, as the id says. */
+  count: number;
+  usd: number | null;
+  usdExact: string | null;
+}
+
+/** What a stored row's usage report said beside its counts (service tier, server-tool calls, modalities, fees), for pricing it again. */
+export type RowExtras = (row: LedgerRow) => PriceExtras;
 
 /**
  * Attributes every request of a session (rows in start order). Prices for
  * per-node USD come from `catalog` (with `overrides`), each row's model
- * looked up as `catalogRef` maps it (a provider's catalog id); without a
- * price, USD fields are null and tokens are still attributed.
+ * looked up as `catalogRef` maps it (a provider's catalog id), with what
+ * `extras` reads from its raw usage (its provider's usage mapping); without
+ * a price, USD fields are null and tokens are still attributed.
  */
-export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overrides: Config["prices"] = {}, catalogRef: CatalogRefOf = plainRef): RequestCostView[] {
+export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overrides: Config["prices"] = {}, catalogRef: CatalogRefOf = plainRef, extras: RowExtras = () => ({})): RequestCostView[] {
   const meter = new ChainMeter();
   return [...rows]
     .sort((a, b) => a.startedAt - b.startedAt)
@@ -59,7 +89,8 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
       const modelId = catalogRef(row.provider, row.model);
       const resolved = resolvePrice(catalog, modelId, overrides);
       const options: AttributeOptions = { messageId: row.messageId };
-      if (resolved) Object.assign(options, ratesOf(priceUsage(row.usage, resolved, modelId)));
+      const priced = resolved ? priceUsage(row.usage, resolved, modelId, extras(row)) : undefined;
+      if (priced) Object.assign(options, ratesOf(priced));
       const a = meter.attribute(row.chain, row.usage, options);
       const nodes = a.nodes();
       return {
@@ -73,9 +104,33 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
         estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
         tree: buildTree(nodes),
-        output: { messageId: a.output.messageId, tokens: a.output.tokens, usd: a.output.usd, usdExact: a.output.usdAtto === null ? null : formatUsd(a.output.usdAtto) },
+        output: {
+          messageId: a.output.messageId,
+          tokens: a.output.tokens,
+          usd: a.output.usd,
+          usdExact: a.output.usdAtto === null ? null : formatUsd(a.output.usdAtto),
+          parts: (priced?.lines ?? []).filter((l) => OUTPUT_CATEGORIES.has(l.category) && l.tokens > 0).map((l) => ({ category: l.category, tokens: l.tokens, usd: l.usd, usdExact: l.usdExact })),
+        },
+        charges: priced ? chargesOf(priced) : [],
       };
     });
+}
+
+function chargesOf(cost: RequestCost): RequestCharge[] {
+  const inputRate = cost.lines.find((l) => l.category === "input")?.pricePico ?? null;
+  const charges: RequestCharge[] = [];
+  const charge = (kind: RequestCharge["kind"], id: string, count: number, atto: Atto | null): void => {
+    charges.push({ kind, id, count, usd: atto === null ? null : toUsd(atto), usdExact: atto === null ? null : formatUsd(atto) });
+  };
+  for (const l of cost.lines) {
+    if (l.category === "server_tool") charge("fee", `${l.tool}×${l.tokens}`, l.tokens, l.usdAtto);
+    else if (l.category === "router_fee") charge("fee", "router_fee", l.tokens, l.usdAtto);
+    else if ((l.category === "input_image" || l.category === "input_audio") && l.pricePico !== inputRate) {
+      // The nodes hold these tokens at the input rate; the difference to their own rate is charged here.
+      charge("modality", `${l.category}×${l.tokens}`, l.tokens, l.usdAtto === null || inputRate === null ? null : l.usdAtto - costOf(l.tokens, inputRate));
+    }
+  }
+  return charges;
 }
 
 function buildTree(nodes: readonly NodeCost[]): CostTreeNode[] {
@@ -176,6 +231,11 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
     };
     walk(v.tree, 1);
     lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}`);
+    // Parts shown only when the output is priced at more than one rate.
+    if (v.output.parts.length > 1) {
+      for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${p.usdExact === null ? "?" : `$${p.usdExact}`})`);
+    }
+    for (const c of v.charges) lines.push(`  ${c.kind.padEnd(11)} ${c.id.padEnd(24)} ${String(c.count).padStart(8)}  ${"".padEnd(8)}  ${c.usdExact === null ? "?" : `$${c.usdExact}`}`);
   }
   return lines.length > 0 ? `${lines.join("\n")}\n` : "";
 }

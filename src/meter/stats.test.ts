@@ -117,6 +117,7 @@ describe("session cost tree", () => {
     // 3000 read at 0.3 + 2000 written at 3.75 = 0.0009 + 0.0075; output 100 at 15 = 0.0015.
     const promptUsd = second.tree.reduce((s, n) => s + Number(n.usdExact), 0);
     expect(promptUsd).toBeCloseTo(0.0084, 12);
-    expect(second.output).toEqual({ messageId: "m4", tokens: 100, usd: 0.0015, usdExact: "0.0015" });
+    expect(second.output).toEqual({ messageId: "m4", tokens: 100, usd: 0.0015, usdExact: "0.0015", parts: [{ category: "output", tokens: 100, usd: 0.0015, usdExact: "0.0015" }] });
+    expect(second.charges).toEqual([]);
   });
 });

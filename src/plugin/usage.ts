@@ -37,6 +37,15 @@ export interface UsageReport {
   /** Cost the provider reported itself, in USD (OpenRouter `usage.cost`), kept beside the computed one. */
   providerCostUsd?: number;
   /**
+   * A router's own fee, USD, on a request whose tokens are billed to the
+   * user's own provider key: OpenRouter BYOK, where `usage.cost` is only
+   * OpenRouter's fee and `cost_details.upstream_inference_cost` is what the
+   * upstream bills the key. The computed cost prices the tokens and adds this
+   * fee as a `router_fee` line, so it is what the user pays in all.
+   * @see https://openrouter.ai/docs/use-cases/usage-accounting (cost: charged to your account; upstream_inference_cost: charged by the upstream provider)
+   */
+  routerFeeUsd?: number;
+  /**
    * Why some count is an estimate, e.g. "cache write TTL split missing:
    * priced as 5m". Empty or absent when everything was reported.
    */

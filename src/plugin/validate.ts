@@ -151,6 +151,7 @@ export const UsageReportShape = v.looseObject({
   usage: v.looseObject({}),
   raw: v.unknown(),
   providerCostUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
+  routerFeeUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
   estimates: v.optional(v.array(v.string())),
   serviceTier: v.optional(v.string()),
   serverToolCalls: v.optional(v.record(v.picklist(["web_search", "web_fetch", "code_execution", "grounding"]), Count)),

@@ -11,6 +11,8 @@ import type { ProviderSpec } from "../plugin/provider.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import type { SchemaTarget } from "../schema/contract.ts";
+import { extrasOf, type PriceExtras } from "../meter/pricing.ts";
+import type { LedgerRow } from "../session/types.ts";
 import { parseModelRef } from "./resolve-provider.ts";
 
 /** A model reference resolved as `run -m` resolves it. */
@@ -68,6 +70,26 @@ export function catalogRefOf(spec: ProviderSpec, model: string): string {
  */
 export function catalogRefFor(host: PluginHost): (provider: string, model: string) => string {
   return (provider, model) => (host.providers.has(provider) ? catalogRefOf(host.provider(provider), model) : `${provider}/${model}`);
+}
+
+/**
+ * What a stored row's raw usage says beside its counts (server-tool calls,
+ * modalities, a router's fee; the served tier, else the row's own; the
+ * cut-stream flag), read by its provider's
+ * own mapping; nothing for a provider no plugin registers any more. One
+ * offline adapter per provider/model.
+ */
+export function rowExtrasFor(host: PluginHost): (row: LedgerRow) => PriceExtras {
+  const readers = new Map<string, ResolvedModel["usage"]>();
+  return (row) => {
+    const partial = row.usageLowerBound === true;
+    if (!host.providers.has(row.provider) || row.rawUsage === null || row.rawUsage === undefined) return { partial };
+    const key = `${row.provider}/${row.model}`;
+    let read = readers.get(key);
+    if (!read) readers.set(key, (read = resolveModel(host, key).usage));
+    const extras = extrasOf(read(row.rawUsage).report);
+    return { ...extras, serviceTier: extras.serviceTier ?? row.serviceTier, partial };
+  };
 }
 
 /**

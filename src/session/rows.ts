@@ -15,7 +15,7 @@ export const LEDGER_COLUMNS = [
   "prefix_version", "role", "provider", "model", "protocol", "started_at", "first_token_at", "finished_at", "latency_ms", "ttft_ms", "output_tps",
   "input", "cache_read", "cache_write_5m", "cache_write_1h", "output", "reasoning", "raw_usage", "cost_usd", "provider_cost_usd",
   "provider_request_id", "affinity_key", "cache_mode", "cache_ttl", "expected_cache_read", "status", "error", "message_id", "cacheable_max", "finish_reason",
-  "attempt", "usage_lower_bound", "request_form",
+  "attempt", "usage_lower_bound", "request_form", "service_tier",
   ...FIGURE_COLUMNS,
 ] as const;
 
@@ -28,7 +28,7 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
     row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
     row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
-    row.attempt ?? 1, row.usageLowerBound ? 1 : 0, row.requestForm ?? null,
+    row.attempt ?? 1, row.usageLowerBound ? 1 : 0, row.requestForm ?? null, row.serviceTier ?? null,
     ...figureValues(row),
   ];
 }
@@ -115,6 +115,7 @@ export interface RequestRow {
   attempt: number;
   usage_lower_bound: number;
   request_form: string | null;
+  service_tier?: string | null;
   no_cache_pico?: number | null;
   cost_estimate?: string | null;
   figured?: number;
@@ -186,6 +187,7 @@ export function toLedgerRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
     ...(row.attempt !== 1 ? { attempt: row.attempt } : {}),
     ...(row.usage_lower_bound === 1 ? { usageLowerBound: true } : {}),
     ...(row.request_form !== null && row.request_form !== undefined ? { requestForm: row.request_form as RequestForm } : {}),
+    ...(typeof row.service_tier === "string" ? { serviceTier: row.service_tier } : {}),
   };
 }
 

@@ -179,4 +179,7 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE requests ADD COLUMN request_form TEXT;`,
   // A turn settles its session's in-flight rows first: without this index that is a scan of every row of the session.
   `CREATE INDEX requests_in_flight ON requests(session_id) WHERE status = 'in_flight';`,
+  // The service tier the provider said it served outside the raw usage (OpenAI's response-level service_tier), which
+  // prices the request: `cachet cost --tree` prices its nodes with it. NULL: none said, or recorded before this column.
+  `ALTER TABLE requests ADD COLUMN service_tier TEXT;`,
 ];

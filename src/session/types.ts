@@ -159,6 +159,12 @@ export interface LedgerRow {
    * Absent for requests recorded before cachet recorded the form.
    */
   requestForm?: RequestForm;
+  /**
+   * The service tier the provider said it served, as it wrote it, when it said
+   * one outside the raw usage (OpenAI's response-level `service_tier`): it
+   * decides the price, so `cachet cost --tree` prices the nodes with it.
+   */
+  serviceTier?: string;
 }
 
 /** See {@link LedgerRow.requestForm}. */

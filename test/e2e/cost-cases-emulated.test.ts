@@ -65,6 +65,35 @@ async function costTextOf(home: string, id: string): Promise<number> {
 }
 
 /**
+ * `cachet cost --tree` (`--json` and text) of a home: for every request, the
+ * nodes, the output and the charges (fees, modality differences) sum to the
+ * request's cost to 1e-9. Returns the --json views.
+ */
+async function treeSumsToCost(home: string): Promise<Raw[]> {
+  const json = await cachet(["cost", "--tree", "--json"], { home });
+  expect(json.code).toBe(0);
+  const views = JSON.parse(json.stdout).requests as Raw[];
+  expect(views.length).toBeGreaterThan(0);
+  for (const v of views) {
+    const sum = [...v.tree, v.output, ...v.charges].reduce((s: number, n: Raw) => s + Number(n.usdExact), 0);
+    expect(Math.abs(sum - v.costUsd)).toBeLessThan(1e-9);
+  }
+  const text = await cachet(["cost", "--tree"], { home });
+  expect(text.code).toBe(0);
+  const lines = text.stdout.split("\n");
+  for (const v of views) {
+    // A request's own lines: from its header to the next request's header; the nodes, output and charges are indented by two.
+    const start = lines.findIndex((l) => l.startsWith(v.requestId));
+    const end = lines.findIndex((l, i) => i > start && !l.startsWith(" "));
+    const dollars = lines.slice(start + 1, end).filter((l) => /^  \S/.test(l) && !l.startsWith("  nodes:")).map((l) => Number(/\$([0-9.]+)$/.exec(l)![1]));
+    const header = Number(/\$([0-9.]+)/.exec(lines[start]!)![1]);
+    expect(Math.abs(dollars.reduce((s, d) => s + d, 0) - header)).toBeLessThan(1e-9);
+    expect(Math.abs(header - v.costUsd)).toBeLessThan(1e-9);
+  }
+  return views;
+}
+
+/**
  * The run's first request is priced `expected` everywhere: the run's cost
  * event, its ledger row (which keeps the raw usage the run received),
  * `cachet price` on that usage or response (`priced`; text and `--json`) and
@@ -87,6 +116,8 @@ async function samePriceEverywhere(run: EmulatedRun, model: string, priced: unkn
   const costJson = await cachet(["cost", "--json"], { home });
   expect(Math.abs(JSON.parse(costJson.stdout).requests[0].costUsd - expected)).toBeLessThan(1e-9);
   expect(Math.abs((await costTextOf(home, row.id)) - expected)).toBeLessThan(1e-9);
+  const [view] = await treeSumsToCost(home);
+  expect(Math.abs(view!.costUsd - expected)).toBeLessThan(1e-9);
   return row;
 }
 
@@ -105,6 +136,8 @@ describe("cost cases through emulated runs", () => {
     expect(blocks[7]!.content.error_code).toBe("max_uses_exceeded");
     const expected = (raw.input_tokens * 3 + raw.output_tokens * 15 + 3 * 10_000) / 1e6;
     await samePriceEverywhere(run, "anthropic/claude-sonnet-4-6", raw, expected);
+    const [searchView] = await treeSumsToCost(run.home);
+    expect(searchView!.charges).toEqual([{ kind: "fee", id: "web_search×3", count: 3, usd: 0.03, usdExact: "0.03" }]);
     // The stored answer keeps the server tool blocks; the next turn sends them back and the emulator,
     // which refuses a server_tool_use without its result, accepts the request.
     const stored = (await cachet(["export"], { home: run.home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
@@ -157,6 +190,20 @@ describe("cost cases through emulated runs", () => {
     expect(fee.raw.is_byok).toBe(true);
     expect(fee.raw.cost).toBeGreaterThan(0);
     expect(Math.abs((fee.cost.provider_cost_usd as number) - (fee.raw.cost + fee.raw.cost_details.upstream_inference_cost))).toBeLessThan(1e-12);
+    // What the user pays in all: the tokens (billed to their own key, at the case's prices) plus OpenRouter's fee.
+    // The run, the ledger, `price`, `cost` and `stats` say that total, and the tree shows the fee as its own line.
+    const tokens = (fee.raw.prompt_tokens * 3 + fee.raw.completion_tokens * 15) / 1e6;
+    expect(Math.abs(tokens - fee.raw.cost_details.upstream_inference_cost)).toBeLessThan(1e-12);
+    const feeRow = await samePriceEverywhere(fee, "openrouter/anthropic/claude-sonnet-4.5", fee.raw, tokens + fee.raw.cost);
+    expect(Math.abs(feeRow.costUsd - (fee.cost.provider_cost_usd as number))).toBeLessThan(1e-9);
+    const feePrice = JSON.parse((await cachet(["price", "-m", "openrouter/anthropic/claude-sonnet-4.5", "--usage", join(fee.home, "usage.json"), "--json"], { home: fee.home })).stdout);
+    expect(feePrice.lines.find((l: Raw) => l.category === "router_fee")).toEqual({ category: "router_fee", unit: "request", tokens: 1, price_per_million: fee.raw.cost * 1e6, usd: fee.raw.cost });
+    const [feeView] = await treeSumsToCost(fee.home);
+    expect(feeView!.charges).toEqual([{ kind: "fee", id: "router_fee", count: 1, usd: fee.raw.cost, usdExact: String(fee.raw.cost) }]);
+    const stats = JSON.parse((await cachet(["stats", "--json"], { home: fee.home })).stdout);
+    expect(Math.abs(stats.total.costUsd - (fee.cost.provider_cost_usd as number))).toBeLessThan(1e-9);
+    const statsText = (await cachet(["stats"], { home: fee.home })).stdout;
+    expect(statsText).toContain(`$${feeRow.costUsd}`);
   }, 120_000);
 
   test("36: Gemini image output is priced per modality (image tokens at the image rate); the image is kept and sent back", async () => {
@@ -169,6 +216,8 @@ describe("cost cases through emulated runs", () => {
     expect(text + image).toBe(raw.candidatesTokenCount);
     const expected = (raw.promptTokenCount * 2 + text * 12 + image * 120) / 1e6;
     await samePriceEverywhere(run, "google/gemini-3-pro-image-preview", raw, expected);
+    const [imageView] = await treeSumsToCost(run.home);
+    expect(imageView!.output.parts.map((p: Raw) => [p.category, p.tokens, p.usd])).toEqual([["output", text, (text * 12) / 1e6], ["output_image", image, (image * 120) / 1e6]]);
     const [event] = ofType(list, "image");
     expect(event).toMatchObject({ media_type: "image/png" });
     const stored = (await cachet(["export"], { home: run.home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
@@ -245,6 +294,8 @@ describe("cost cases through emulated runs", () => {
     expect(cost.stdout.split("\n").find((l) => l.startsWith(request.id))).toContain(`~$${request.costUsd}`);
     const costJson = JSON.parse((await cachet(["cost", "--json"], { home })).stdout);
     expect(Math.abs(costJson.requests[1].costUsd - expected)).toBeLessThan(1e-9);
+    const tree = await treeSumsToCost(home);
+    expect(Math.abs(tree[1]!.costUsd - expected)).toBeLessThan(1e-9);
     writeFileSync(join(home, "usage.json"), JSON.stringify(raw));
     const price = JSON.parse((await cachet(["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(home, "usage.json"), "--partial", "--json"], { home })).stdout);
     expect(price).toMatchObject({ lower_bound: true, estimate: true });

@@ -164,6 +164,7 @@ function ledgerRow(p: RowParts): LedgerRow {
     messageId: content.length > 0 || answer.saved ? answer.id : null,
     finishReason: result.finish?.reason ?? null,
     requestForm: p.sent.form,
+    ...(p.report?.serviceTier !== undefined ? { serviceTier: p.report.serviceTier } : {}),
   };
 }
 
