@@ -15,6 +15,7 @@
  */
 import { checkpoint } from "./interrupt.ts";
 import type { Runtime } from "./runtime.ts";
+import type { JsonEvent, OutputSink } from "./output.ts";
 import { QUIET_SINK } from "./stages/auxiliary-call.ts";
 import { compactIfDue, compactNow, tooLong } from "./stages/compact.ts";
 import { assembleContext } from "./stages/context.ts";
@@ -41,7 +42,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
   const target = chooseSession(runtime, options);
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     // The stages see the generation settings as sent: the flags over the session's (sticky-generation.ts).
-    const turn: TurnOptions = { ...options, generation: input.generation.settings };
+    const turn: TurnOptions = { ...options, generation: input.generation.settings, ...(opened.created ? { sink: sessionLineOnceKept(options.sink) } : {}) };
     // Between the stages a signal stops the turn before anything is sent (src/run/interrupt.ts).
     await checkpoint(options.signal);
     const context = await assembleContext(runtime, turn, opened, input);
@@ -73,4 +74,32 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     const recorded = await recordCall(runtime, turn, input, opened, assembled, wire, sent);
     return finishTurn(runtime, turn, assembled, sent, recorded);
   });
+}
+
+/**
+ * A sink for a turn in a session created for it: the `session` line waits
+ * for the next line, which comes only once the prompt is stored (an answer,
+ * usage, or the turn's own error). A turn refused before that (too long for
+ * the window, over a budget) leaves no session, so it names none.
+ */
+function sessionLineOnceKept(sink: OutputSink): OutputSink {
+  let held: JsonEvent | undefined;
+  const flush = () => {
+    if (held) sink.event(held);
+    held = undefined;
+  };
+  return {
+    text(delta) {
+      flush();
+      sink.text(delta);
+    },
+    event(event) {
+      if (event.type === "session") held = event;
+      else {
+        flush();
+        sink.event(event);
+      }
+    },
+    end: () => sink.end(),
+  };
 }

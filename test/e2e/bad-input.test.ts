@@ -9,7 +9,7 @@ import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { buildPrefix } from "../../src/context/prefix.ts";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -154,6 +154,25 @@ test("a prompt over the model's window: one error line whose hint offers compact
   expect(lines[1]).toStartWith("  hint: compact the session (`cachet compact`");
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
   expect((await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n")).toHaveLength(1);
+});
+
+test("--json, a new session (or new NAME) refused before anything is stored (over the window, over --max-cost): only the error line, no session line for a session that never exists", async () => {
+  const own = freshHome();
+  const long = await cachet(["--emulate", "--json", "-m", "openai/gpt-3.5-turbo", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
+  expect(long.code).toBe(3);
+  expect(events(long.stdout).map((e) => [e.type, e.code])).toEqual([["error", "CONTEXT_TOO_LONG"]]);
+  const costly = await cachet(["--emulate", "--json", "--max-cost", "0.000001", "hello"], { home: own });
+  expect(costly.code).toBe(6);
+  expect(events(costly.stdout).map((e) => [e.type, e.code])).toEqual([["error", "BUDGET_EXCEEDED"]]);
+  const named = await cachet(["--emulate", "--json", "--session", "new-name", "-m", "openai/gpt-3.5-turbo", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
+  expect(named.code).toBe(3);
+  expect(events(named.stdout).map((e) => [e.type, e.code])).toEqual([["error", "CONTEXT_TOO_LONG"]]);
+  expect((await cachet(["sessions"], { home: own })).stdout).toStartWith("no sessions");
+  const ok = await cachet(["--emulate", "--json", "hello"], { home: own });
+  expect(ok.code).toBe(0);
+  const lines = events(ok.stdout);
+  expect(lines[0]).toMatchObject({ type: "session", name: null, model: "anthropic/claude-sonnet-4-6", prefix_version: 1 });
+  expect(lines.at(-1)).toMatchObject({ type: "done", session: lines[0]!.id });
 });
 
 test("--session given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line; a name of accents and emoji is fine", async () => {

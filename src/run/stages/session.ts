@@ -21,6 +21,8 @@ export interface OpenedSession {
   exactFork?: boolean;
   /** The parent's last ledger row: the cache a fork's first request inherits. */
   parentLast?: LedgerRow | null;
+  /** Created for this turn: removed again if the turn fails before storing anything in it. */
+  created?: boolean;
 }
 
 /**
@@ -149,12 +151,12 @@ async function leased<T>(
       const opened = { loaded: store.loadSession(child.id), forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
       return await body(opened, input).finally(releaseChild);
     }
-    if (loaded) return await (created ? removedIfEmpty(store, loaded.session.id, body({ loaded }, input)) : body({ loaded }, input));
+    if (loaded) return await (created ? removedIfEmpty(store, loaded.session.id, body({ loaded, created }, input)) : body({ loaded }, input));
     const fresh = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : undefined });
     const releaseNew = await store.acquireTurn(fresh.id, keeper);
     try {
       store.setPrefix(fresh.id, input.prefix, null);
-      return await removedIfEmpty(store, fresh.id, body({ loaded: store.loadSession(fresh.id) }, input));
+      return await removedIfEmpty(store, fresh.id, body({ loaded: store.loadSession(fresh.id), created: true }, input));
     } finally {
       releaseNew();
     }
