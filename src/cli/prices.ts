@@ -2,7 +2,7 @@
  * `cachet prices update [--from URL|FILE] [--replace]`: merges a newer
  * api.json-shaped price catalog over the one in force (or, with
  * `--replace`, stores it whole), validated whole and applied atomically, and
- * lists the prices that changed. `cachet prices reset`: back to the
+ * lists the prices and limits that changed. `cachet prices reset`: back to the
  * catalog embedded in the binary.
  */
 import { defineCommand } from "citty";

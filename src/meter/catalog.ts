@@ -120,13 +120,16 @@ export function parseCatalog(text: string, origin: string): Catalog {
   return result.output;
 }
 
-/** One model whose price an update changed. */
+/** One model whose price or limits an update changed. */
 export interface PriceChange {
   /** `provider/model`. */
   model: string;
-  /** "added": the catalog in force did not list it; "changed": its cost table differs; "removed": only with `replace`. */
+  /** "added": the catalog in force did not list it; "changed": its cost table or limits differ; "removed": only with `replace`. */
   kind: "added" | "changed" | "removed";
-  /** The cost fields that differ, before → after (USD per million; `null` when absent). */
+  /**
+   * The fields that differ, before → after, `null` when absent: cost fields by their
+   * name (USD per million), limits as `limit.context`, `limit.input`, `limit.output` (tokens).
+   */
   fields: Record<string, { before: unknown; after: unknown }>;
 }
 
@@ -141,7 +144,7 @@ export interface CatalogUpdate {
   models: number;
   /** Models of the file read. */
   read: number;
-  /** Models whose price was added, changed or (replace) removed; unchanged ones are not listed. */
+  /** Models whose price or limits were added, changed or (replace) removed; unchanged ones are not listed. */
   changes: PriceChange[];
 }
 
@@ -198,7 +201,7 @@ export function resetCatalog(paths: StatePaths = statePaths()): boolean {
   return true;
 }
 
-/** Models whose cost table differs between two catalogs, sorted by id. */
+/** Models whose cost table or limits differ between two catalogs, sorted by id. */
 export function priceChanges(before: Catalog, after: Catalog): PriceChange[] {
   const changes: PriceChange[] = [];
   const ids = new Set([...modelIds(before), ...modelIds(after)]);
@@ -209,11 +212,14 @@ export function priceChanges(before: Catalog, after: Catalog): PriceChange[] {
       changes.push({ model: id, kind: "removed", fields: {} });
       continue;
     }
-    const a = (old?.cost ?? {}) as Record<string, unknown>;
-    const b = (now.cost ?? {}) as Record<string, unknown>;
     const fields: PriceChange["fields"] = {};
-    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) fields[key] = { before: a[key] ?? null, after: b[key] ?? null };
+    // A limit in force is what `cachet models` shows and what the window check refuses by: a change to it is a change.
+    for (const [prefix, a, b] of [["", old?.cost, now.cost], ["limit.", old?.limit, now.limit]] as const) {
+      const before = (a ?? {}) as Record<string, unknown>;
+      const after = (b ?? {}) as Record<string, unknown>;
+      for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+        if (JSON.stringify(before[key]) !== JSON.stringify(after[key])) fields[prefix + key] = { before: before[key] ?? null, after: after[key] ?? null };
+      }
     }
     if (!old) changes.push({ model: id, kind: "added", fields });
     else if (Object.keys(fields).length > 0) changes.push({ model: id, kind: "changed", fields });

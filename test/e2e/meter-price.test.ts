@@ -59,3 +59,23 @@ describe.skipIf(!built)("cachet price (compiled binary)", () => {
     expect(unknown.stdout).toBe("");
   });
 });
+
+describe.skipIf(!built)("cachet prices update (compiled binary)", () => {
+  test("a changed context limit is counted and named as a change, and `cachet models` shows it", () => {
+    const own = mkdtempSync(join(tmpdir(), "cachet-prices-e2e-"));
+    const inOwn = (args: string[]) => {
+      const r = Bun.spawnSync([BINARY, ...args], { env: { ...process.env, CACHET_HOME: own, NO_COLOR: "1" }, stdin: "ignore" });
+      return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+    };
+    const before = JSON.parse(inOwn(["models", "--provider", "anthropic", "--json"]).stdout.split("\n")[0]!);
+    expect(before).toMatchObject({ id: "anthropic/claude-2", input: 8, output: 24, context: 200000 });
+    const file = join(own, "limits.json");
+    // The same prices as in force, only the context limit raised.
+    writeFileSync(file, JSON.stringify({ anthropic: { models: { "claude-2": { cost: { input: 8, output: 24 }, limit: { context: 1_000_000 } } } } }));
+    const update = inOwn(["prices", "update", "--from", file]);
+    expect(update.code).toBe(0);
+    expect(update.stdout).toBe("~ anthropic/claude-2  limit.context 200000 → 1000000\n");
+    expect(update.stderr).toMatch(/^price catalog merged: 1 models read; 0 added, 1 changed; /);
+    expect(JSON.parse(inOwn(["models", "--provider", "anthropic", "--json"]).stdout.split("\n")[0]!)).toMatchObject({ id: "anthropic/claude-2", context: 1_000_000 });
+  });
+});
