@@ -8,7 +8,8 @@ import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome } from "./harness.ts";
+import { against, exportSession, startEmulatorProcess, variedText } from "./session-kit.ts";
 
 afterAll(cleanHomes);
 
@@ -185,3 +186,67 @@ test("moonshotai/kimi-k2.5 (output limit = window): a second turn with a large s
     db.close();
   }
 }, 120_000);
+
+/** Rows of the store's compaction tables: compactions, summaries, content-addressed summary texts. */
+function compactionRows(home: string): { compactions: number; summaries: number; texts: number } {
+  const db = new Database(join(home, "cachet.db"), { readonly: true });
+  try {
+    const count = (table: string) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    return { compactions: count("compactions"), summaries: count("summaries"), texts: count("summary_texts") };
+  } finally {
+    db.close();
+  }
+}
+
+test("SIGINT during a compaction's summary call: exit 130, nothing of the compaction stored (no fallback summary), the summary call's attempt in the ledger, and the message says that call was sent but not the turn's request", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 2000\n");
+  // User text stays whole in the extractive render (up to 4 KiB): three such turns render far above 800 tokens, so a summary call is made.
+  for (let i = 1; i <= 3; i++) {
+    const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), variedText(20, i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
+  }
+  const before = await exportSession(home);
+  // The interrupted turn goes to an emulator process that holds its first request (the summary call) unanswered.
+  const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });
+  try {
+    const target = against(emulator, "anthropic/claude-sonnet-4-6");
+    const proc = Bun.spawn([BINARY, ...target.args, "-c", "--json", "turn 4"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const stdout = new Response(proc.stdout).text();
+    const stderr = new Response(proc.stderr).text();
+    const deadline = Date.now() + 30_000;
+    while (!(await emulator.received()).some((r) => r.fault === "hold")) {
+      if (Date.now() > deadline || proc.exitCode !== null) throw new Error("the summary call never reached the emulator");
+      await Bun.sleep(5);
+    }
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    const err = await stderr;
+    expect(err).toContain("cachet: interrupted by SIGINT during the compaction's summary call: that call was sent (it is in the ledger); the compaction was not stored, the turn's request was not sent, and the prompt was not stored\n");
+    expect(err).not.toContain("extractive render is used");
+    expect(err).not.toContain("compacted");
+    expect(events(await stdout).filter((e) => e.type === "compaction")).toEqual([]);
+    // One request reached the provider: the summary call, a fork of the live request carrying the instruction.
+    const received = await emulator.received();
+    expect(received.length).toBe(1);
+    expect(JSON.stringify(received[0]!.body)).toContain("turn 4");
+  } finally {
+    emulator.stop();
+  }
+  expect(compactionRows(home)).toEqual({ compactions: 0, summaries: 0, texts: 0 });
+  const after = await exportSession(home);
+  expect(after.messages).toEqual(before.messages);
+  expect(after.requests.slice(0, 3)).toEqual(before.requests);
+  expect(after.requests.slice(3).map((r) => [r.role, r.status])).toEqual([["compaction", "error"]]);
+
+  // The next turn compacts as if nothing had happened.
+  const next = await cachet(["--emulate", "-c", "--json", "turn 4 again"], { home, timeoutMs: 60_000 });
+  expect(next.code).toBe(0);
+  expect(events(next.stdout).filter((e) => e.type === "compaction").map((e) => e.summary_source)).toEqual(["summary"]);
+  expect(compactionRows(home)).toMatchObject({ compactions: 1, summaries: 1 });
+}, 180_000);

@@ -15,6 +15,7 @@ import { planCut } from "../../compaction/plan.ts";
 import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summaryKey, SUMMARIZER_SYSTEM, SUMMARY_MAX_TOKENS, VERBATIM_RENDER_TOKENS } from "../../compaction/summary.ts";
 import { calibration, compactionLimits, nextRequestTokens, reservedOutput, type CompactionLimits } from "../../compaction/trigger.ts";
 import { verbose } from "../../log.ts";
+import { interruptedAt } from "../interrupt.ts";
 import type { CompactionRecord } from "../../session/compactions.ts";
 import { loadO200k } from "../../tokenizer/o200k.ts";
 import type { Runtime } from "../runtime.ts";
@@ -238,6 +239,7 @@ async function summaryCall(runtime: Runtime, options: TurnOptions, input: TurnIn
   // An auxiliary call spends like the main one: under a limit it is forecast and reserved too.
   const call = await auxiliaryCall(runtime, options, input, opened, assembled, fork, COMPACTION_ROLE, (refusal) => options.notice?.(`the summary call was not sent (${refusal.message}); the extractive render is used`));
   if (!call) return { text: undefined, made: undefined };
+  stopIfInterruptedDuring(options, "the compaction's summary call");
   const { failure, result } = call;
   if (failure !== undefined) options.notice?.(`the summary call failed (${(failure as Error).message ?? String(failure)}); the extractive render is used`);
   const text = failure === undefined ? acceptedSummary(result.content, result.finish?.reason) : undefined;
@@ -271,8 +273,20 @@ async function boundaryRequest(runtime: Runtime, options: TurnOptions, input: Tu
   };
   delete request.overlay;
   const call = await auxiliaryCall(runtime, options, input, opened, assembled, request, COMPACTION_ROLE, (refusal) => options.notice?.(`the compaction's boundary request was not sent (${refusal.message}): the next request reads less from the cache`));
+  if (call) stopIfInterruptedDuring(options, "the compaction's boundary request");
   if (call?.failure !== undefined) options.notice?.(`the compaction's boundary request failed (${(call.failure as Error).message ?? String(call.failure)}): the next request reads less from the cache`);
   return call;
+}
+
+/**
+ * A signal during one of the compaction's calls stops the turn there: that call was sent and is in the ledger,
+ * nothing of the compaction is stored (no fallback summary stands in for the interrupted call), the turn's
+ * request is not sent.
+ * @throws CachetError INTERRUPTED saying so
+ */
+function stopIfInterruptedDuring(options: TurnOptions, call: string): void {
+  if (!options.signal?.aborted) return;
+  throw interruptedAt(options.signal, `during ${call}: that call was sent (it is in the ledger); the compaction was not stored, the turn's request was not sent, and the prompt was not stored`);
 }
 
 /** The message after the boundary; its answer (one token) is not used. */
