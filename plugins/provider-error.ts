@@ -63,14 +63,19 @@ export function toProviderError(services: PluginServices, error: unknown, contex
   if (isAbort(error)) return error as Error;
   const record = (error ?? {}) as { status?: unknown; headers?: unknown; message?: unknown };
   const status = typeof record.status === "number" ? record.status : undefined;
-  const detail = redact(errorDetail(error), context.apiKey);
+  const text = redact(errorDetail(error), context.apiKey);
+  const body = googleErrorBody(text);
+  const detail = body ? `${body.status ? `${body.status}: ` : ""}${body.message}` : text;
   if (status !== undefined) {
     const headers = record.headers instanceof Headers ? record.headers : context.headers;
     const retryable = isRetryableStatus(status);
-    return new services.ProviderError("PROVIDER_HTTP", `${context.provider}: HTTP ${status}: ${detail}`, {
+    // An error object inside a 200 stream (Gemini's SDK gives it its `code` as status): named as a stream error, as Anthropic's error events are.
+    const inStream = body?.inStream === true;
+    const message = inStream ? `${context.provider}: error event in stream: ${body!.status ? `${body!.status} (${status})` : String(status)}: ${body!.message}` : `${context.provider}: HTTP ${status}: ${detail}`;
+    return new services.ProviderError(inStream ? "PROVIDER_STREAM" : "PROVIDER_HTTP", message, {
       status,
       retryable,
-      retryAfterMs: retryable ? (retryAfterMs(headers) ?? retryDelayInBody(detail)) : undefined,
+      retryAfterMs: retryable ? (retryAfterMs(headers) ?? retryDelayInBody(text)) : undefined,
       cause: error,
       hint: status === 401 || status === 403 ? "check the API key for this provider" : undefined,
     });
@@ -135,6 +140,26 @@ function errorDetail(error: unknown): string {
   // Bun's fetch appends advice about its own debug option, which a cachet user cannot pass.
   if (error instanceof Error && error.message) return error.message.split("\n")[0]!.replace(/\s*For more information, pass `?verbose: true`? in the second argument to fetch\(\)\.?$/, "");
   return String(error);
+}
+
+/**
+ * Gemini's SDK writes the provider's error body into its message as JSON:
+ * `{"error":{"code":429,"message":"…","status":"RESOURCE_EXHAUSTED"}}` for an
+ * HTTP error, `got status: UNAVAILABLE. {"error":{…}}` for an error object
+ * inside a 200 stream. Its `status` (a google.rpc code name) and `message`,
+ * or undefined for any other text.
+ * @see https://ai.google.dev/gemini-api/docs/troubleshooting
+ */
+function googleErrorBody(text: string): { status: string | undefined; message: string; inStream: boolean } | undefined {
+  const match = /^(got status: [^.]*\. )?(\{.*\})$/.exec(text);
+  if (!match) return undefined;
+  try {
+    const error = (JSON.parse(match[2]!) as { error?: { status?: unknown; message?: unknown } }).error;
+    if (typeof error?.message !== "string") return undefined;
+    return { status: typeof error.status === "string" && error.status !== "" ? error.status : undefined, message: error.message.split("\n")[0]!, inStream: match[1] !== undefined };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The provider's error type (`overloaded_error`, ...) of an error event, when it sent one. */

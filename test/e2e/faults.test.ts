@@ -194,6 +194,25 @@ describe("a failure after text reached stdout is not retried (CASES.md case 30)"
   });
 });
 
+describe("a provider's error is named by its own status and message, without SDK wrapping", () => {
+  test("Gemini: an error object after the stream started reads as Anthropic's error event does; an HTTP error names its status name", async () => {
+    const home = freshHome();
+    const cases = [
+      { model: "anthropic/claude-sonnet-4-6", fault: "error-after:1", line: "cachet: anthropic: error event in stream: overloaded_error: Overloaded", code: "PROVIDER_STREAM" },
+      { model: "google/gemini-2.5-flash", fault: "error-after:1", line: "cachet: google: error event in stream: UNAVAILABLE (503): Overloaded", code: "PROVIDER_STREAM" },
+      { model: "google/gemini-2.5-flash", fault: "429", line: "cachet: google: HTTP 429: RESOURCE_EXHAUSTED: Number of request tokens has exceeded your rate limit (emulated)", code: "PROVIDER_HTTP" },
+    ];
+    for (const c of cases) {
+      const r = await cachet(["--emulate", "--retries", "0", "-m", c.model, "hi"], { home, env: { CACHET_EMULATOR_FAULT: c.fault } });
+      expect(r.code).toBe(4);
+      expect(textLines(r.stderr)[0]).toBe(c.line);
+      const json = await cachet(["--emulate", "--json", "--retries", "0", "-m", c.model, "hi"], { home, env: { CACHET_EMULATOR_FAULT: c.fault } });
+      expect(json.code).toBe(4);
+      expect(events(json.stdout).filter((e) => e.type === "error").map((e) => [e.code, e.message])).toEqual([[c.code, c.line.slice("cachet: ".length)]]);
+    }
+  });
+});
+
 describe("the idle timer: only content resets it (Diagnostics are not liveness)", () => {
   for (const fault of ["stall", "chatter"]) {
     for (const model of PROTOCOLS) {
