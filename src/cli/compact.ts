@@ -22,7 +22,10 @@ export default defineCommand({
     const { warn } = await import("../log.ts");
     const runtime = await openRuntime({ emulate: a.emulate === true, storedSessionOnly: true }, (m) => void warn(m));
     try {
-      const { sessionId, compaction: done } = await compactSession(runtime, a.session, (m) => void warn(m));
+      // A running turn finishes first (the turn lease), as for `sessions rm`: said on stderr, never a silent wait.
+      const waiting = (id: string, holder: { pid: number; host: string }) =>
+        void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before compacting it\n`);
+      const { sessionId, compaction: done } = await compactSession(runtime, a.session, (m) => void warn(m), waiting);
       if (a.json) process.stdout.write(`${JSON.stringify(done ? { compacted: true, ...done } : { compacted: false, sessionId, why: NOTHING_TO_COMPACT })}\n`);
       else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
       else process.stdout.write(`nothing to compact: ${NOTHING_TO_COMPACT}\n`);

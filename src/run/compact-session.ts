@@ -14,11 +14,18 @@ import { stickyCache } from "./sticky-cache.ts";
 import type { TurnOptions } from "./turn-types.ts";
 
 /**
- * Compacts the named session (id or name), or the latest.
+ * Compacts the named session (id or name), or the latest. A turn running on
+ * it finishes first: the compaction takes the session's turn lease, and
+ * `onBusy` is called once before waiting for it.
  * @returns the session compacted, with its compaction, or none when it has nothing to summarize (it is its current turn alone)
- * @throws CachetError SESSION_NOT_FOUND; STORE; a summary call's provider errors are notices (the extractive render is used)
+ * @throws CachetError SESSION_NOT_FOUND; SESSION_CONFLICT when the running turn outlasts the wait (180 s); STORE; a summary call's provider errors are notices (the extractive render is used)
  */
-export async function compactSession(runtime: Runtime, ref: string | undefined, notice: (message: string) => void): Promise<{ sessionId: string; compaction?: CompactionRecord }> {
+export async function compactSession(
+  runtime: Runtime,
+  ref: string | undefined,
+  notice: (message: string) => void,
+  onBusy?: TurnOptions["onBusy"],
+): Promise<{ sessionId: string; compaction?: CompactionRecord }> {
   const options: TurnOptions = {
     // resolveInput needs something to send; the compaction sends nothing of it.
     prompt: "(compaction)",
@@ -30,6 +37,7 @@ export async function compactSession(runtime: Runtime, ref: string | undefined, 
     retries: 0,
     sink: QUIET_SINK,
     notice,
+    ...(onBusy ? { onBusy } : {}),
   };
   const target = chooseSession(runtime, options) ?? runtime.store.findSession(ref ?? "");
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {

@@ -62,6 +62,11 @@ export interface TurnOptions {
   signal?: AbortSignal;
   /** Called with one-line notices for stderr (prefix changes, retries). */
   notice?: (message: string) => void;
+  /**
+   * Called once when another process is running a turn of the session (its pid and host), before waiting for it
+   * (bounded like every turn lease wait, Store.acquireTurn); default: a verbose line.
+   */
+  onBusy?: (sessionId: string, holder: { pid: number; host: string }) => void;
 }
 
 /** What a turn produced. */

@@ -250,3 +250,55 @@ test("SIGINT during a compaction's summary call: exit 130, nothing of the compac
   expect(events(next.stdout).filter((e) => e.type === "compaction").map((e) => e.summary_source)).toEqual(["summary"]);
   expect(compactionRows(home)).toMatchObject({ compactions: 1, summaries: 1 });
 }, 180_000);
+
+test("cachet compact during a running turn waits for it (saying so on stderr), then compacts the session with that turn stored", async () => {
+  const home = freshHome();
+  for (let i = 1; i <= 2; i++) {
+    const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), variedText(20, i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
+  }
+  // The third turn goes to an emulator process that holds its request until released.
+  const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });
+  try {
+    writeFileSync(join(home, "config.toml"), `[providers.anthropic]\nbase_url = "${emulator.url}/anthropic"\n`);
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ANTHROPIC_API_KEY: "test-key" };
+    const turn = Bun.spawn([BINARY, "--no-compact", "-c", "--json", variedText(20, 3)], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const turnOut = new Response(turn.stdout).text();
+    const turnErr = new Response(turn.stderr).text();
+    const until = async (what: string, check: () => boolean | Promise<boolean>) => {
+      const deadline = Date.now() + 30_000;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+        await Bun.sleep(5);
+      }
+    };
+    await until("the emulator to hold the turn's request", async () => (await emulator.received()).some((r) => r.fault === "hold"));
+
+    const compact = Bun.spawn([BINARY, "compact", "--json"], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const compactOut = new Response(compact.stdout).text();
+    let compactErr = "";
+    const decoder = new TextDecoder();
+    const compactErrDone = (async () => {
+      for await (const chunk of compact.stderr) compactErr += decoder.decode(chunk, { stream: true });
+    })();
+    await until("compact to say it waits for the turn", () => compactErr.includes("is running a turn"));
+    expect(compact.exitCode).toBeNull();
+    expect(compactErr).toMatch(/^cachet: session s_\w+ is running a turn \(process \d+ on .+\): waiting for it to finish before compacting it\n/);
+
+    await fetch(`${emulator.url}/_emulator/release`, { method: "POST" });
+    expect({ code: await turn.exited, stderr: await turnErr }).toEqual({ code: 0, stderr: "" });
+    const answered = events(await turnOut).find((e) => e.type === "done")!;
+    expect(await compact.exited).toBe(0);
+    await compactErrDone;
+    const record = JSON.parse(await compactOut) as { compacted: boolean; createdAt: number };
+    expect(record.compacted).toBe(true);
+    const { lines, messages, requests } = await exportSession(home);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(requests.find((r) => r.id === answered.request_id)?.status).toBe("ok");
+    // Made once the turn's answer was stored, not under it.
+    const answerStored = lines.filter((l) => l.type === "message").at(-1)!.createdAt as number;
+    expect(record.createdAt).toBeGreaterThanOrEqual(answerStored);
+  } finally {
+    emulator.stop();
+  }
+}, 180_000);

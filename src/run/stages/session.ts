@@ -123,7 +123,8 @@ async function leased<T>(
     ? await store.acquireTurn(target.id, {
         ...keeper,
         ...(options.signal ? { signal: options.signal } : {}),
-        onBusy: (holder) => void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
+        onBusy: (holder) =>
+          options.onBusy ? options.onBusy(target.id, holder) : void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
       })
     : undefined;
   let held = lease !== undefined;
