@@ -107,8 +107,9 @@ function lateStdinCheck(stdin: RunCommandOptions["stdin"]): LateStdinCheck {
   return {
     settle: () =>
       (settled ??= stdin.timedOut
-        ? // One turn of the event loop first, so bytes already waiting in the pipe reach the pending read before it is cancelled.
-          new Promise<void>((resolve) => setImmediate(resolve)).then(() => stdin.settleLate())
+        ? // A non-blocking peek: one turn of the event loop through its I/O poll (a due timer makes the poll not wait),
+          // so bytes already waiting in the pipe reach the pending read before it is cancelled. setImmediate runs before that poll.
+          new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => stdin.settleLate())
         : Promise.resolve(false)),
   };
 }

@@ -189,6 +189,33 @@ describe("stdin", () => {
     expect(requests).toMatchObject([{ status: "ok" }]);
   });
 
+  test("data already waiting in the pipe when the turn ends (the thread busy until then): seen by the final peek, exit 5", async () => {
+    const home = freshHome();
+    const go = join(home, "go");
+    // A usage:record hook that holds the thread until `go`: the event loop gets no turn between the write and the turn's end.
+    const plugin = join(home, "busy-plugin.mjs");
+    writeFileSync(
+      plugin,
+      `import { existsSync, writeFileSync } from "node:fs";
+export default { name: "busy", api: 1, setup(api) {
+  api.hook("usage:record", () => {
+    writeFileSync(${JSON.stringify(join(home, "ready"))}, "");
+    while (!existsSync(${JSON.stringify(go)})) {}
+  });
+} };
+`,
+    );
+    const run = spawnCachet(home, ["--emulate", "what", "is", "this"], { CACHET_STDIN_WAIT_MS: "50", CACHET_PLUGINS: plugin });
+    await fileAppears(join(home, "ready"));
+    run.proc.stdin.write("LATEDATA\n");
+    await run.proc.stdin.flush();
+    writeFileSync(go, "");
+    expect(await run.proc.exited).toBe(5);
+    await run.stderrDone;
+    expect(run.stderr()).toContain("cachet: data arrived on stdin after cachet went on without it; it was NOT sent (the turn is stored without it)\n");
+    expect((await stored(home)).requests).toMatchObject([{ status: "ok" }]);
+  });
+
   for (const noStore of [false, true]) {
     test(`--json${noStore ? " --no-store" : ""} and data that comes after cachet went on: an error line STDIN_LATE before done, exit 5`, async () => {
       const home = freshHome();
