@@ -19,6 +19,7 @@ import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
 import { type ChainMemo, prefixChain } from "../wire/prefix-chain.ts";
 import { signalsDelivered } from "./interrupt.ts";
+import { type ResponsesSeen, watchResponses } from "./attempt-billing.ts";
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -38,7 +39,10 @@ export interface Runtime {
   host: PluginHost;
   store: Store;
   env: Record<string, string | undefined>;
+  /** The fetch provider adapters are given: the responses it receives are watched ({@link responsesSeen}). */
   fetch: typeof fetch;
+  /** The HTTP responses {@link fetch} has received so far (src/run/attempt-billing.ts: did an attempt get a response, with which status). */
+  responsesSeen(): ResponsesSeen;
   /** Root URL of the in-process emulator when emulating. */
   emulatorUrl: string | undefined;
   /** `--no-store`: the store is in memory and nothing is written to the state directory (budget counters aside). */
@@ -174,6 +178,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     if (chainsByLog.size > 16) chainsByLog.delete(chainsByLog.keys().next().value!);
     return memo;
   };
+  const responses = watchResponses(options.fetch ?? fetch);
   return {
     async modelLimits(catalogRef) {
       const { modelLimits } = await import("../meter/model-limits.ts");
@@ -184,7 +189,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     host,
     store,
     env,
-    fetch: options.fetch ?? fetch,
+    fetch: responses.fetch,
+    responsesSeen: responses.seen,
     emulatorUrl: emulator?.url,
     ephemeral,
     budget,

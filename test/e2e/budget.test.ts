@@ -108,6 +108,66 @@ describe("a call that could cross a limit is refused before anything is sent", (
   }, 60_000);
 });
 
+describe("a failed attempt the provider provably never billed costs $0 and holds nothing of the budget", () => {
+  async function standing(home: string, emulated: boolean): Promise<number> {
+    const r = await cachet(["stats", "--budget", "--json", ...(emulated ? ["--emulate"] : [])], { home });
+    expect(r.code).toBe(0);
+    return (JSON.parse(r.stdout) as { lines: { limit: string; spentUsd: number }[] }).lines.find((l) => l.limit === "daily")!.spentUsd;
+  }
+  async function requests(home: string): Promise<{ status: string; costUsd: number | null; usageLowerBound?: boolean }[]> {
+    const r = await cachet(["export"], { home });
+    return r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.type === "request").map((l) => l.request);
+  }
+
+  test("connection refused (no provider reached): exit 4, a $0 row, the day's spend $0, and the next run (forecast $0.96 of $1) is sent", async () => {
+    const home = freshHome();
+    configure(home, "daily_usd = 1");
+    const refused = await cachet(["-m", MODEL, "--base-url", "http://127.0.0.1:1", "--retries", "0", "hello"], { home, env: { ANTHROPIC_API_KEY: "x" } });
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toStartWith("cachet: anthropic: cannot connect to 127.0.0.1:1");
+    expect(await requests(home)).toMatchObject([{ status: "error", costUsd: 0 }]);
+    expect(await standing(home, false)).toBe(0);
+    const cost = await cachet(["cost"], { home });
+    expect(cost.stdout).not.toContain("unpriced");
+    const emulator = await startEmulatorProcess(freshHome());
+    try {
+      const target = against(emulator, MODEL);
+      const good = await cachet(["-m", MODEL, ...target.args, "-c", "hello"], { home, env: target.env });
+      expect(good.code).toBe(0);
+      expect(good.stderr).toBe("");
+    } finally {
+      emulator.stop();
+    }
+    const rows = await requests(home);
+    expect(rows.map((r) => r.status)).toEqual(["error", "ok"]);
+    expect(await standing(home, false)).toBe(rows[1]!.costUsd!);
+  }, 60_000);
+
+  test("a connection reset before any response byte: $0 rows, nothing held; a 200 stream cut (maybe billed) keeps its forecast", async () => {
+    const home = freshHome();
+    configure(home, "daily_usd = 1");
+    const reset = await cachet(["--emulate", "-m", MODEL, "--retries", "1", "hello"], { home, env: { CACHET_EMULATOR_FAULT: "reset" } });
+    expect(reset.code).toBe(4);
+    expect(await requests(home)).toMatchObject([{ status: "error", costUsd: 0 }, { status: "error", costUsd: 0 }]);
+    expect(await standing(home, true)).toBe(0);
+    const good = await cachet(["--emulate", "-c", "hello"], { home });
+    expect(good.code).toBe(0);
+    const spent = await standing(home, true);
+    expect(spent).toBe((await requests(home))[2]!.costUsd!);
+    // An answered request whose JSON body was cut may have been billed: its row has unknown cost and the budget keeps
+    // its worst-case forecast ($0.96 of the $1 day), so the next run is refused.
+    const cut = await cachet(["--emulate", "-c", "--no-stream", "--retries", "0", "hello"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
+    expect(cut.code).toBe(4);
+    expect((await requests(home))[3]).toMatchObject({ status: "error", costUsd: null });
+    // 64,000 output tokens at $15/M plus the prompt's few tokens.
+    const held = (await standing(home, true)) - spent;
+    expect(held).toBeGreaterThan(0.96);
+    expect(held).toBeLessThan(0.961);
+    const refused = await cachet(["--emulate", "-c", "hello"], { home });
+    expect(refused.code).toBe(6);
+  }, 60_000);
+});
+
 test("8 processes racing on one daily limit never overspend by more than one call's forecast error", async () => {
   const home = freshHome();
   // Each call sends a ~2,100-token system prompt uncached (--cache off: no process reads another's cache) and

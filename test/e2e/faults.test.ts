@@ -81,11 +81,17 @@ describe("a retryable failure before any output is retried, then succeeds", () =
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
       expect(messages[1]!.incomplete).toBeUndefined();
       expect(`${textOf(messages[1]!)}\n`).toBe(expected);
-      // Refused attempts are not billed: no row. An overload inside a 200 stream comes after message_start, whose
-      // input-side usage the provider reported: that attempt has its row, flagged as a lower bound (CASES.md case 44).
+      // Every attempt sent has its row. One refused with an HTTP status is not billed: exactly $0, usage unknown. An
+      // overload inside a 200 stream comes after message_start, whose input-side usage the provider reported: that
+      // attempt's row has it, flagged as a lower bound (CASES.md case 44).
       const billedFirst = c.fault === "error-before:1";
-      expect(requests).toHaveLength(billedFirst ? 2 : 1);
-      if (billedFirst) {
+      expect(requests).toHaveLength(2);
+      if (!billedFirst) {
+        expect(requests[0]).toMatchObject({ status: "error", costUsd: 0, messageId: null });
+        expect(requests[0]!.usageLowerBound).toBeUndefined();
+        expect(requests[0]!.usage.input).toBeUndefined();
+        expect(requests[0]!.error).toContain(`HTTP ${c.fault.split(":")[0]}`);
+      } else {
         expect(requests[0]).toMatchObject({ status: "error", usageLowerBound: true, messageId: null });
         expect(requests[0]!.attempt).toBeUndefined();
         expect(requests[0]!.error).toContain("overloaded_error");

@@ -120,10 +120,12 @@ describe("OpenAI Responses: incremental requests (previous_response_id)", () => 
         expect(next.body.previous_response_id).toBeDefined();
 
         const { requests, messages } = await exportSession(incremental.home);
-        expect(requests).toHaveLength(TURNS + 2);
-        expect(requests.slice(-2).map((r) => [r.status, r.requestForm, r.attempt ?? 1])).toEqual([
-          ["ok", "full", 2],
-          ["ok", "incremental", 1],
+        // The incremental attempt the provider refused (it forgot the response) has its row: not billed, $0.
+        expect(requests).toHaveLength(TURNS + 3);
+        expect(requests.slice(-3).map((r) => [r.status, r.requestForm, r.attempt ?? 1, r.costUsd === 0])).toEqual([
+          ["error", "incremental", 1, true],
+          ["ok", "full", 2, false],
+          ["ok", "incremental", 1, false],
         ]);
         expect(messages.filter((m) => m.role === "assistant")).toHaveLength(TURNS + 2);
       } finally {

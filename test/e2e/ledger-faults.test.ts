@@ -6,7 +6,7 @@
  * back: the next -c is well formed), and a process killed before the first
  * byte (its unanswered prompt is rolled back by the next turn).
  */
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
@@ -172,4 +172,76 @@ test("a request:before hook that adds a 5th cache marker after the strategies: e
   expect(r.stdout).toBe("");
   expect(r.stderr).toMatch(/^cachet: the anthropic request carries \d+ cache markers after the cache strategies and request:before hooks; at most 4 are allowed\n {2}hint: /);
   expect((await cachet(["sessions", "--json"], { home })).stdout).toBe("");
+});
+
+describe("every attempt sent has one ledger row: $0 when provably unbilled, else usage as far as known", () => {
+  const rowsOf = (requests: Raw[]) => requests.map((r) => [r.attempt ?? 1, r.status, r.costUsd, r.usageLowerBound ?? false]);
+
+  test("a reset on every attempt: one $0 row per attempt, none of unknown cost; reset:1 then success: a $0 row and the ok row", async () => {
+    const home = freshHome();
+    const failed = await cachet(["--emulate", "--retries", "2", "hello"], { home, env: { CACHET_EMULATOR_FAULT: "reset" } });
+    expect(failed.code).toBe(4);
+    expect(rowsOf((await exported(home)).requests)).toEqual([[1, "error", 0, false], [2, "error", 0, false], [3, "error", 0, false]]);
+    const cost = await cachet(["cost"], { home });
+    expect(cost.stdout).not.toContain("unpriced");
+    const other = freshHome();
+    const ok = await cachet(["--emulate", "hello"], { home: other, env: { CACHET_EMULATOR_FAULT: "reset:1" } });
+    expect(ok.code).toBe(0);
+    const { requests } = await exported(other);
+    expect(rowsOf(requests).slice(0, 1)).toEqual([[1, "error", 0, false]]);
+    expect(requests[1]).toMatchObject({ attempt: 2, status: "ok" });
+    expect(requests[1]!.costUsd).toBeGreaterThan(0);
+  });
+
+  test("SIGINT during the backoff after an HTTP 500: exit 130, every attempt a $0 row (none 'cost unknown')", async () => {
+    const home = freshHome();
+    const proc = Bun.spawn([BINARY, "--emulate", "--retries", "5", "hello"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_EMULATOR_FAULT: "500" },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    let stderr = "";
+    const decoder = new TextDecoder();
+    // The second notice starts a 1 s wait: the signal comes inside it.
+    for await (const chunk of proc.stderr) {
+      stderr += decoder.decode(chunk, { stream: true });
+      if ((stderr.match(/retrying in/g) ?? []).length === 2) break;
+    }
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(130);
+    const { requests } = await exported(home);
+    expect(rowsOf(requests)).toEqual([[1, "error", 0, false], [2, "error", 0, false]]);
+    expect(requests[1]!.error).toContain("interrupted by SIGINT while waiting to retry");
+    expect((await cachet(["cost"], { home })).stdout).not.toContain("unpriced");
+  });
+
+  test("a JSON body cut after HTTP 200 (--no-stream): every attempt has a row, usage and cost unknown (maybe billed)", async () => {
+    const home = freshHome();
+    expect((await cachet(["--emulate", "-m", "openai/gpt-5", "first"], { home })).code).toBe(0);
+    const r = await cachet(["--emulate", "-c", "--no-stream", "x"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
+    expect(r.code).toBe(4);
+    const attempts = (r.stderr.match(/retrying in/g) ?? []).length + 1;
+    expect(attempts).toBe(3);
+    const { requests } = await exported(home);
+    expect(rowsOf(requests.slice(1))).toEqual([[1, "error", null, false], [2, "error", null, false], [3, "error", null, false]]);
+    for (const row of requests.slice(1)) expect(row.usage.input).toBeUndefined();
+  });
+
+  for (const model of ["anthropic/claude-sonnet-4-6", "openai/gpt-5", "openai-responses/gpt-5", "google/gemini-2.5-flash", "xai/grok-4", "openrouter/openai/gpt-5"]) {
+    test(`an error event inside a 200 stream before any content (${model}): the failed attempt has its row, not $0`, async () => {
+      const home = freshHome();
+      const r = await cachet(["--emulate", "-m", model, "x"], { home, env: { CACHET_EMULATOR_FAULT: "error-before:1" } });
+      expect(r.code).toBe(0);
+      const { requests } = await exported(home);
+      expect(requests.map((row) => [row.attempt ?? 1, row.status])).toEqual([[1, "error"], [2, "ok"]]);
+      // Anthropic reported the input side at message_start: a priced lower bound; the others reported nothing yet.
+      if (model.startsWith("anthropic/")) {
+        expect(requests[0]).toMatchObject({ usageLowerBound: true });
+        expect(requests[0]!.costUsd).toBeGreaterThan(0);
+      } else {
+        expect(requests[0]!.costUsd).toBeNull();
+      }
+    });
+  }
 });

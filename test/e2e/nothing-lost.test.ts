@@ -406,11 +406,11 @@ describe("signals end any run within 1 s", () => {
       ]);
       expect(await emulator.bodies()).toHaveLength(3);
       const { messages, requests } = await stored(home);
-      // No answer at all: the prompt is rolled back out of the log; the ledger row stays.
+      // No answer at all: the prompt is rolled back out of the log; each attempt sent keeps its row, refused with
+      // HTTP 503 and so not billed: $0 each.
       expect(messages.map((m) => m.role)).toEqual([]);
-      expect(requests).toHaveLength(1);
-      expect(requests[0]).toMatchObject({ status: "error", messageId: null });
-      expect(requests[0]!.error).toContain("interrupted");
+      expect(requests.map((r) => [r.status, r.costUsd, r.messageId])).toEqual([["error", 0, null], ["error", 0, null], ["error", 0, null]]);
+      expect(requests[2]!.error).toContain("interrupted");
     } finally {
       emulator.stop();
     }

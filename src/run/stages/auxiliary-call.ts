@@ -8,6 +8,7 @@ import { catalogRefOf } from "../model-resolution.ts";
 import { newId } from "../../context/ids.ts";
 import { isCachetError } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
+import { responseSince, unbilledFailure } from "../attempt-billing.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
 import { checkpoint } from "../interrupt.ts";
 import type { OutputSink } from "../output.ts";
@@ -76,16 +77,19 @@ export async function auxiliaryCall(
   const abort = new AbortController();
   const onAbort = () => abort.abort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  const responsesBefore = runtime.responsesSeen();
+  let unbilled = false;
   try {
     result = await consume(input.resolved.adapter.send(wire, { signal: abort.signal }), { idleMs: options.idleMs, stream: request.generation.stream, abort });
   } catch (error) {
     const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
     result = f.partial;
     failure = f.error;
+    unbilled = unbilledFailure(f.error, f.partial, responseSince(responsesBefore, runtime.responsesSeen()), options.signal?.aborted === true);
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
   }
-  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, billedRetries: [], form: "full" as const, inFlight: [flight.id] };
+  const sent = { result, failure, answer: new PartialAnswer(runtime.store, assembled.sessionId, newId("m")), chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts: 1, earlier: [], unbilled, form: "full" as const, inFlight: [flight.id] };
   const recorded = await recordCall(runtime, { ...options, role, sink: QUIET_SINK }, input, opened, { ...assembled, context: request }, wire, sent);
   return { result, failure, requestId: recorded.row.id, costUsd: recorded.row.costUsd };
 }

@@ -26,12 +26,12 @@ export interface BudgetGate {
   /** The current attempt's reservation; undefined when the run has no limit. */
   readonly reservation: Reservation | undefined;
   /**
-   * Settles the failed attempt before a retry — at $0 for a refusal with an
-   * HTTP status (not billed), at its forecast otherwise (a stream cut before
-   * content may be billed) — and reserves the next attempt.
+   * Settles the failed attempt before a retry — at $0 when it was provably
+   * not billed (src/run/attempt-billing.ts), at its forecast otherwise (an
+   * answered stream cut before content may be billed) — and reserves the next attempt.
    * @throws CachetError BUDGET_EXCEEDED when the next attempt could cross a limit (nothing more is sent)
    */
-  retry(refusedWithStatus: boolean): Promise<void>;
+  retry(unbilled: boolean): Promise<void>;
 }
 
 /**
@@ -47,8 +47,8 @@ export async function reserveCall(runtime: Runtime, sessionId: string, call: Bud
     get reservation() {
       return reservation;
     },
-    async retry(refusedWithStatus) {
-      reservation?.settle(refusedWithStatus ? 0 : null);
+    async retry(unbilled) {
+      reservation?.settle(unbilled ? 0 : null);
       reservation = undefined;
       reservation = await admit();
     },

@@ -15,7 +15,7 @@ import type { Priced, Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
-import { refusedWrite, type BilledAttempt, type SendOutcome } from "./send.ts";
+import { refusedWrite, type FailedAttempt, type SendOutcome } from "./send.ts";
 import type { PartialAnswer } from "./partial-answer.ts";
 import type { OpenedSession } from "./session.ts";
 
@@ -52,7 +52,7 @@ export async function recordCall(
   const mapped = rawUsage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
   const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
-  const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(failure, result.content.length > 0);
+  const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(sent.unbilled, failure);
   sent.reservation?.settle(priced.costUsd);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
   const chain = await sent.chain;
@@ -69,10 +69,10 @@ export async function recordCall(
     passes[0]!.cacheableMax = row.cacheableMax;
     row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules).tokens;
   }
-  const rows = [...(await Promise.all(sent.billedRetries.map((billed) => retryRow(runtime, input, row, sent.catalogRef, billed, sent.inFlight[billed.attempt - 1])))), ...passes, row];
+  const rows = [...(await Promise.all(sent.earlier.map((failed) => retryRow(runtime, input, row, sent.catalogRef, failed, sent.inFlight[failed.attempt - 1])))), ...passes, row];
   try {
     // One transaction: the turn's attempts are in the ledger together, or none is (its in-flight rows then stay).
-    // An attempt refused before any usage (not billed) loses its in-flight row with no final one.
+    // Every attempt sent has its final row: $0 for an unbilled failure, usage as far as known for the others.
     store.transaction(() => {
       store.discardRequests(sessionId, sent.inFlight);
       for (const r of rows) store.recordRequest(r);
@@ -174,41 +174,49 @@ function servedReport(report: UsageReport, serviceTier: string | undefined): Usa
 }
 
 /**
- * The cost of a request that reported no usage: a refusal with an HTTP
- * status and no output is not billed (exactly $0); anything else is unknown.
+ * The cost of an attempt that reported no usage: one that failed provably
+ * unbilled (src/run/attempt-billing.ts) costs exactly $0; anything else is unknown.
  */
-function unreportedCost(failure: unknown, produced: boolean): Priced {
-  if (failure instanceof ProviderError && failure.status !== undefined && !produced) return { costUsd: 0, noCacheCostUsd: 0, reason: `refused with HTTP ${failure.status} before any output: not billed` };
-  return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
+function unreportedCost(unbilled: boolean, failure: unknown): Priced {
+  if (!unbilled) return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
+  const why = failure instanceof ProviderError && failure.status !== undefined ? `refused with HTTP ${failure.status}` : "refused with an HTTP error or no response came";
+  return { costUsd: 0, noCacheCostUsd: 0, reason: `${why} before any output: not billed` };
 }
 
-/** The ledger row of a retried attempt (under its in-flight row's id): the final row's request, with that attempt's own times, usage (a lower bound) and error. */
-async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, billed: BilledAttempt, inFlightId: string | undefined): Promise<LedgerRow> {
-  const mapped = input.resolved.adapter.usageOrUnknown(billed.usage.rawUsage);
-  const priced = await runtime.price(catalogRef, mapped.report, { partial: true });
+/**
+ * The ledger row of a failed attempt before the last (under its in-flight row's id): the final row's request, with
+ * that attempt's own times and error; an unbilled one costs exactly $0, another has its usage as far as the provider
+ * reported it, flagged as a lower bound (cost unknown without any).
+ */
+async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, failed: FailedAttempt, inFlightId: string | undefined): Promise<LedgerRow> {
+  const report = failed.usage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(failed.usage.rawUsage).report;
+  const priced: Priced = report ? await runtime.price(catalogRef, report, { partial: true }) : unreportedCost(failed.unbilled, failed.error);
+  const { usageLowerBound: _, ...request } = final;
+  const unknown = undefined;
   return {
-    ...final,
+    ...request,
     id: inFlightId ?? newId("r"),
-    attempt: billed.attempt,
-    usageLowerBound: true,
-    startedAt: billed.startedAt,
+    attempt: failed.attempt,
+    ...(failed.usage !== undefined ? { usageLowerBound: true } : {}),
+    startedAt: failed.startedAt,
     firstTokenAt: null,
-    finishedAt: billed.finishedAt,
-    latencyMs: billed.finishedAt - billed.startedAt,
+    finishedAt: failed.finishedAt,
+    latencyMs: failed.finishedAt - failed.startedAt,
     ttftMs: null,
     outputTps: null,
-    usage: mapped.report.usage,
-    rawUsage: billed.usage.rawUsage,
+    usage: report?.usage ?? { input: unknown, cacheRead: unknown, cacheWrite5m: unknown, cacheWrite1h: unknown, output: unknown, reasoning: unknown },
+    rawUsage: failed.usage?.rawUsage ?? null,
     costUsd: priced.costUsd,
     noCacheCostUsd: priced.noCacheCostUsd ?? null,
     costEstimate: priced.estimate ?? null,
-    providerCostUsd: mapped.report.providerCostUsd ?? null,
-    providerRequestId: billed.usage.requestId ?? null,
+    providerCostUsd: report?.providerCostUsd ?? null,
+    providerRequestId: failed.usage?.requestId ?? null,
     expectedCacheRead: null,
     status: "error",
-    error: billed.error instanceof Error ? billed.error.message : String(billed.error),
+    error: failed.error instanceof Error ? failed.error.message : String(failed.error),
     messageId: null,
     finishReason: null,
+    requestForm: failed.form,
   };
 }
 

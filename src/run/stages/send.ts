@@ -15,6 +15,7 @@ import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
 import type { ChainLink, LedgerRow, RequestForm } from "../../session/types.ts";
 import { previousCall } from "../continuation.ts";
+import { responseSince, unbilledFailure } from "../attempt-billing.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
 import { checkpoint, interruptedAt } from "../interrupt.ts";
 import type { Runtime } from "../runtime.ts";
@@ -41,8 +42,10 @@ export interface SendOutcome {
   finishedAt: number;
   /** 1-based number of the last attempt. */
   attempts: number;
-  /** Earlier attempts the provider reported usage for (billed at least that much): each gets its own ledger row. */
-  billedRetries: BilledAttempt[];
+  /** The attempts before the last one, all failed: each gets its own ledger row. */
+  earlier: FailedAttempt[];
+  /** The last attempt failed provably unbilled (src/run/attempt-billing.ts): it costs exactly $0. */
+  unbilled: boolean;
   /** How the last attempt was sent: the whole request, or only the new input after the provider's stored previous response. */
   form: RequestForm;
   /**
@@ -52,15 +55,20 @@ export interface SendOutcome {
   inFlight: string[];
 }
 
-/** An attempt before the last one whose failure came after the provider reported usage. */
-export interface BilledAttempt {
+/** A failed attempt before the last one. */
+export interface FailedAttempt {
   /** 1-based. */
   attempt: number;
   /** Unix epoch ms. */
   startedAt: number;
   finishedAt: number;
-  usage: UsageEvent;
+  /** The usage the provider reported before the failure (a lower bound of the bill), if any. */
+  usage: UsageEvent | undefined;
   error: unknown;
+  /** Provably not billed (src/run/attempt-billing.ts): its row costs exactly $0 and the budget holds nothing for it. */
+  unbilled: boolean;
+  /** How it was sent (a continuation the provider lost was incremental). */
+  form: RequestForm;
 }
 
 /** Inputs from this many characters on get garbage collected between the steps that copy them. */
@@ -108,7 +116,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
 
   const answer = new PartialAnswer(store, sessionId, newId("m"));
   let startedAt = Date.now();
-  const billedRetries: BilledAttempt[] = [];
+  const earlier: FailedAttempt[] = [];
+  let unbilled = false;
   let outcome: ConsumeResult | undefined;
   let failure: unknown;
   let partial: ConsumeResult | undefined;
@@ -128,6 +137,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     const onAbort = () => abort.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) abort.abort();
+    const responsesBefore = runtime.responsesSeen();
     try {
       outcome = await consume(adapter.send(sending, { signal: abort.signal }), {
         idleMs: options.idleMs,
@@ -159,8 +169,12 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
       const cause = options.signal?.aborted ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral)) : f.error;
       const nothingYet = !emitted && f.partial.content.length === 0;
+      unbilled = unbilledFailure(f.error, f.partial, responseSince(responsesBefore, runtime.responsesSeen()), options.signal?.aborted === true);
+      const failed: FailedAttempt = { attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause, unbilled, form: sending === wire ? "full" : "incremental" };
       if (sending !== wire && nothingYet && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
         options.notice?.(`${(cause as Error).message}; sending the whole request instead`);
+        // The whole request goes out under the same reservation; the lost continuation was refused, so not billed.
+        earlier.push(failed);
         sending = wire;
         resent++;
         startedAt = Date.now();
@@ -168,7 +182,6 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       }
       const retryable = cause instanceof ProviderError && cause.retryable && nothingYet;
       if (retryable && attempt - resent < options.retries && !options.signal?.aborted) {
-        if (f.partial.partialUsage) billedRetries.push({ attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause });
         const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
         try {
@@ -180,17 +193,20 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
           break;
         }
         try {
-          await gate.retry((cause as ProviderError).status !== undefined);
+          await gate.retry(unbilled);
         } catch (refusal) {
           failure = refusal;
           partial = { content: [], finish: undefined, firstContentAt: undefined };
           break;
         }
         if (options.signal?.aborted) {
+          // The next attempt was reserved but never sent.
+          gate.reservation?.settle(0);
           failure = interruptedAt(options.signal!, "while waiting to retry: nothing more was sent");
           partial = f.partial;
           break;
         }
+        earlier.push(failed);
         startedAt = Date.now();
         continue;
       }
@@ -214,7 +230,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       if (!refusedWrite(failure)) failure = error;
     }
   }
-  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, billedRetries, form: sending === wire ? "full" : "incremental", inFlight };
+  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, earlier, unbilled: outcome === undefined && unbilled, form: sending === wire ? "full" : "incremental", inFlight };
 }
 
 /**
