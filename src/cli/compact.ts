@@ -25,15 +25,15 @@ export default defineCommand({
       // A running turn finishes first (the turn lease), as for `sessions rm`: said on stderr, never a silent wait.
       const waiting = (id: string, holder: { pid: number; host: string }) =>
         void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before compacting it\n`);
-      const { sessionId, compaction: done } = await compactSession(runtime, a.session, (m) => void warn(m), waiting);
-      if (a.json) process.stdout.write(`${JSON.stringify(done ? { compacted: true, ...done } : { compacted: false, sessionId, why: NOTHING_TO_COMPACT })}\n`);
-      else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
-      else process.stdout.write(`nothing to compact: ${NOTHING_TO_COMPACT}\n`);
+      const { sessionId, compaction: done, event, why } = await compactSession(runtime, a.session, (m) => void warn(m), waiting);
+      if (a.json) {
+        // The names of the run's `compaction` line (README, --json), whose `type` this line does not need.
+        const { type: _type, ...fields } = event ?? { type: "" };
+        process.stdout.write(`${JSON.stringify(done ? { compacted: true, session: sessionId, ...fields } : { compacted: false, session: sessionId, why })}\n`);
+      } else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
+      else process.stdout.write(`nothing to compact: ${why}\n`);
     } finally {
       await runtime.close();
     }
   },
 });
-
-/** Why a session has nothing to compact: the summary zone takes only turns before the current one. */
-const NOTHING_TO_COMPACT = "the session is its current turn alone";

@@ -5,8 +5,8 @@
  */
 import { afterSummary } from "../compaction/plan.ts";
 import type { CompactionRecord } from "../session/compactions.ts";
+import type { JsonEvent, OutputSink } from "./output.ts";
 import type { Runtime } from "./runtime.ts";
-import { QUIET_SINK } from "./stages/auxiliary-call.ts";
 import { compactNow } from "./stages/compact.ts";
 import { resolveInput } from "./stages/input.ts";
 import { chooseSession, inSession } from "./stages/session.ts";
@@ -17,7 +17,9 @@ import type { TurnOptions } from "./turn-types.ts";
  * Compacts the named session (id or name), or the latest. A turn running on
  * it finishes first: the compaction takes the session's turn lease, and
  * `onBusy` is called once before waiting for it.
- * @returns the session compacted, with its compaction, or none when it has nothing to summarize (it is its current turn alone)
+ * @returns the session, with its compaction and the compaction's `--json` event (the one a turn prints,
+ *   src/run/stages/compact.ts compactionEvent), or with `why` there is none: nothing to summarize (the
+ *   session is its current turn alone), nothing new since the last compaction, or it would not make the next request smaller
  * @throws CachetError SESSION_NOT_FOUND; SESSION_CONFLICT when the running turn outlasts the wait (180 s); STORE; a summary call's provider errors are notices (the extractive render is used)
  */
 export async function compactSession(
@@ -25,7 +27,15 @@ export async function compactSession(
   ref: string | undefined,
   notice: (message: string) => void,
   onBusy?: TurnOptions["onBusy"],
-): Promise<{ sessionId: string; compaction?: CompactionRecord }> {
+): Promise<{ sessionId: string; compaction?: CompactionRecord; event?: JsonEvent; why?: string }> {
+  let event: JsonEvent | undefined;
+  const sink: OutputSink = {
+    text() {},
+    event(e) {
+      if (e.type === "compaction") event = e;
+    },
+    async end() {},
+  };
   const options: TurnOptions = {
     // resolveInput needs something to send; the compaction sends nothing of it.
     prompt: "(compaction)",
@@ -35,7 +45,7 @@ export async function compactSession(
     role: "main",
     idleMs: 120_000,
     retries: 0,
-    sink: QUIET_SINK,
+    sink,
     notice,
     ...(onBusy ? { onBusy } : {}),
   };
@@ -53,6 +63,6 @@ export async function compactSession(
       cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
     };
     const done = await compactNow(runtime, options, input, opened, { sessionId: loaded.session.id, prefixVersion: loaded.prefix, context }, "on demand", false);
-    return { sessionId: loaded.session.id, ...(done.compaction ? { compaction: done.compaction } : {}) };
+    return { sessionId: loaded.session.id, ...(done.compaction ? { compaction: done.compaction, event } : { why: done.why }) };
   });
 }

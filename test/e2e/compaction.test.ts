@@ -25,11 +25,11 @@ test("--no-compact never compacts; cachet compact does; why names it; export kee
   }
   const compacted = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
   expect(compacted.code).toBe(0);
-  const record = JSON.parse(compacted.stdout) as { compacted: boolean; id: string; reason: string; summarySource: string; tokensBefore: number; tokensAfter: number };
+  const record = JSON.parse(compacted.stdout) as { compacted: boolean; id: string; reason: string; tokens_before: number; tokens_after: number };
   expect(record.compacted).toBe(true);
   expect(record.id).toStartWith("c_");
   expect(record.reason).toBe("on demand");
-  expect(record.tokensAfter).toBeLessThan(record.tokensBefore);
+  expect(record.tokens_after).toBeLessThan(record.tokens_before);
 
   const next = await cachet(["--emulate", "--json", "--no-compact", "-c", "which notes mention the falcon?"], { home, timeoutMs: 60_000 });
   expect(next.code).toBe(0);
@@ -54,7 +54,7 @@ test("cachet compact on a session of one turn: says there is nothing to compact,
   const session = JSON.parse((await cachet(["sessions", "--json"], { home })).stdout) as { id: string };
   expect({ code: json.code, stdout: JSON.parse(json.stdout), stderr: json.stderr }).toEqual({
     code: 0,
-    stdout: { compacted: false, sessionId: session.id, why: "the session is its current turn alone" },
+    stdout: { compacted: false, session: session.id, why: "the session is its current turn alone" },
     stderr: "",
   });
   const exported = await cachet(["export", "--json"], { home });
@@ -260,7 +260,7 @@ test("cachet compact during a running turn waits for it (saying so on stderr), t
   // The third turn goes to an emulator process that holds its request until released.
   const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });
   try {
-    writeFileSync(join(home, "config.toml"), `[providers.anthropic]\nbase_url = "${emulator.url}/anthropic"\n`);
+    writeFileSync(join(home, "config.toml"), `[compaction]\ntrigger_tokens = 2000\n\n[providers.anthropic]\nbase_url = "${emulator.url}/anthropic"\n`);
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ANTHROPIC_API_KEY: "test-key" };
     const turn = Bun.spawn([BINARY, "--no-compact", "-c", "--json", variedText(20, 3)], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const turnOut = new Response(turn.stdout).text();
@@ -290,15 +290,83 @@ test("cachet compact during a running turn waits for it (saying so on stderr), t
     const answered = events(await turnOut).find((e) => e.type === "done")!;
     expect(await compact.exited).toBe(0);
     await compactErrDone;
-    const record = JSON.parse(await compactOut) as { compacted: boolean; createdAt: number };
+    const record = JSON.parse(await compactOut) as { compacted: boolean; id: string };
     expect(record.compacted).toBe(true);
     const { lines, messages, requests } = await exportSession(home);
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant"]);
     expect(requests.find((r) => r.id === answered.request_id)?.status).toBe("ok");
     // Made once the turn's answer was stored, not under it.
     const answerStored = lines.filter((l) => l.type === "message").at(-1)!.createdAt as number;
-    expect(record.createdAt).toBeGreaterThanOrEqual(answerStored);
+    const db = new Database(join(home, "cachet.db"), { readonly: true });
+    const made = (db.query("SELECT created_at FROM compactions WHERE id = ?").get(record.id) as { created_at: number }).created_at;
+    db.close();
+    expect(made).toBeGreaterThanOrEqual(answerStored);
   } finally {
     emulator.stop();
   }
+}, 180_000);
+
+test("cachet compact on two short turns stores nothing: the summary zone would make the next request bigger (compacted: false, with the estimates)", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);
+  expect((await cachet(["--emulate", "-c", "second"], { home })).code).toBe(0);
+  const r = await cachet(["compact", "--emulate", "--json"], { home });
+  expect([r.code, r.stderr]).toEqual([0, ""]);
+  const out = JSON.parse(r.stdout) as { compacted: boolean; session: string; why: string };
+  const [, before, after] = /^it would not make the next request smaller \(~(\d+) → ~(\d+) tokens\)$/.exec(out.why)!.map(Number);
+  expect(after).toBeGreaterThanOrEqual(before!);
+  expect(out).toEqual({ compacted: false, session: (await exportSession(home)).session.id, why: out.why });
+  expect(compactionRows(home)).toEqual({ compactions: 0, summaries: 0, texts: 1 });
+  const text = await cachet(["compact", "--emulate"], { home });
+  expect([text.code, text.stdout, text.stderr]).toEqual([0, `nothing to compact: ${out.why}\n`, ""]);
+});
+
+test("cachet compact twice: the second, with nothing new, does nothing; the next turn estimates the compacted request, not the one before the compaction; --json uses the compaction line's names", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 2000\n");
+  for (let i = 1; i <= 3; i++) {
+    const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), variedText(20, i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
+  }
+  const first = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
+  expect(first.code).toBe(0);
+  const made = JSON.parse(first.stdout) as Record<string, unknown> & { id: string; session: string; tokens_before: number; tokens_after: number };
+  expect(Object.keys(made).sort()).toEqual(["calls", "compacted", "cost_usd", "id", "kept", "reason", "session", "summarized", "summary_source", "tokens_after", "tokens_before"]);
+  expect(made.compacted).toBe(true);
+  expect(made.tokens_after).toBeLessThan(made.tokens_before);
+  const db = new Database(join(home, "cachet.db"), { readonly: true });
+  const zone = () => (db.query("SELECT messages, covers_through FROM summaries").get() as object);
+  const zoneAfterFirst = zone();
+
+  const second = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
+  expect([second.code, JSON.parse(second.stdout), second.stderr]).toEqual([0, { compacted: false, session: made.session, why: `nothing new since the last compaction (${made.id})` }, ""]);
+  expect(compactionRows(home).compactions).toBe(1);
+  expect(zone()).toEqual(zoneAfterFirst);
+  db.close();
+
+  // A trigger between the estimates after and before the compaction: the next (short) turn is under it only when
+  // its estimate starts from the compacted request, not from the last request sent before the compaction.
+  writeFileSync(join(home, "config.toml"), `[compaction]\ntrigger_tokens = ${Math.floor((made.tokens_before + made.tokens_after) / 2)}\n`);
+  const next = await cachet(["--emulate", "-c", "--json", "and now?"], { home, timeoutMs: 60_000 });
+  expect([next.code, next.stderr]).toEqual([0, ""]);
+  expect(events(next.stdout).filter((e) => e.type === "compaction")).toEqual([]);
+  expect(compactionRows(home).compactions).toBe(1);
+}, 180_000);
+
+test("a compaction that stays above its target says what remains truthfully: no 'kept turns' when none were kept", async () => {
+  const home = freshHome();
+  writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 2000\n");
+  for (let i = 1; i <= 3; i++) {
+    const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), variedText(20, i)], { home, timeoutMs: 60_000 });
+    expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
+  }
+  // A new message larger than the target by itself: whatever is kept, the request stays above it.
+  const r = await cachet(["--emulate", "-c", "--json", variedText(45, 9)], { home, timeoutMs: 60_000 });
+  expect(r.code).toBe(0);
+  const event = events(r.stdout).find((e) => e.type === "compaction") as unknown as { summarized: { messages: number }; kept: { messages: number }; summary_source: string; tokens_before: number; tokens_after: number };
+  const kept = event.kept.messages > 0 ? `, the ${event.kept.messages} kept messages` : "";
+  expect(r.stderr).toMatch(
+    new RegExp(`^\\[warn\\] compacted ${event.summarized.messages} messages into the summary zone \\(${event.summary_source}\\): next request ~${event.tokens_before} → ~${event.tokens_after} tokens; above the target \\d+: what remains \\(the stable prefix, the summary zone${kept} and the new message\\) is that large\n$`),
+  );
+  console.log(`kept ${event.kept.messages}: ${r.stderr.trim()}`);
 }, 180_000);

@@ -38,6 +38,8 @@ export type CompactionReason = "threshold" | "on demand" | "too long";
 /** A turn's context after the stage, with the compaction made, if any. */
 export interface Compacted extends AssembledContext {
   compaction?: CompactionRecord;
+  /** Why a compaction that was asked for (on demand, or too long) did not happen. */
+  why?: string;
 }
 
 /**
@@ -64,9 +66,16 @@ export async function compactIfDue(runtime: Runtime, options: TurnOptions, input
  * Compacts now (`cachet compact`, or once after the provider refused the
  * request as too long): the last message of the context is the one about to
  * be sent, or, with `incoming` false, the context holds only the log.
- * @returns the context unchanged when nothing can be summarized
+ * @returns the context unchanged, with `why`, when nothing can be summarized, nothing was
+ *   stored since the last compaction (`incoming` false), or the compaction would not make the request smaller
  */
 export async function compactNow(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, reason: CompactionReason, incoming = true): Promise<Compacted> {
+  if (!incoming) {
+    // Compacting again with nothing new would only fold the kept tail into the summary.
+    const last = runtime.store.compactions(assembled.sessionId).at(-1);
+    const newest = runtime.store.logEntries(assembled.sessionId).at(-1);
+    if (last && newest && newest.createdAt <= last.createdAt) return { ...assembled, why: `nothing new since the last compaction (${last.id})` };
+  }
   const limits = (await limitsFor(runtime, input, options)) ?? compactionLimits(Number.MAX_SAFE_INTEGER, 0, Math.max(2, 2 * (await estimateNext(runtime, input, assembled))));
   const before = await estimateNext(runtime, input, assembled);
   return compact(runtime, options, input, opened, assembled, limits, before, reason, incoming);
@@ -93,7 +102,9 @@ async function estimateNext(runtime: Runtime, input: TurnInput, assembled: Assem
   const estimate = chain.reduce((n, link) => n + link.tokens, 0);
   const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
   const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
-  return nextRequestTokens(estimate, last, calibration(rows));
+  // A compaction since (`cachet compact`) replaced what the last request sent: the next one does not extend it.
+  const compacted = last !== undefined && (runtime.store.compactions(assembled.sessionId).at(-1)?.createdAt ?? 0) > last.startedAt;
+  return nextRequestTokens(estimate, compacted ? undefined : last, calibration(rows));
 }
 
 async function compact(
@@ -117,7 +128,7 @@ async function compact(
     // Not a warning: a request that still fits goes out as it is, one that does not fails with
     // CONTEXT_TOO_LONG, whose own line says so; on demand (`cachet compact`) the command reports it.
     if (reason !== "on demand") void verbose(`compaction due (${before} tokens > ${limits.trigger}) but the current turn alone is the log: nothing to summarize`);
-    return assembled;
+    return { ...assembled, why: "the session is its current turn alone" };
   }
   const previous: SummaryState = { messages: context.summary, coversThrough: opened.loaded.summary.coversThrough };
   const render = renderExtractive(plan.summarized);
@@ -142,14 +153,20 @@ async function compact(
     }
     runtime.store.saveSummaryText(key, text, `${input.ref.provider}/${input.ref.model}`);
   }
-  const { prefix } = context;
-  const stableTokens = count(JSON.stringify([prefix.system, prefix.tools, prefix.schema ?? null])) + previous.messages.reduce((n, m) => n + tokensOf(m), 0);
-  const boundary = await boundaryRequest(runtime, options, input, opened, assembled, previous.messages, stableTokens);
-  if (boundary) calls.push({ request_id: boundary.requestId, purpose: "boundary", cost_usd: boundary.costUsd });
   const summary: SummaryState = { messages: [...previous.messages, summaryEntry(newId("m"), previous, text)], coversThrough: anchor };
   const next: RequestContext = { ...context, summary: summary.messages, messages: [...plan.kept, ...(incoming ? [incoming] : [])] };
   const compacted: AssembledContext = { ...assembled, context: next };
   const after = await estimateNext(runtime, input, compacted, false);
+  if (after >= before) {
+    // A summary zone larger than what it replaces (short turns): the request as it is stays cheaper.
+    const why = `it would not make the next request smaller (~${before} → ~${after} tokens)`;
+    if (reason !== "on demand") void verbose(`compaction not stored: ${why}`);
+    return { ...assembled, why };
+  }
+  const { prefix } = context;
+  const stableTokens = count(JSON.stringify([prefix.system, prefix.tools, prefix.schema ?? null])) + previous.messages.reduce((n, m) => n + tokensOf(m), 0);
+  const boundary = await boundaryRequest(runtime, options, input, opened, assembled, previous.messages, stableTokens);
+  if (boundary) calls.push({ request_id: boundary.requestId, purpose: "boundary", cost_usd: boundary.costUsd });
   const record: CompactionRecord = {
     id: newId("c"),
     sessionId,
@@ -167,7 +184,8 @@ async function compact(
   };
   runtime.store.recordCompaction(record, summary);
   options.sink.event(compactionEvent(record, plan.summarized.length, plan.kept.length, calls));
-  const band = after > limits.target ? `; above the target ${limits.target} (a dead end: the kept turns alone are that large)` : "";
+  const rest = ["the stable prefix", "the summary zone", ...(plan.kept.length > 0 ? [`the ${plan.kept.length} kept messages`] : []), ...(incoming ? ["the new message"] : [])];
+  const band = after > limits.target ? `; above the target ${limits.target}: what remains (${rest.slice(0, -1).join(", ")} and ${rest.at(-1)}) is that large` : "";
   options.notice?.(`compacted ${plan.summarized.length} messages into the summary zone (${source}): next request ~${before} → ~${after} tokens${band}`);
   return { ...compacted, compaction: record };
 }
