@@ -200,7 +200,8 @@ function addRow(sums: FigureSums, row: LedgerRow, options: StatsOptions): void {
   sums.cacheWrite1h += u.cacheWrite1h ?? 0;
   sums.output += u.output ?? 0;
   sums.reasoning += u.reasoning ?? 0;
-  sums.cacheable += row.cacheableMax ?? 0;
+  // A row with no reported usage (an older cachet gave one a cacheable maximum) counts no prompt: nor any cacheable part.
+  if (u.input !== undefined) sums.cacheable += row.cacheableMax ?? 0;
   const cost = row.costUsd === null ? null : priceFromNumber(row.costUsd);
   if (cost === null) sums.unpriced++;
   else sums.costPico += cost;

@@ -99,7 +99,7 @@ const KEYS: Record<FigureGroupBy, string> = {
 const SUMS = `
   COUNT(*) AS requests,
   TOTAL(input) AS input, TOTAL(cache_read) AS cacheRead, TOTAL(cache_write_5m) AS cacheWrite5m, TOTAL(cache_write_1h) AS cacheWrite1h,
-  TOTAL(output) AS output, TOTAL(reasoning) AS reasoning, TOTAL(cacheable_max) AS cacheable,
+  TOTAL(output) AS output, TOTAL(reasoning) AS reasoning, TOTAL(CASE WHEN input IS NOT NULL THEN cacheable_max END) AS cacheable,
   COALESCE(SUM(cost_pico), 0) AS costPico, COUNT(*) - COUNT(cost_pico) AS unpriced, COUNT(cost_estimate) AS estimated,
   COALESCE(SUM(CASE WHEN cost_pico IS NOT NULL THEN no_cache_pico END), 0) AS noCachePico,
   COALESCE(SUM(no_cache_pico - cost_pico), 0) AS savingsPico, COUNT(*) - COUNT(no_cache_pico - cost_pico) AS savingsLeftOut,

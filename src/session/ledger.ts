@@ -168,11 +168,13 @@ export class Ledger {
 }
 
 /**
- * Rows whose request is settled: in-flight and lost rows hold no chain and no
- * usage, so the previous request of a turn (cacheable maximum, sticky
- * settings) is never one of them.
+ * Rows whose request finished as far as the provider is concerned: it
+ * reported their usage. In-flight and lost rows hold no chain and no usage,
+ * and an attempt that failed before any usage (refused, never answered, or
+ * aborted first) may have left no cache entry, so the previous request of a
+ * turn (cacheable maximum, sticky settings) is never one of them.
  */
-const SETTLED = "status NOT IN ('in_flight', 'lost')";
+const SETTLED = "status NOT IN ('in_flight', 'lost') AND input IS NOT NULL";
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

@@ -416,12 +416,12 @@ export class Store {
     return new LedgerFigures(this.db, (row) => toLedgerRow(row, []));
   }
 
-  /** The session's latest `limit` settled ledger rows (not in flight or lost), oldest first (the live-entry search of the cacheable maximum). */
+  /** The session's latest `limit` finished ledger rows (not in flight or lost, usage reported), oldest first (the live-entry search of the cacheable maximum). */
   recentRequests(sessionId: string, limit: number): LedgerRow[] {
     return this.ledgerRows.recent(sessionId, limit);
   }
 
-  /** The session's latest settled ledger row (not in flight or lost), or null. */
+  /** The session's latest finished ledger row (not in flight or lost, usage reported), or null. */
   lastRequest(sessionId: string): LedgerRow | null {
     return this.ledgerRows.last(sessionId);
   }

@@ -50,7 +50,8 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     }
     const index = rows.findIndex((r) => r.id === current.id);
     // A fork's first request was sent against the parent's cache (src/run/stages/record.ts compares it with the parent's last request).
-    const before = index > 0 ? rows.slice(0, index) : parentRequestsBefore(store, current);
+    // An earlier attempt whose usage was never reported (refused, never answered, aborted first) is not a previous request, as for the turn's own comparison (Ledger.last).
+    const before = (index > 0 ? rows.slice(0, index) : parentRequestsBefore(store, current)).filter((r) => r.usage.input !== undefined);
     const previous = before.at(-1) ?? null;
     const host = await loadPlugins({ config: await loadConfig() });
     const spec = host.providers.get(current.provider)?.value;

@@ -249,6 +249,21 @@ test("SIGINT during a compaction's summary call: exit 130, nothing of the compac
   expect(next.code).toBe(0);
   expect(events(next.stdout).filter((e) => e.type === "compaction").map((e) => e.summary_source)).toEqual(["summary"]);
   expect(compactionRows(home)).toMatchObject({ compactions: 1, summaries: 1 });
+
+  // The aborted summary call reported no usage: it has no cacheable maximum, is nobody's previous request (the next
+  // summary call's cacheable maximum, cachet why), and the compaction role's cacheable share stays within its prompt.
+  const rows = (await exportSession(home)).requests;
+  const [aborted, summary] = [rows[3]!, rows[4]!];
+  expect([aborted.role, aborted.status, aborted.usage.input, aborted.cacheableMax]).toEqual(["compaction", "error", undefined, null]);
+  expect([summary.role, summary.status]).toEqual(["compaction", "ok"]);
+  const why = await cachet(["why", summary.id, "--json"], { home });
+  expect(why.code).toBe(0);
+  expect((JSON.parse(why.stdout) as { previous: { id: string } }).previous.id).toBe(rows[2]!.id);
+  const stats = await cachet(["stats", "--by", "role", "--json"], { home });
+  const compaction = (JSON.parse(stats.stdout) as { groups: { key: string; promptTokens: number; cacheableTokens: number; cacheableShare: number }[] }).groups.find((g) => g.key === "compaction")!;
+  expect(compaction.cacheableTokens).toBe(summary.cacheableMax as number);
+  expect(compaction.promptTokens).toBeGreaterThan(0);
+  expect(compaction.cacheableShare).toBeLessThanOrEqual(1);
 }, 180_000);
 
 test("cachet compact during a running turn waits for it (saying so on stderr), then compacts the session with that turn stored", async () => {

@@ -60,7 +60,8 @@ export async function recordCall(
   const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain, rawUsage, usageLowerBound });
   const earlier = previousRow ? (opened.parentLast && previousRow === opened.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
   const rules = input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES;
-  row.cacheableMax = previousRow ? liveCacheableMaximum(earlier, row, rules).tokens : null;
+  // Without reported usage the prompt is unknown: a cacheable maximum beside it would count against no prompt.
+  row.cacheableMax = previousRow && report ? liveCacheableMaximum(earlier, row, rules).tokens : null;
   if (opened.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
   const passes = await Promise.all((report?.passes ?? []).map((pass) => passRow(runtime, row, sent.catalogRef, pass)));
   if (passes.length > 0 && previousRow) {
