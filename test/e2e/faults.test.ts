@@ -318,7 +318,7 @@ async function startStreaming(home: string, args: string[], env: Record<string, 
       stdout += decoder.decode(chunk.value, { stream: true });
     }
   })();
-  return { proc, firstText: stdout, rest, stderr: new Response(proc.stderr).text() };
+  return { proc, firstText: stdout, shown: () => stdout, rest, stderr: new Response(proc.stderr).text() };
 }
 
 describe("interrupted mid-stream: the partial answer is stored, marked, and the session goes on", () => {
@@ -357,8 +357,12 @@ describe("interrupted mid-stream: the partial answer is stored, marked, and the 
     const home = freshHome();
     const run = await startStreaming(home, ["--emulate", "--idle-timeout", "600", "hello there"], { CACHET_EMULATOR_FAULT: "stall" });
     expect(run.firstText.trim().length).toBeGreaterThan(0);
-    // The pipeline saves the partial answer at most every 250 ms, with a trailing save: wait past it.
-    await Bun.sleep(600);
+    // The pipeline saves the partial answer at most every 250 ms, with a trailing save: kill once the store holds what stdout shows.
+    for (;;) {
+      const { messages } = await exported(home);
+      if (messages.length === 2 && textOf(messages[1]!) === run.shown()) break;
+      await Bun.sleep(25);
+    }
     run.proc.kill("SIGKILL");
     expect(await run.proc.exited).not.toBe(0);
     const shown = await run.rest;
