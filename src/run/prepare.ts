@@ -69,8 +69,7 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   try {
     const ref = parseModelRef(modelRefOf(setup.model, target, runtime.config));
     const url = new URL(providerBaseUrl({ host: runtime.host, config: runtime.config, ref, baseUrl: setup.baseUrl, emulatorUrl: runtime.emulatorUrl }));
-    // Only the global fetch shares the pool a preconnect fills; an injected one (tests) does not.
-    if (!runtime.emulatorUrl && runtime.fetch === fetch && (url.protocol === "https:" || url.protocol === "http:")) fetch.preconnect(url.origin);
+    if (!runtime.emulatorUrl && (url.protocol === "https:" || url.protocol === "http:")) runtime.preconnect(url.origin);
   } catch {
     // An unknown provider or a malformed model or URL: the turn reports it.
   }

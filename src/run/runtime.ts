@@ -43,6 +43,12 @@ export interface Runtime {
   fetch: typeof fetch;
   /** The HTTP responses {@link fetch} has received so far (src/run/attempt-billing.ts: did an attempt get a response, with which status). */
   responsesSeen(): ResponsesSeen;
+  /**
+   * Opens a connection to `origin` (DNS, TCP, TLS) ahead of the request, when
+   * the adapters' fetch goes through the global one (whose pool a preconnect
+   * fills); with an injected fetch (tests), nothing.
+   */
+  preconnect(origin: string): void;
   /** Root URL of the in-process emulator when emulating. */
   emulatorUrl: string | undefined;
   /** `--no-store`: the store is in memory and nothing is written to the state directory (budget counters aside). */
@@ -191,6 +197,9 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     env,
     fetch: responses.fetch,
     responsesSeen: responses.seen,
+    preconnect(origin) {
+      if (options.fetch === undefined) fetch.preconnect(origin);
+    },
     emulatorUrl: emulator?.url,
     ephemeral,
     budget,
