@@ -36,6 +36,21 @@ function turn(runtime: Runtime, session: string | undefined, text: string, compa
   });
 }
 
+/** One streamed gpt-5 turn without retries: a new session, or the one named `session`. */
+function gpt5Turn(runtime: Runtime, session: string | undefined, text: string) {
+  return runTurn(runtime, {
+    prompt: text,
+    model: "openai/gpt-5",
+    session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
+    generation: { stream: true, providerOptions: {} },
+    cache: { mode: "auto", ttl: "5m" },
+    role: "main",
+    idleMs: 60_000,
+    retries: 0,
+    sink: QUIET,
+  });
+}
+
 test("over the window: CONTEXT_TOO_LONG naming cachet compact with --no-compact; one recovery compaction and the turn goes through without", async () => {
   const dir = mkdtempSync(join(tmpdir(), "cachet-compaction-recovery-"));
   dirs.push(dir);
@@ -68,18 +83,7 @@ test("the provider's own refusal (gpt-5: a prompt under the 400,000-token window
   const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: dir }, storePath: join(dir, "store.db"), emulatorStatePath: null });
   // About 70,000 tokens each: the fourth request is ~280,000 tokens.
   const part = (i: number) => `Dump ${i}: ` + Array.from({ length: 70_000 }, (_, k) => WORDS[(k * 7 + i) % WORDS.length]).join(" ");
-  const send = (session: string | undefined, text: string) =>
-    runTurn(runtime, {
-      prompt: text,
-      model: "openai/gpt-5",
-      session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
-      generation: { stream: true, providerOptions: {} },
-      cache: { mode: "auto", ttl: "5m" },
-      role: "main",
-      idleMs: 60_000,
-      retries: 0,
-      sink: QUIET,
-    });
+  const send = (session: string | undefined, text: string) => gpt5Turn(runtime, session, text);
   try {
     let session: string | undefined;
     for (let i = 1; i <= 3; i++) session = (await send(session, part(i))).sessionId;
@@ -102,18 +106,7 @@ test("never two compactions in one turn: a turn that compacted on its threshold 
   dirs.push(dir);
   writeFileSync(join(dir, "config.toml"), "[compaction]\ntrigger_tokens = 100000\n");
   const runtime = await openRuntime({ emulate: true, env: { ...process.env, CACHET_HOME: dir }, storePath: join(dir, "store.db"), emulatorStatePath: null });
-  const send = (session: string | undefined, text: string) =>
-    runTurn(runtime, {
-      prompt: text,
-      model: "openai/gpt-5",
-      session: session === undefined ? { mode: "new" } : { mode: "named", ref: session },
-      generation: { stream: true, providerOptions: {} },
-      cache: { mode: "auto", ttl: "5m" },
-      role: "main",
-      idleMs: 60_000,
-      retries: 0,
-      sink: QUIET,
-    });
+  const send = (session: string | undefined, text: string) => gpt5Turn(runtime, session, text);
   try {
     let session = (await send(undefined, "First, a short question about the harbor.")).sessionId;
     session = (await send(session, "Then another one about the lantern.")).sessionId;
