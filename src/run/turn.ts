@@ -47,9 +47,12 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     await checkpoint(options.signal);
     const context = await assembleContext(runtime, turn, opened, input);
     await checkpoint(options.signal);
-    let assembled = await compactIfDue(runtime, turn, input, opened, context);
+    // Rendered once: the compaction check estimates this very request, which goes out unless it compacts.
+    const rendered = renderRequest(input, context.context);
+    let assembled = await compactIfDue(runtime, turn, input, opened, context, rendered);
     await checkpoint(options.signal);
-    let wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
+    const render = assembled.context === context.context ? rendered : renderRequest(input, assembled.context);
+    let wire = await applyCacheStrategies(runtime.host, render, assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
     const recover = !assembled.compaction && turn.compact !== false && runtime.config.compaction?.enabled !== false;
     let sent: SendOutcome;
     try {

@@ -24,6 +24,7 @@ import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
 import { auxiliaryCall, type AuxiliaryResult } from "./auxiliary-call.ts";
 import type { CompactionCall, JsonEvent } from "../output.ts";
+import type { WireRequest } from "../../plugin/wire.ts";
 import { renderRequest } from "./render.ts";
 import type { OpenedSession } from "./session.ts";
 
@@ -43,13 +44,14 @@ export interface Compacted extends AssembledContext {
 }
 
 /**
- * Compacts when due. Off with `--no-compact` or `compaction.enabled = false`,
+ * Compacts when due, judging by `rendered`, the request the context renders to
+ * (the turn's own render: a turn renders its context once). Off with `--no-compact` or `compaction.enabled = false`,
  * with the provider option `compaction=server` (the provider compacts, e.g.
  * Anthropic's server-side compaction), and when neither the catalog nor `compaction.window_tokens` gives the window
  * and no `compaction.trigger_tokens` is set.
  * @throws CachetError STORE when the store refuses a write
  */
-export async function compactIfDue(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext): Promise<Compacted> {
+export async function compactIfDue(runtime: Runtime, options: TurnOptions, input: TurnInput, opened: OpenedSession, assembled: AssembledContext, rendered: WireRequest): Promise<Compacted> {
   if (options.compact === false || runtime.config.compaction?.enabled === false) return assembled;
   // The provider compacts server side (`-o compaction=server`, Anthropic): one summary zone at a time.
   if (assembled.context.generation.providerOptions.compaction === "server") return assembled;
@@ -57,7 +59,7 @@ export async function compactIfDue(runtime: Runtime, options: TurnOptions, input
   if (assembled.context.messages.length < 2) return assembled;
   const limits = await limitsFor(runtime, input, options);
   if (!limits) return assembled;
-  const before = await estimateNext(runtime, input, assembled);
+  const before = await estimateNext(runtime, assembled, rendered);
   if (before <= limits.trigger) return assembled;
   return compact(runtime, options, input, opened, assembled, limits, before, "threshold");
 }
@@ -76,8 +78,8 @@ export async function compactNow(runtime: Runtime, options: TurnOptions, input: 
     const newest = runtime.store.logEntries(assembled.sessionId).at(-1);
     if (last && newest && newest.createdAt <= last.createdAt) return { ...assembled, why: `nothing new since the last compaction (${last.id})` };
   }
-  const limits = (await limitsFor(runtime, input, options)) ?? compactionLimits(Number.MAX_SAFE_INTEGER, 0, Math.max(2, 2 * (await estimateNext(runtime, input, assembled))));
-  const before = await estimateNext(runtime, input, assembled);
+  const before = await estimateNext(runtime, assembled, renderRequest(input, assembled.context));
+  const limits = (await limitsFor(runtime, input, options)) ?? compactionLimits(Number.MAX_SAFE_INTEGER, 0, Math.max(2, 2 * before));
   return compact(runtime, options, input, opened, assembled, limits, before, reason, incoming);
 }
 
@@ -92,13 +94,13 @@ async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOption
 }
 
 /**
- * The calibrated wire estimate of the request this context renders, tokens.
+ * The calibrated wire estimate of `wire`, the request `assembled` renders to, tokens.
  * With `extends` the request extends the session's last one (the last one's
  * reported prompt plus the calibrated rest); after a compaction it does not,
  * and the whole estimate is calibrated.
  */
-async function estimateNext(runtime: Runtime, input: TurnInput, assembled: AssembledContext, extendsLast = true): Promise<number> {
-  const chain = await runtime.chainOf(renderRequest(input, assembled.context));
+async function estimateNext(runtime: Runtime, assembled: AssembledContext, wire: WireRequest, extendsLast = true): Promise<number> {
+  const chain = await runtime.chainOf(wire);
   const estimate = chain.reduce((n, link) => n + link.tokens, 0);
   const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
   const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
@@ -156,7 +158,7 @@ async function compact(
   const summary: SummaryState = { messages: [...previous.messages, summaryEntry(newId("m"), previous, text)], coversThrough: anchor };
   const next: RequestContext = { ...context, summary: summary.messages, messages: [...plan.kept, ...(incoming ? [incoming] : [])] };
   const compacted: AssembledContext = { ...assembled, context: next };
-  const after = await estimateNext(runtime, input, compacted, false);
+  const after = await estimateNext(runtime, compacted, renderRequest(input, next), false);
   if (after >= before) {
     // A summary zone larger than what it replaces (short turns): the request as it is stays cheaper.
     const why = `it would not make the next request smaller (~${before} → ~${after} tokens)`;
