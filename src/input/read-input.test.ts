@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CONFIG_INPUT_MAX_BYTES, decodeInput, firstInvalidUtf8, readTextFile, readTextFileSync, Utf8StreamDecoder } from "./read-input.ts";
+import { CONFIG_INPUT_MAX_BYTES, decodeInput, firstInvalidUtf8, readTextFile, readTextFileSync, Utf8Collector } from "./read-input.ts";
 
 const bytes = (...parts: (string | number[])[]) => new Uint8Array(parts.flatMap((p) => (typeof p === "string" ? [...new TextEncoder().encode(p)] : p)));
 const BOM = [0xef, 0xbb, 0xbf];
@@ -24,26 +24,45 @@ describe("strict UTF-8", () => {
     expect(decodeInput(bytes("x", [0xed, 0xa0, 0x80]), { ...stdin, encoding: "replace" })).not.toMatch(/[\uD800-\uDFFF]/);
   });
 
-  test("chunked: the offset is exact when a bad sequence spans chunks of one byte", () => {
-    const decoder = new Utf8StreamDecoder(stdin);
-    let text = decoder.push(bytes("abc"));
-    text += decoder.push(bytes([0xe2]));
-    text += decoder.push(bytes([0x82]));
-    expect(() => decoder.push(bytes("("))).toThrow("invalid byte 0xe2 at offset 3");
-    expect(text).toBe("abc");
-    const split = new Utf8StreamDecoder(stdin);
-    expect(split.push(bytes("h", [0xe2])) + split.push(bytes([0x82])) + split.push(bytes([0xac], "!")) + split.end()).toBe("h€!");
-    const truncated = new Utf8StreamDecoder(stdin);
+  test("chunked: the offset is exact when a bad sequence spans chunks of one byte, and the read stops there", () => {
+    const collector = new Utf8Collector(stdin, 1 << 20);
+    collector.push(bytes("abc"));
+    collector.push(bytes([0xe2]));
+    collector.push(bytes([0x82]));
+    expect(() => collector.push(bytes("("))).toThrow("invalid byte 0xe2 at offset 3");
+    const split = new Utf8Collector(stdin, 1 << 20);
+    for (const chunk of [bytes("h", [0xe2]), bytes([0x82]), bytes([0xac], "!")]) split.push(chunk);
+    expect(split.end()).toBe("h€!");
+    const truncated = new Utf8Collector(stdin, 1 << 20);
     truncated.push(bytes("xy", [0xe2, 0x82]));
     expect(() => truncated.end()).toThrow("invalid byte 0xe2 at offset 2");
+    const stray = new Utf8Collector(stdin, 1 << 20);
+    stray.push(bytes("é"));
+    expect(() => stray.push(bytes([0xa9], "x"))).toThrow("invalid byte 0xa9 at offset 2");
+  });
+
+  test("chunked, replace: invalid bytes anywhere become U+FFFD as in a whole decode, and the rest is kept", () => {
+    const input = bytes("a", [0xff], "é", [0xe2, 0x82], "b😀", [0xf0, 0x9f]);
+    const collector = new Utf8Collector({ ...stdin, encoding: "replace" }, 1 << 20);
+    for (let i = 0; i < input.length; i += 2) collector.push(input.subarray(i, i + 2));
+    expect(collector.bytes).toBe(input.length);
+    expect(collector.end()).toBe("a\uFFFDé\uFFFDb😀\uFFFD");
+  });
+
+  test("a chunk past the most bytes given is refused, naming the input", () => {
+    const collector = new Utf8Collector({ label: "stdin", code: "STDIN_TOO_LARGE" }, 4);
+    collector.push(bytes("abcd"));
+    expect(() => collector.push(bytes("e"))).toThrow("stdin: larger than 4 bytes, the most cachet can hold");
   });
 });
 
 describe("byte-order mark (CASES.md case 43)", () => {
   test("dropped at the start of a whole input and of a stream, even when the mark arrives split", () => {
     expect(decodeInput(bytes(BOM, '{"a":1}'), stdin)).toBe('{"a":1}');
-    const decoder = new Utf8StreamDecoder(stdin);
-    expect(decoder.push(bytes([0xef])) + decoder.push(bytes([0xbb, 0xbf], "hi")) + decoder.end()).toBe("hi");
+    const collector = new Utf8Collector(stdin, 1 << 20);
+    collector.push(bytes([0xef]));
+    collector.push(bytes([0xbb, 0xbf], "hi"));
+    expect(collector.end()).toBe("hi");
   });
 
   test("kept anywhere but the start, where it is text", () => {

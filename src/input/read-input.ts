@@ -10,12 +10,14 @@
  * byte (or replaced by U+FFFD when the caller asks), and a path that is
  * missing, a directory or unreadable is named as such.
  *
- * Files are read in chunks and decoded as they come, so a read stops at the
- * first invalid byte and as soon as it passes its size cap (a device such as
- * /dev/zero or /dev/urandom never fills memory).
+ * Files and stdin are read in chunks and checked as they come, so a read stops
+ * at the first invalid byte and as soon as it passes its size cap (a device
+ * such as /dev/zero or /dev/urandom never fills memory); the text is decoded
+ * once, from the input's bytes, when it ends (see {@link Utf8Collector}).
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { open, stat } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
 import { CachetError, type ErrorCode } from "../errors.ts";
 
 /** What to do with invalid UTF-8: `strict` fails naming the offset; `replace` substitutes U+FFFD. */
@@ -111,29 +113,27 @@ export function readTextFileSync(path: string, source: InputSource): string {
   }
 }
 
-/** Decoded parts of a file read so far, refusing it once past its cap. */
+/** The bytes of a file read so far, refusing it once past its cap. */
 class CappedReader {
-  private readonly decoder: Utf8StreamDecoder;
-  private readonly parts: string[] = [];
+  private readonly collector: Utf8Collector;
   private readonly max: number;
 
   constructor(private readonly source: InputSource) {
-    this.decoder = new Utf8StreamDecoder(source);
     this.max = source.maxBytes ?? CONFIG_INPUT_MAX_BYTES;
+    this.collector = new Utf8Collector(source, this.max);
   }
 
   push(chunk: Uint8Array): void {
-    if (this.decoder.bytes + chunk.byteLength > this.max) {
+    if (this.collector.bytes + chunk.byteLength > this.max) {
       throw new CachetError(this.source.code ?? "INPUT_INVALID", `${this.source.label}: larger than ${formatBytes(this.max)}, the most cachet reads for this input`, {
         hint: this.source.capHint ?? "check the path: is it the file you meant?",
       });
     }
-    this.parts.push(this.decoder.push(chunk));
+    this.collector.push(chunk);
   }
 
   end(): string {
-    this.parts.push(this.decoder.end());
-    return this.parts.join("");
+    return this.collector.end();
   }
 }
 
@@ -149,57 +149,82 @@ function formatBytes(n: number): string {
  * @throws CachetError naming the label and the offset of the first invalid byte.
  */
 export function decodeInput(bytes: Uint8Array, source: InputSource): string {
-  const decoder = new Utf8StreamDecoder(source);
-  return decoder.push(bytes) + decoder.end();
+  if (!isUtf8(bytes) && (source.encoding ?? "strict") === "strict") throw invalidUtf8(bytes, 0, source);
+  return new TextDecoder("utf-8", { ignoreBOM: false }).decode(bytes);
 }
 
 /**
- * Chunk-by-chunk decoding with exact offsets across chunk boundaries, so a
- * huge stream is never held as bytes and text at once. The byte-order mark
- * is dropped only at the very start of the input.
+ * The most bytes a {@link Utf8Collector} holds, 4 GiB: the largest buffer the
+ * runtime grows in place (no JavaScript string of more can be made anyway).
  */
-export class Utf8StreamDecoder {
-  private readonly decoder: TextDecoder;
-  private readonly source: InputSource;
-  /** Bytes decoded so far. */
-  private total = 0;
-  /** The tail of the previous chunk that begins an unfinished sequence. */
-  private pending: Uint8Array = new Uint8Array(0);
+const COLLECT_MAX_BYTES = 2 ** 32;
 
-  constructor(source: InputSource) {
+/**
+ * An input's bytes, collected chunk by chunk and checked as they come (the
+ * offset of the first invalid byte is exact across chunk boundaries, and the
+ * read stops there), then decoded once at the end. A huge input is never held
+ * as decoded chunks plus their joined copy: text beyond Latin-1 takes two bytes
+ * a character in memory, so those two would each be up to twice the input's
+ * size, where its bytes are once its size. The buffer grows in place (a
+ * resizable ArrayBuffer reserves its most and takes memory as it is written).
+ * The byte-order mark is dropped only at the very start of the input.
+ */
+export class Utf8Collector {
+  private readonly source: InputSource;
+  private readonly buffer: ArrayBuffer;
+  private readonly view: Uint8Array;
+  /** Bytes up to here are checked valid and end on a character boundary. */
+  private checked = 0;
+  /** Invalid bytes were seen (`replace` mode): they are substituted when decoding. */
+  private lossy = false;
+
+  /** @param mostBytes the most bytes this input may hold (the caller's cap); memory is taken only as bytes come */
+  constructor(source: InputSource, mostBytes: number) {
     this.source = source;
-    // ignoreBOM: false makes TextDecoder drop one leading U+FEFF, and only at the start of the stream.
-    this.decoder = new TextDecoder("utf-8", { fatal: (source.encoding ?? "strict") === "strict", ignoreBOM: false });
+    this.buffer = new ArrayBuffer(0, { maxByteLength: Math.min(mostBytes, COLLECT_MAX_BYTES) });
+    this.view = new Uint8Array(this.buffer);
   }
 
   /** Bytes pushed so far. */
   get bytes(): number {
-    return this.total;
+    return this.buffer.byteLength;
   }
 
-  /** Decodes the next chunk. @throws CachetError on invalid UTF-8 (strict). */
-  push(chunk: Uint8Array): string {
-    const base = this.total - this.pending.byteLength;
-    this.total += chunk.byteLength;
-    let text: string;
-    try {
-      text = this.decoder.decode(chunk, { stream: true });
-    } catch {
-      throw invalidUtf8(concatBytes(this.pending, chunk), base, this.source);
+  /**
+   * Appends the next chunk and checks every character it completes.
+   * @throws CachetError on invalid UTF-8 (strict), or past the most bytes given to the constructor (or 4 GiB).
+   */
+  push(chunk: Uint8Array): void {
+    const at = this.buffer.byteLength;
+    if (at + chunk.byteLength > this.buffer.maxByteLength) {
+      throw new CachetError(this.source.code ?? "INPUT_INVALID", `${this.source.label}: larger than ${formatBytes(this.buffer.maxByteLength)}, the most cachet can hold`, {
+        hint: "send a smaller input",
+      });
     }
-    // An unfinished sequence is at most 3 bytes and may span several tiny chunks.
-    const end = concatBytes(this.pending, chunk.subarray(Math.max(0, chunk.byteLength - 3)));
-    this.pending = end.slice(end.byteLength - incompleteTail(end));
-    return text;
+    this.buffer.resize(at + chunk.byteLength);
+    this.view.set(chunk, at);
+    if (this.lossy) return;
+    // An unfinished sequence (at most 3 bytes) is checked once the chunk that completes it came.
+    const end = Math.max(this.checked, this.view.byteLength - incompleteTail(this.view.subarray(Math.max(this.checked, this.view.byteLength - 3))));
+    this.check(end);
   }
 
-  /** Flushes the decoder. @throws CachetError when the input ends inside a sequence (strict). */
+  /**
+   * The whole input's text. @throws CachetError when the input ends inside a sequence (strict).
+   */
   end(): string {
-    try {
-      return this.decoder.decode();
-    } catch {
-      throw invalidUtf8(this.pending, this.total - this.pending.byteLength, this.source);
+    if (!this.lossy) this.check(this.view.byteLength);
+    return new TextDecoder("utf-8", { ignoreBOM: false }).decode(this.view);
+  }
+
+  private check(end: number): void {
+    const bytes = this.view.subarray(this.checked, end);
+    if (isUtf8(bytes)) {
+      this.checked = end;
+      return;
     }
+    if ((this.source.encoding ?? "strict") === "strict") throw invalidUtf8(bytes, this.checked, this.source);
+    this.lossy = true;
   }
 }
 
@@ -261,12 +286,4 @@ function incompleteTail(bytes: Uint8Array): number {
     return length > back ? back : 0;
   }
   return 0;
-}
-
-function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.byteLength === 0) return b;
-  const out = new Uint8Array(a.byteLength + b.byteLength);
-  out.set(a);
-  out.set(b, a.byteLength);
-  return out;
 }

@@ -2,11 +2,12 @@
  * Reading stdin for the run command: when to wait for it, when to go on
  * without it, and noticing bytes that arrive after cachet went on without
  * them (CASES.md case 48). Decoding is the shared input reader's
- * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets.
+ * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets,
+ * the bytes collected and decoded once at the end.
  */
 import { fstatSync } from "node:fs";
 import { CachetError } from "../errors.ts";
-import { Utf8StreamDecoder, type Utf8Mode } from "../input/read-input.ts";
+import { Utf8Collector, type Utf8Mode } from "../input/read-input.ts";
 
 /**
  * When to read stdin:
@@ -73,11 +74,7 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
   const stdin = source();
   if (stdin.isTTY && !options.terminal) return none(false);
   const reader = stdin.open();
-  const decoder = new Utf8StreamDecoder({ label: "stdin", code: "STDIN_INVALID_UTF8", encoding: options.encoding });
-  // Decoded chunks joined once at the end: a string grown chunk by chunk would be
-  // copied whole again wherever it is first read (a second copy of a huge input).
-  const parts: string[] = [];
-  let text: string;
+  let read: { text: string; bytes: number };
   try {
     const firstRead = reader.read();
     const first = await untilAborted(options.mode === "bounded" ? withDeadline(firstRead, options.firstByteWaitMs) : firstRead, options.signal);
@@ -91,28 +88,30 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
         return late;
       });
     }
-    let next = first;
-    while (!next.done) {
-      if (decoder.bytes + next.value.byteLength > options.maxBytes) {
-        throw new CachetError("STDIN_TOO_LARGE", `stdin is larger than ${formatBytes(options.maxBytes)}`, {
-          hint: "send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES",
-        });
-      }
-      parts.push(decoder.push(next.value));
-      next = await untilAborted(reader.read(), options.signal);
-    }
-    parts.push(decoder.end());
-    text = parts.join("");
+    read = await readToEnd(reader, first, options);
   } catch (error) {
     void reader.cancel().catch(() => {});
     throw error;
   }
   reader.releaseLock();
-  if (decoder.bytes === 0) return none(false);
-  parts.length = 0;
-  // The chunks of a huge input are garbage now, as big as the text: collect them before the next step copies anything.
-  if (decoder.bytes >= HUGE_BYTES) Bun.gc(true);
-  return { text, bytes: decoder.bytes, timedOut: false, settleLate: () => false };
+  if (read.bytes === 0) return none(false);
+  // The input's bytes are garbage now: collect them before the next step copies anything.
+  if (read.bytes >= HUGE_BYTES) Bun.gc(true);
+  return { text: read.text, bytes: read.bytes, timedOut: false, settleLate: () => false };
+}
+
+/** The rest of stdin from its first read, checked as it comes and decoded once at its end (the collector is garbage on return). */
+async function readToEnd(reader: ChunkReader, first: Awaited<ReturnType<ChunkReader["read"]>>, options: StdinOptions): Promise<{ text: string; bytes: number }> {
+  const collector = new Utf8Collector({ label: "stdin", code: "STDIN_INVALID_UTF8", encoding: options.encoding }, options.maxBytes);
+  for (let next = first; !next.done; next = await untilAborted(reader.read(), options.signal)) {
+    if (collector.bytes + next.value.byteLength > options.maxBytes) {
+      throw new CachetError("STDIN_TOO_LARGE", `stdin is larger than ${formatBytes(options.maxBytes)}`, {
+        hint: "send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES",
+      });
+    }
+    collector.push(next.value);
+  }
+  return { text: collector.end(), bytes: collector.bytes };
 }
 
 /**
