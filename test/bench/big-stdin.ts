@@ -12,9 +12,10 @@
  * emulator must have received nothing.
  *
  * Peak RSS is the child's own rusage `ru_maxrss` (Bun.spawn's resourceUsage),
- * so the generator and the emulator do not count. The input is ASCII prose
- * made of pseudo-random words (the common case: a JavaScript string of it
- * takes one byte per character).
+ * so the generator and the emulator do not count. Each size is sent twice:
+ * as ASCII prose made of pseudo-random words (the common case), and as prose
+ * mixing those words with accented words, CJK words and emoji (a JavaScript
+ * string of it takes two bytes per character, a UTF-8 byte of it one).
  *
  *   bun test/bench/big-stdin.ts              10, 100 and 500 MiB
  *   BIG_STDIN_MIB=10,100 bun test/bench/big-stdin.ts
@@ -34,6 +35,13 @@ const MIB = 1 << 20;
 const UNLISTED_MODEL = "openai-compatible/bench-unlisted-model";
 /** A catalog model with a 1,000,000-token window: the largest input is refused before sending. */
 const WINDOWED_MODEL = "anthropic/claude-sonnet-4-6";
+/** Which prose the input is. */
+type Kind = "ascii" | "nonascii";
+
+const ASCII_WORDS = ["cache", "prefix", "the", "of", "request", "token", "and", "session", "stable", "node", "a", "write", "read", "breakpoint", "ledger", "usage", "to", "model"];
+/** Accented (Latin-1), CJK and emoji words among the ASCII ones: about one word in three is beyond ASCII. */
+const MIXED_WORDS = [...ASCII_WORDS, "café", "préfixe", "données", "naïve", "缓存", "令牌", "会话", "キャッシュ", "요청", "😀", "🚀", "✅"];
+
 
 if (!existsSync(BINARY)) {
   process.stderr.write(`big-stdin: ${BINARY} does not exist; run \`npm run build:host\` first\n`);
@@ -48,11 +56,11 @@ try {
   const base = await run(compatible, 0);
   console.log(`base (tiny stdin, ${UNLISTED_MODEL}): peak ${mib(base.peak)} MiB, ${base.seconds.toFixed(1)} s, exit ${base.code}`);
   if (base.code !== 0) fail(`the base run exited ${base.code}: ${base.stderr}`);
-  for (const n of SIZES_MIB) {
+  for (const [kind, n] of SIZES_MIB.flatMap((n) => (["ascii", "nonascii"] as const).map((kind) => [kind, n] as const))) {
     const answered = await counter(emulator.url, "status.200");
-    const r = await run(compatible, n * MIB);
+    const r = await run(compatible, n * MIB, {}, kind);
     const perMiB = (r.peak - base.peak) / (n * MIB);
-    console.log(`${n} MiB: peak ${mib(r.peak)} MiB, base ${mib(base.peak)} MiB, ratio (X-B)/N ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${r.seconds.toFixed(1)} s, exit ${r.code}`);
+    console.log(`${n} MiB ${kind}: peak ${mib(r.peak)} MiB, base ${mib(base.peak)} MiB, ratio (X-B)/N ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${r.seconds.toFixed(1)} s, exit ${r.code}`);
     if (r.code !== 0) fail(`${n} MiB: exit ${r.code}: ${r.stderr}`);
     if ((await counter(emulator.url, "status.200")) !== answered + 1) fail(`${n} MiB: the emulator did not answer the request with 200`);
     // Reading a request back serializes its body as JSON in the emulator: affordable up to 100 MiB.
@@ -61,7 +69,7 @@ try {
       console.log(`  the emulator received ${received === n * MIB ? "every byte" : `${received} bytes of ${n * MIB}`}`);
       if (received !== n * MIB) fail(`${n} MiB: the emulator received ${received} bytes of text`);
     }
-    ratio(`big_stdin.peak_rss_per_input.${n}mib`, perMiB, TARGET);
+    ratio(`big_stdin.peak_rss_per_input.${kind === "ascii" ? "" : "nonascii."}${n}mib`, perMiB, TARGET);
     // The emulator keeps every request it received for inspection: let go of this one.
     await fetch(`${emulator.url}/_emulator/reset`, { method: "POST" });
   }
@@ -98,7 +106,7 @@ interface Run {
 }
 
 /** Runs the binary in a fresh state directory with `bytes` of generated text piped to stdin. */
-async function run(args: string[], bytes: number, env: Record<string, string> = {}): Promise<Run> {
+async function run(args: string[], bytes: number, env: Record<string, string> = {}, kind: Kind = "ascii"): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), "cachet-big-stdin-"));
   homes.push(home);
   const started = performance.now();
@@ -109,37 +117,39 @@ async function run(args: string[], bytes: number, env: Record<string, string> = 
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
   });
   const stderr = new Response(proc.stderr).text();
-  await writeInput(proc.stdin, bytes);
+  await writeInput(proc.stdin, bytes, kind);
   const code = await proc.exited;
   const seconds = (performance.now() - started) / 1000;
   return { code, peak: proc.resourceUsage()?.maxRSS ?? Number.NaN, seconds, stderr: await stderr };
 }
 
-/** Writes `bytes` of ASCII prose (a 1 MiB block of pseudo-random words, repeated), or one short line for 0. */
-async function writeInput(sink: import("bun").FileSink, bytes: number): Promise<void> {
+/** Writes `bytes` of prose (a 1 MiB block of pseudo-random words, repeated), or one short line for 0. */
+async function writeInput(sink: import("bun").FileSink, bytes: number, kind: Kind): Promise<void> {
   if (bytes === 0) {
     sink.write("Say hello.\n");
     await sink.end();
     return;
   }
-  const block = proseBlock(MIB);
+  const block = proseBlock(MIB, kind === "ascii" ? ASCII_WORDS : MIXED_WORDS);
   for (let written = 0; written < bytes; written += MIB) {
-    sink.write(written + MIB <= bytes ? block : block.subarray(0, bytes - written));
+    sink.write(written + MIB <= bytes ? block : proseBlock(bytes - written, ASCII_WORDS));
     await sink.flush();
   }
   await sink.end();
 }
 
-function proseBlock(size: number): Uint8Array {
-  const words = ["cache", "prefix", "the", "of", "request", "token", "and", "session", "stable", "node", "a", "write", "read", "breakpoint", "ledger", "usage", "to", "model"];
+/** Exactly `size` bytes of UTF-8 prose: whole words, padded with spaces to the size. */
+function proseBlock(size: number, words: readonly string[]): Uint8Array {
+  const encoder = new TextEncoder();
+  const out = new Uint8Array(size).fill(0x20);
   let seed = 1;
-  let text = "";
-  while (text.length < size) {
+  for (let at = 0; ; ) {
     seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff;
-    text += words[seed % words.length]!;
-    text += seed % 13 === 0 ? ".\n" : " ";
+    const word = encoder.encode(`${words[seed % words.length]!}${seed % 13 === 0 ? ".\n" : " "}`);
+    if (at + word.byteLength > size) return out;
+    out.set(word, at);
+    at += word.byteLength;
   }
-  return new TextEncoder().encode(text.slice(0, size));
 }
 
 /** Bytes of text in the last request the emulator received (its user message). */
