@@ -33,6 +33,7 @@ export interface OpenOptions {
  *   is newer than this cachet, or (for writing) lives in a read-only place.
  */
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
+  keepStatementsPrepared();
   if (options.readonly && path !== ":memory:") return openForReading(path);
   if (path !== ":memory:") {
     try {
@@ -67,6 +68,22 @@ function openForWriting(path: string): Database {
     throw storeOpenError(error, path);
   }
 }
+
+/**
+ * `Database.query` keeps the statements of the last MAX_QUERY_CACHE_SIZE
+ * distinct SQL texts prepared per connection, least recently used dropped
+ * first (https://bun.com/reference/bun/sqlite/Database/MAX_QUERY_CACHE_SIZE).
+ * Bun's default of 20 is below the ~40 distinct statements one turn runs, so
+ * in their cyclic order every one of them was dropped before its next use and
+ * prepared again on every call. The limit is per connection; a statement
+ * costs a few KB.
+ */
+function keepStatementsPrepared(): void {
+  if (Database.MAX_QUERY_CACHE_SIZE < QUERY_CACHE_SIZE) Database.MAX_QUERY_CACHE_SIZE = QUERY_CACHE_SIZE;
+}
+
+/** Distinct SQL texts whose statements a connection keeps prepared: every statement of the store's modules, with room. */
+const QUERY_CACHE_SIZE = 256;
 
 /** How long a connection waits for another process's write lock, ms. */
 const BUSY_TIMEOUT_MS = 10_000;
