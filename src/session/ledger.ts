@@ -5,7 +5,7 @@
 import { CachetError } from "../errors.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
 import type { StoreCore } from "./core.ts";
-import { LEDGER_COLUMNS, ledgerValues, toLedgerRow, type RequestRow } from "./rows.ts";
+import { deepFreeze, LEDGER_COLUMNS, ledgerValues, toLedgerRow, type RequestRow } from "./rows.ts";
 import type { ChainLink, LedgerRow } from "./types.ts";
 
 /** Fields of a ledger row that {@link Store.updateRequest} may change (the chain is immutable: later rows are stored as deltas of it). */
@@ -28,6 +28,14 @@ export class Ledger {
    * every stored link of a long session each time.
    */
   private readonly resolved = new Map<string, ChainLink[]>();
+  /**
+   * Settled rows read lately, by id, frozen: a turn reads the session's
+   * latest rows several times (sticky settings, compaction calibration,
+   * cacheable maximum, the previous request), and building each of 32 rows of
+   * 50 columns again costs more than finding which rows they are. Only rows
+   * that no longer change are kept: settled and figured (see {@link settledRow}).
+   */
+  private readonly settledRows = new Map<string, LedgerRow>();
 
   constructor(private readonly core: StoreCore) {}
 
@@ -55,6 +63,7 @@ export class Ledger {
     for (const id of ids) {
       remove.run(sessionId, id);
       this.resolved.delete(id);
+      this.settledRows.delete(id);
     }
     // The next row is delta-encoded against the latest row left: read again only when the base was discarded.
     const base = this.lastChains.get(sessionId);
@@ -73,6 +82,7 @@ export class Ledger {
     const current = this.request(id);
     const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
     this.core.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
+    this.settledRows.delete(id);
   }
 
   requests(sessionId: string): LedgerRow[] {
@@ -86,15 +96,38 @@ export class Ledger {
     return this.toLedgerRows(rows);
   }
 
+  /** The session's latest settled row, or null. Shared with other reads: frozen. */
   last(sessionId: string): LedgerRow | null {
-    const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
-    return row ? this.toLedgerRows([row])[0]! : null;
+    return this.recent(sessionId, 1)[0] ?? null;
   }
 
-  /** The session's latest `limit` rows, oldest first. */
+  /**
+   * The session's latest `limit` settled rows, oldest first. Which rows they
+   * are is read by the (session, start) index; only rows not kept from an
+   * earlier read are read whole. Shared with other reads: frozen.
+   */
   recent(sessionId: string, limit: number): LedgerRow[] {
-    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).all(sessionId, limit) as RequestRow[];
-    return this.toLedgerRows(rows.reverse());
+    const ids = (this.core.db.query(`SELECT id FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).values(sessionId, limit) as [string][]).map(([id]) => id).reverse();
+    const found = new Map<string, LedgerRow>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const kept = this.settledRows.get(id);
+      if (kept === undefined) {
+        missing.push(id);
+        continue;
+      }
+      // Used again: kept as recently used (see remember).
+      this.settledRows.delete(id);
+      this.settledRows.set(id, kept);
+      found.set(id, kept);
+    }
+    if (missing.length > 0) {
+      const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(missing)) as RequestRow[];
+      const chains = this.resolveChains(rows);
+      for (const row of rows) found.set(row.id, this.settledRow(row, chains.get(row.id)!));
+    }
+    // A row deleted in between (its session removed by another process) is left out.
+    return ids.flatMap((id) => found.get(id) ?? []);
   }
 
   /** Requests of the session (`requests` count of a listing). */
@@ -111,6 +144,7 @@ export class Ledger {
   /** Drops what this process cached about a removed session. */
   forget(sessionId: string): void {
     this.lastChains.delete(sessionId);
+    for (const [id, row] of this.settledRows) if (row.sessionId === sessionId) this.settledRows.delete(id);
   }
 
   /** The chain a new request of the session is delta-encoded against. */
@@ -121,6 +155,25 @@ export class Ledger {
     const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
     if (!row) return undefined;
     return { id: row.id, chain: this.resolveChains([row]).get(row.id)!, depth: row.chain_depth };
+  }
+
+  /**
+   * A settled row as a frozen record, kept for later reads when it can no
+   * longer change: its figures are stored (a row recorded without them is
+   * filled by LedgerFigures.backfill, from any process), and the only other
+   * write to a settled row is {@link update}, which drops it here. Its chain
+   * is shared with the chain memo and the next row's delta base, so it is not frozen.
+   */
+  private settledRow(row: RequestRow, chain: ChainLink[]): LedgerRow {
+    const record = toLedgerRow(row, chain);
+    deepFreeze(record.rawUsage);
+    Object.freeze(record.usage);
+    Object.freeze(record);
+    if (row.figured === 1) {
+      this.settledRows.set(row.id, record);
+      if (this.settledRows.size > SETTLED_ROWS) this.settledRows.delete(this.settledRows.keys().next().value!);
+    }
+    return record;
   }
 
   private toLedgerRows(rows: RequestRow[]): LedgerRow[] {
@@ -178,6 +231,9 @@ const SETTLED = "status NOT IN ('in_flight', 'lost') AND input IS NOT NULL";
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;
+
+/** Settled rows kept by {@link Ledger}: the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) of a few sessions served in turn. */
+const SETTLED_ROWS = 128;
 
 // Every column but the chain's tail (null instead), which a long session's full chains make large.
 const WITHOUT_TAIL = `id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, NULL AS chain_tail`;

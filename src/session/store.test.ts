@@ -371,6 +371,35 @@ describe("ledger", () => {
     expect(codeOf(() => store.updateRequest("r_x", { status: "ok" }))).toBe("SESSION_NOT_FOUND");
   });
 
+  test("latest settled rows, oldest first, read back as stored after every kind of later write", () => {
+    const s = store.createSession({ model: "m/a" });
+    const figured = (id: string, startedAt: number): LedgerRow => ({ ...row(id, s.id, startedAt, [link(0), link(startedAt)]), noCacheCostUsd: 0.01 });
+    store.recordRequest(figured("r_1", 1000));
+    store.recordRequest({ ...figured("r_2", 2000), status: "in_flight" });
+    store.recordRequest(figured("r_3", 3000));
+    store.recordRequest({ ...figured("r_4", 4000), status: "error", usage: { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined } });
+    const settled = [figured("r_1", 1000), figured("r_3", 3000)];
+    expect(store.recentRequests(s.id, 5)).toEqual(settled);
+    expect(store.recentRequests(s.id, 1)).toEqual([settled[1]!]);
+    // Read again (kept rows): the same values, and a record a caller cannot change under the next reader.
+    const again = store.lastRequest(s.id)!;
+    expect(again).toEqual(settled[1]!);
+    expect(Object.isFrozen(again)).toBe(true);
+    store.updateRequest("r_3", { costUsd: 0.5 });
+    expect(store.lastRequest(s.id)!.costUsd).toBe(0.5);
+    // A row recorded without figures is priced later by `cachet stats`, possibly in another process.
+    store.recordRequest(row("r_5", s.id, 5000, [link(0)]));
+    expect(store.lastRequest(s.id)!.noCacheCostUsd).toBeUndefined();
+    const other = openStore();
+    expect(other.figures().backfill(() => 0.25)).toBe(1);
+    expect(store.recentRequests(s.id, 2).map((r) => [r.id, r.noCacheCostUsd])).toEqual([["r_3", 0.01], ["r_5", 0.25]]);
+    // Rows removed with their session by another process are gone.
+    other.removeSession(s.id);
+    other.close();
+    expect(store.recentRequests(s.id, 5)).toEqual([]);
+    expect(store.lastRequest(s.id)).toBeNull();
+  });
+
   test("hash chains stored as deltas read back exactly across many requests, moved breakpoints included", () => {
     const s = store.createSession({ model: "m/a" });
     const chains: ChainLink[][] = [];
