@@ -48,10 +48,10 @@ export function renderAnthropic(context: RequestContext, services: PluginService
   }
   const options = { ...generation.providerOptions };
   const compaction = serverCompaction(options, services);
-  // Server-side compaction: the API ignores everything before the last compaction block, so it is not sent.
-  const from = compactedFrom(context.summary, context.messages);
   // concat copies in bulk; spreading thousands of elements is several times slower.
-  const log = memo.render(from ?? (context.summary.length === 0 ? context.messages : context.summary.concat(context.messages)), 0);
+  const all = context.summary.length === 0 ? context.messages : context.summary.concat(context.messages);
+  // Server-side compaction: the API ignores everything before the last compaction block, so it is not sent.
+  const log = memo.render(compactedFrom(all) ?? all, 0);
   const messages = log.items;
   const segments = head.concat(log.segments);
   if (context.overlay) appendOverlay(messages, context.messages, context.overlay, segments);
@@ -101,39 +101,75 @@ function serverCompaction(options: Record<string, unknown>, services: PluginServ
 }
 
 /**
- * The log from its last message holding a server compaction block (with a
- * summary) on, that block first; undefined when there is none.
+ * The log (summary zone, then messages) from its last message holding a
+ * server compaction block (with a summary) on, that block first; undefined
+ * when there is none.
  */
-function compactedFrom(summary: Message[], log: Message[]): Message[] | undefined {
-  const all = summary.length === 0 ? log : [...summary, ...log];
-  for (let i = all.length - 1; i >= 0; i--) {
-    const message = all[i]!;
-    const at = compactionAt(message);
-    if (at < 0) continue;
-    let first = at === 0 ? message : compactedFirst.get(message);
-    if (!first) {
-      first = { ...message, content: message.content.slice(at) };
-      // The same object every turn, so the render memo keeps what it rendered after it.
-      if (!message.incomplete) compactedFirst.set(message, first);
-    }
-    return [first].concat(all.slice(i + 1));
+function compactedFrom(all: readonly Message[]): Message[] | undefined {
+  const i = lastCompaction(all);
+  if (i < 0) return undefined;
+  const message = all[i]!;
+  const at = compactionAt(message);
+  let first = at === 0 ? message : compactedFirst.get(message);
+  if (!first) {
+    first = { ...message, content: message.content.slice(at) };
+    // The same object every turn, so the render memo keeps what it rendered after it.
+    if (!message.incomplete) compactedFirst.set(message, first);
   }
-  return undefined;
+  return [first].concat(all.slice(i + 1));
 }
 
-/** Index of a message's last server compaction block with a summary, or -1; looked up once per stored message. */
+/**
+ * Index of the last message of `all` holding a server compaction block, or
+ * -1. Each conversation's last scan is kept (keyed by its first message, as
+ * the render memo keys its renders), so a turn looks only at the messages
+ * after the longest run of leading messages that are the very same objects
+ * as last time: a request's log is the previous one's plus new messages.
+ */
+function lastCompaction(all: readonly Message[]): number {
+  const key = all[0];
+  if (key === undefined) return -1;
+  let scan = scans.get(key);
+  if (scan) scans.delete(key);
+  else scan = { complete: [], holders: [] };
+  scans.set(key, scan);
+  if (scans.size > MAX_SCANS) scans.delete(scans.keys().next().value!);
+  const { complete, holders } = scan;
+  const limit = Math.min(complete.length, all.length);
+  let shared = 0;
+  while (shared < limit && all[shared] === complete[shared]) shared++;
+  complete.length = shared;
+  while (holders.length > 0 && holders.at(-1)! >= shared) holders.pop();
+  let last = holders.at(-1) ?? -1;
+  for (let i = shared; i < all.length; i++) {
+    const message = all[i]!;
+    const holds = compactionAt(message) >= 0;
+    if (holds) last = i;
+    // Kept only up to the first incomplete message (an answer still streaming may grow a block); later ones are looked at again.
+    if (complete.length === i && !message.incomplete) {
+      complete.push(message);
+      if (holds) holders.push(i);
+    }
+  }
+  return last;
+}
+
+/** A conversation's last compaction scan: its leading complete messages as scanned, and the indexes of those holding a compaction block. */
+interface CompactionScan {
+  complete: Message[];
+  holders: number[];
+}
+
+// Stored messages never change, so a message scanned once is not searched block by block again.
+const scans = new Map<Message, CompactionScan>();
+
+/** Conversations whose last scan is kept (the render memo keeps as many renders). */
+const MAX_SCANS = 16;
+
+/** Index of a message's last server compaction block with a summary, or -1. */
 function compactionAt(message: Message): number {
-  const known = compactionIndex.get(message);
-  if (known !== undefined) return known;
-  const at = message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
-  // An incomplete answer may still grow.
-  if (!message.incomplete) compactionIndex.set(message, at);
-  return at;
+  return message.content.findLastIndex((b) => b.type === "provider" && b.protocol === "anthropic-messages" && b.data.type === "compaction" && typeof b.data.content === "string");
 }
-
-// Stored messages never change: where each one's compaction block is (-1: none), so a long log is not searched
-// block by block on every render.
-const compactionIndex = new WeakMap<Message, number>();
 
 // The message a server compaction starts the sent log with, by the stored message it is cut from.
 const compactedFirst = new WeakMap<Message, Message>();
