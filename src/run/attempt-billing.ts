@@ -27,18 +27,27 @@ export interface ResponseWatch {
   readonly fetch: typeof fetch;
   /** The responses received so far. */
   seen(): ResponsesSeen;
+  /** Resolves once {@link fetch} has handed its next request to the inner fetch (it is on its way; no response yet). */
+  nextRequest(): Promise<void>;
 }
 
 /** Wraps `inner` so that the responses it resolves with are counted. */
 export function watchResponses(inner: typeof fetch): ResponseWatch {
   const seen: ResponsesSeen = { count: 0, status: undefined };
+  const waiting: (() => void)[] = [];
   const watched = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-    const response = await inner(input, init);
+    let pending: Promise<Response>;
+    try {
+      pending = inner(input, init);
+    } finally {
+      for (const resolve of waiting.splice(0)) resolve();
+    }
+    const response = await pending;
     seen.count++;
     seen.status = response.status;
     return response;
   }) as typeof fetch;
-  return { fetch: watched, seen: () => ({ ...seen }) };
+  return { fetch: watched, seen: () => ({ ...seen }), nextRequest: () => new Promise<void>((resolve) => waiting.push(resolve)) };
 }
 
 /** The status of the latest response received since `before` was taken, or undefined when none was. */

@@ -18,7 +18,7 @@ function context(text: string): RequestContext {
   };
 }
 
-const chainOf = (tokens: number): Promise<ChainLink[]> => Promise.resolve([{ nodeId: "m1", kind: "message", content: "0", prefix: "0", tokens } as never]);
+const chainOf = (tokens: number) => (): Promise<ChainLink[]> => Promise.resolve([{ nodeId: "m1", kind: "message", content: "0", prefix: "0", tokens } as never]);
 
 test("a prompt with fewer UTF-16 characters than the window but more tokens is refused: the bound is UTF-8 bytes", async () => {
   // 10,000 CJK characters: under the window in characters, 30,000 UTF-8 bytes, and (here) 20,000 tokens.
@@ -28,9 +28,14 @@ test("a prompt with fewer UTF-16 characters than the window but more tokens is r
   await expect(checkContextWindow("openai/gpt-3.5-turbo", context(text), chainOf(10_000), undefined)).resolves.toBeUndefined();
 });
 
-test("a prompt whose UTF-8 bytes fit the window is let through without waiting for the token estimate", async () => {
-  const never = new Promise<ChainLink[]>(() => {});
-  await expect(checkContextWindow("openai/gpt-3.5-turbo", context("hello"), never, 1_000)).resolves.toBeUndefined();
+test("a prompt whose UTF-8 bytes fit the window is let through without asking for the token estimate", async () => {
+  let asked = 0;
+  const counting = () => {
+    asked++;
+    return new Promise<ChainLink[]>(() => {});
+  };
+  await expect(checkContextWindow("openai/gpt-3.5-turbo", context("hello"), counting, 1_000)).resolves.toBeUndefined();
+  expect(asked).toBe(0);
 });
 
 test("the requested output counts against the window", async () => {

@@ -13,11 +13,11 @@ import type { ChainLink } from "../session/types.ts";
  * Refuses a request that cannot fit `provider/model`'s context window.
  * Cheap for ordinary prompts: the limits come from a small table, not the
  * whole catalog (src/meter/model-limits.ts), and the token estimate (the
- * request's hash chain) is awaited only when the prompt's text has more UTF-8
+ * request's hash chain) is asked for only when the prompt's text has more UTF-8
  * bytes than the window has tokens, since a token is at least one byte (not
  * one UTF-16 character: a CJK character or an emoji can be several tokens).
  * @param catalogRef `provider/model` as the catalog names it
- * @param chain the request's hash chain with per-node token estimates
+ * @param chain starts (or joins) counting the request's hash chain with per-node token estimates
  * @param maxTokens the max_tokens the request sends (`--max-tokens`, else the
  *   provider's default, ProviderSpec.defaultMaxTokens), reserved in the window as the
  *   provider does; undefined when it sends none
@@ -25,7 +25,7 @@ import type { ChainLink } from "../session/types.ts";
  * (see {@link checkParameters}).
  * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit; BAD_FLAG (exit 2) from checkParameters.
  */
-export async function checkContextWindow(catalogRef: string, context: RequestContext, chain: Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
+export async function checkContextWindow(catalogRef: string, context: RequestContext, chain: () => Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
   const entry = await catalogEntry(catalogRef);
   if (entry === undefined) return;
   checkParameters(catalogRef, entry, context.generation);
@@ -33,7 +33,7 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
   if (window === undefined) return;
   const output = maxTokens ?? 0;
   if (promptBytes(context) + output <= window) return;
-  const estimate = (await chain).reduce((n, link) => n + link.tokens, 0);
+  const estimate = (await chain()).reduce((n, link) => n + link.tokens, 0);
   if (estimate + output <= window) return;
   throw new CachetError(
     "CONTEXT_TOO_LONG",

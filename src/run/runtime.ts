@@ -43,6 +43,8 @@ export interface Runtime {
   fetch: typeof fetch;
   /** The HTTP responses {@link fetch} has received so far (src/run/attempt-billing.ts: did an attempt get a response, with which status). */
   responsesSeen(): ResponsesSeen;
+  /** Resolves once {@link fetch} has handed its next request over: the request is on its way, no response has been read. */
+  nextRequestSent(): Promise<void>;
   /**
    * Opens a connection to `origin` (DNS, TCP, TLS) ahead of the request, when
    * the adapters' fetch goes through the global one (whose pool a preconnect
@@ -197,6 +199,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     env,
     fetch: responses.fetch,
     responsesSeen: responses.seen,
+    nextRequestSent: responses.nextRequest,
     preconnect(origin) {
       if (options.fetch === undefined) fetch.preconnect(origin);
     },

@@ -61,7 +61,7 @@ export async function auxiliaryCall(
   const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
   let gate: BudgetGate;
   try {
-    gate = await reserveCall(runtime, assembled.sessionId, { catalogRef, chain, maxTokens: request.generation.maxTokens, cache: request.cache });
+    gate = await reserveCall(runtime, assembled.sessionId, { catalogRef, chain: () => chain, maxTokens: request.generation.maxTokens, cache: request.cache });
   } catch (refusal) {
     if (!isCachetError(refusal) || !refusal.code.startsWith("BUDGET_")) throw refusal;
     refused(refusal);

@@ -14,8 +14,8 @@ import type { Runtime } from "../runtime.ts";
 export interface BudgetedCall {
   /** `provider/model` as the price catalog names it. */
   catalogRef: string;
-  /** The wire request's hash chain with token estimates (runtime.chainOf). */
-  chain: Promise<ChainLink[]>;
+  /** Starts (or joins) counting the wire request's hash chain with token estimates (runtime.chainOf); called only under a limit. */
+  chain: () => Promise<ChainLink[]>;
   /** The call's max_tokens, when set. */
   maxTokens: number | undefined;
   cache: Pick<CacheSettings, "mode" | "ttl">;
@@ -41,7 +41,7 @@ export interface BudgetGate {
  */
 export async function reserveCall(runtime: Runtime, sessionId: string, call: BudgetedCall): Promise<BudgetGate> {
   const budget = runtime.budget;
-  const admit = async () => budget?.admit(sessionId, { catalogRef: call.catalogRef, chain: await call.chain, maxTokens: call.maxTokens, cache: call.cache });
+  const admit = async () => budget?.admit(sessionId, { catalogRef: call.catalogRef, chain: await call.chain(), maxTokens: call.maxTokens, cache: call.cache });
   let reservation = await admit();
   return {
     get reservation() {

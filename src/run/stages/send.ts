@@ -89,9 +89,16 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // keeps them from piling up in the peak memory.
   const huge = messageChars(input.userMessage) >= HUGE_INPUT_CHARS;
   if (huge) Bun.gc(true);
-  // Hashing and token-counting the request (loading the tokenizer takes tens of ms)
-  // overlaps the provider's time to first token instead of delaying the exit.
-  const chain = runtime.chainOf(wire);
+  // Hashing and token-counting the request (loading the tokenizer takes ~10 ms) begins once the request has
+  // left, overlapping the provider's time to first token, unless a check before sending asks for the estimate
+  // (a prompt near the window, a spending limit).
+  let counting: Promise<ChainLink[]> | undefined;
+  const chain = () => {
+    if (counting) return counting;
+    counting = runtime.chainOf(wire);
+    counting.catch(() => {});
+    return counting;
+  };
   const { adapter } = input.resolved;
   // Only the new input, when the provider keeps the conversation and this request just appends to it (continuation.ts).
   const previous = adapter.continueFrom && input.resolved.incremental ? previousCall(store.lastRequest(sessionId), runtime.prefixHashes(wire), { provider: input.ref.provider, model: input.ref.model, protocol: wire.protocol }) : undefined;
@@ -105,12 +112,11 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
   store.appendMessage(sessionId, input.userMessage);
-  chain.catch(() => {});
   if (huge) {
     Bun.gc(true);
     // The tokenizer's load (tens of ms, a few MB of transient garbage) would otherwise overlap
     // streaming the body and add its peak to the body's: finish it and collect first.
-    await chain.catch(() => {});
+    await chain().catch(() => {});
     Bun.gc(true);
   }
 
@@ -138,6 +144,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     options.signal?.addEventListener("abort", onAbort, { once: true });
     if (options.signal?.aborted) abort.abort();
     const responsesBefore = runtime.responsesSeen();
+    void runtime.nextRequestSent().then(chain);
     try {
       outcome = await consume(adapter.send(sending, { signal: abort.signal }), {
         idleMs: options.idleMs,
@@ -230,7 +237,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       if (!refusedWrite(failure)) failure = error;
     }
   }
-  return { result, failure, answer, chain, reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, earlier, unbilled: outcome === undefined && unbilled, form: sending === wire ? "full" : "incremental", inFlight };
+  return { result, failure, answer, chain: chain(), reservation: gate.reservation, catalogRef, startedAt, finishedAt: Date.now(), attempts, earlier, unbilled: outcome === undefined && unbilled, form: sending === wire ? "full" : "incremental", inFlight };
 }
 
 /**
