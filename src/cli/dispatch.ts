@@ -47,9 +47,9 @@ async function main(args: string[]): Promise<void> {
     // whether stdout is a terminal would build process.stdout, or load node:tty (3-8 ms measured: Node's stream
     // modules), before its request. The other commands built stdout above.
     if (name !== "run" || help) plainUnlessTerminal();
-    const { runCommand, showUsage } = await import("citty");
     const cmd = (await commands[name]!.load()).default;
     if (help) {
+      const { showUsage } = await import("citty");
       await showUsage(cmd);
       return;
     }
@@ -57,6 +57,13 @@ async function main(args: string[]): Promise<void> {
     const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
     if (defs) assertKnownFlags(rest, defs, name);
     if (!named && defs) guardTypo(positionalWords(rest, defs), rest);
+    if (name === "run") {
+      // Parsed as citty would, without loading it (src/cli/parse-args.ts): the run's request leaves sooner.
+      const { parseArgs } = await import("./parse-args.ts");
+      await cmd.run!({ rawArgs: rest, args: parseArgs(rest, defs ?? {}, flagsHint()) as never, cmd });
+      return;
+    }
+    const { runCommand } = await import("citty");
     await runCommand(cmd, { rawArgs: rest });
   } catch (error) {
     await report(error, args.includes("--debug"));
@@ -72,6 +79,11 @@ async function rootHelp(command?: string): Promise<void> {
   }
   const { rootHelpText } = await import("./root-help.ts");
   console.log(rootHelpText());
+}
+
+/** The hint of a usage error in the command's flags. */
+function flagsHint(): string {
+  return `run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values`;
 }
 
 /**
@@ -151,7 +163,7 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   }
   process.stderr.write(`cachet: ${printable(message)}\n`);
   if (e?.hint) process.stderr.write(`  hint: ${printable(e.hint)}\n`);
-  else if (cittyUsage) process.stderr.write(`  hint: run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values\n`);
+  else if (cittyUsage) process.stderr.write(`  hint: ${flagsHint()}\n`);
   else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
   if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);

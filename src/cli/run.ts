@@ -2,7 +2,7 @@
  * `cachet [PROMPT]` / `cachet run [PROMPT]`: the main job. Parses flags and
  * stdin into turn options and hands them to src/run; nothing else.
  */
-import { defineCommand } from "citty";
+import type { CommandDef } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import * as v from "valibot";
 import { BaseUrlSchema, MAX_TIMER_S } from "../config.ts";
@@ -45,7 +45,8 @@ const args = {
   ...globalArgs,
 } as const;
 
-export default defineCommand({
+// Not citty's defineCommand (an identity function): importing citty here would load it on every run (src/cli/dispatch.ts).
+export default {
   meta: { name: "run", description: "Send a prompt (and stdin) to a model and stream the answer" },
   args,
   async run({ args: a, rawArgs }) {
@@ -149,7 +150,7 @@ export default defineCommand({
       interrupt.dispose();
     }
   },
-});
+} satisfies CommandDef<typeof args>;
 
 /** Which session the run continues, forks or starts, from its flags. */
 function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: string | undefined, hasToolResults: boolean): SessionChoice {

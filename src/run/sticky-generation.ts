@@ -8,7 +8,6 @@
  * thinking budget must stay under `max_tokens`, so a `cachet -c` that dropped
  * them would restart the cache or be refused.
  */
-import { isDeepStrictEqual } from "node:util";
 import type { GenerationSettings } from "../context/types.ts";
 import type { SessionGeneration } from "../session/types.ts";
 
@@ -50,7 +49,7 @@ export function stickyGeneration(flags: GenerationSettings, session: SessionSide
   for (const [key, value] of Object.entries(flags.providerOptions)) {
     if (value === null) delete providerOptions[key];
     else providerOptions[key] = value;
-    if (carried && !isDeepStrictEqual(carried.providerOptions[key], providerOptions[key])) changes.push(`-o ${key} ${shown(carried.providerOptions[key])} → ${shown(providerOptions[key])} for this session from now on`);
+    if (carried && !sameValue(carried.providerOptions[key], providerOptions[key])) changes.push(`-o ${key} ${shown(carried.providerOptions[key])} → ${shown(providerOptions[key])} for this session from now on`);
   }
   const maxTokens = flags.maxTokens ?? carried?.maxTokens;
   const temperature = flags.temperature ?? carried?.temperature;
@@ -62,7 +61,15 @@ export function stickyGeneration(flags: GenerationSettings, session: SessionSide
 
 /** Whether `stored` differs from what the session holds (nothing stored counts as no settings). */
 export function generationChanged(held: SessionGeneration | undefined, stored: SessionGeneration): boolean {
-  return !isDeepStrictEqual(held ?? { providerOptions: {} }, stored);
+  return !sameValue(held ?? { providerOptions: {} }, stored);
+}
+
+/**
+ * Deep strict equality of JSON-like values (as node:util's isDeepStrictEqual for them), natively: loading
+ * node:util costs milliseconds before the run's request.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  return Bun.deepEquals(a, b, true);
 }
 
 function shown(value: unknown): string {
