@@ -11,6 +11,7 @@
  * rule); the providers' messages are in src/emulator/validate.
  */
 import { CachetError } from "../errors.ts";
+import { ListMemo } from "../list-memo.ts";
 import type { Block, Message, StablePrefix, ToolUseBlock } from "./types.ts";
 
 /** The stored result that answers a call the user moved on from (`--drop-pending`). */
@@ -34,19 +35,13 @@ export function isBlankText(block: Block): boolean {
  * messages left with nothing left out. Pure: the stored log is unchanged.
  * Deterministic, and a message's wire form is the same object every time it
  * is asked for, so adapters' render memos (src/plugin/render-memo.ts) reuse
- * what they rendered of it.
+ * what they rendered of it. The same messages as last time cost a pointer
+ * compare each (src/list-memo.ts); a long session's turn works out its new ones.
  */
 export function wireMessages(messages: readonly Message[]): Message[] {
+  const forms = wireFormLists.map(messages[0], messages, wireFormOf, { keep: (message) => !message.incomplete });
   const out: Message[] = [];
-  for (const message of messages) {
-    let wire = wireForms.get(message);
-    if (wire === undefined) {
-      wire = wireForm(message);
-      // An incomplete answer may still grow: its form is not kept.
-      if (!message.incomplete) wireForms.set(message, wire);
-    }
-    if (wire !== null) out.push(wire);
-  }
+  for (let i = 0; i < forms.length; i++) if (forms[i] !== null) out.push(forms[i]!);
   return out;
 }
 
@@ -56,8 +51,19 @@ export function wirePrefix(prefix: StablePrefix): StablePrefix {
   return { ...prefix, system: prefix.system.filter((part) => /\S/.test(part.text)) };
 }
 
-// Stored messages never change, so their wire forms are computed once per process (null: left out).
+const wireFormLists = new ListMemo<Message, Message | null>();
+// Stored messages never change, so their wire forms are computed once per process (null: left out), whichever log they are in.
 const wireForms = new WeakMap<Message, Message | null>();
+
+function wireFormOf(message: Message): Message | null {
+  let wire = wireForms.get(message);
+  if (wire === undefined) {
+    wire = wireForm(message);
+    // An incomplete answer may still grow: its form is not kept.
+    if (!message.incomplete) wireForms.set(message, wire);
+  }
+  return wire;
+}
 
 function wireForm(message: Message): Message | null {
   if (!message.content.some(isBlankText)) return message;
@@ -71,29 +77,31 @@ function wireForm(message: Message): Message | null {
  * form): the last message may hold calls awaiting results only when it is
  * the assistant's (the turn is not sent then). A message found well paired
  * with the one before it is not checked again while it follows the same
- * message, so a long session costs its new messages.
+ * message at the same place (a pointer compare each, src/list-memo.ts), so a
+ * long session costs its new messages.
  * @throws CachetError INTERNAL naming the message and ids: a log that breaks
  *   the rule is never sent (the provider would refuse it and every later turn).
  */
 export function checkToolPairing(messages: readonly Message[]): void {
-  messages.forEach((message, i) => {
-    const previous = messages[i - 1];
-    if (!message.incomplete && pairedAfter.get(message) === (previous ?? FIRST)) return;
-    const called = new Set(previous?.role === "assistant" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
-    const answered = new Set(message.content.flatMap((b) => (b.type === "tool_result" ? [b.toolUseId] : [])));
-    const orphans = [...answered].filter((id) => !called.has(id));
-    const missing = [...called].filter((id) => !answered.has(id));
-    if (orphans.length > 0 || missing.length > 0) {
-      throw new CachetError(
-        "INTERNAL",
-        `the conversation breaks tool call pairing at message ${i} (${message.id}): ${missing.length ? `calls without results: ${missing.join(", ")}` : ""}${missing.length && orphans.length ? "; " : ""}${orphans.length ? `results without calls: ${orphans.join(", ")}` : ""}`,
-        { hint: "nothing was sent; run `cachet export` to see the session and report the problem" },
-      );
-    }
-    if (previous?.incomplete !== true) pairedAfter.set(message, previous ?? FIRST);
-  });
+  // An incomplete message may still grow: neither it nor the message after it stays checked.
+  pairings.map(messages[0], messages, checkPair, { withPrevious: true, keep: (message) => !message.incomplete });
 }
 
-// Each message found well paired, with the message it followed then (FIRST: none).
-const pairedAfter = new WeakMap<Message, Message | typeof FIRST>();
-const FIRST = Symbol("first message");
+const pairings = new ListMemo<Message, true>();
+
+/** Checks message `i` against the calls of the message before it. */
+function checkPair(message: Message, i: number, messages: readonly Message[]): true {
+  const previous = messages[i - 1];
+  const called = new Set(previous?.role === "assistant" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
+  const answered = new Set(message.content.flatMap((b) => (b.type === "tool_result" ? [b.toolUseId] : [])));
+  const orphans = [...answered].filter((id) => !called.has(id));
+  const missing = [...called].filter((id) => !answered.has(id));
+  if (orphans.length > 0 || missing.length > 0) {
+    throw new CachetError(
+      "INTERNAL",
+      `the conversation breaks tool call pairing at message ${i} (${message.id}): ${missing.length ? `calls without results: ${missing.join(", ")}` : ""}${missing.length && orphans.length ? "; " : ""}${orphans.length ? `results without calls: ${orphans.join(", ")}` : ""}`,
+      { hint: "nothing was sent; run `cachet export` to see the session and report the problem" },
+    );
+  }
+  return true;
+}

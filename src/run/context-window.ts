@@ -6,6 +6,7 @@
  */
 import type { Message, RequestContext } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
+import { ListMemo } from "../list-memo.ts";
 import type { ModelLimits } from "../meter/model-limits.ts";
 import type { ChainLink } from "../session/types.ts";
 
@@ -46,21 +47,23 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
 function promptBytes(context: RequestContext): number {
   let n = bytes(context.overlay ?? "");
   for (const part of context.prefix.system) n += bytes(part.text);
-  for (const message of context.summary) n += messageBytes(message);
-  for (const message of context.messages) n += messageBytes(message);
+  n += logBytes(context.summary) + logBytes(context.messages);
   for (const tool of context.prefix.tools) n += bytes(JSON.stringify(tool));
   return n;
 }
 
-// Stored messages never change: their sizes are summed once per process.
-const bytesOf = new WeakMap<Message, number>();
+// Stored messages never change: a long session's sizes are summed again, but measured once (src/list-memo.ts).
+const sizes = new ListMemo<Message, number>();
+
+function logBytes(messages: readonly Message[]): number {
+  let n = 0;
+  for (const size of sizes.map(messages[0], messages, messageBytes, { keep: (message) => !message.incomplete })) n += size;
+  return n;
+}
 
 function messageBytes(message: Message): number {
-  const known = bytesOf.get(message);
-  if (known !== undefined) return known;
   let n = 0;
   for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? bytes(block.text) : block.type === "tool_result" ? bytes(block.content) : block.type === "tool_use" ? bytes(block.arguments) : block.type === "provider" ? bytes(JSON.stringify(block.data)) : 0;
-  if (!message.incomplete) bytesOf.set(message, n);
   return n;
 }
 
