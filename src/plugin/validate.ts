@@ -9,6 +9,8 @@
  * API version, which may set fields this host does not know, still loads.
  */
 import * as v from "valibot";
+import { ListMemo } from "../list-memo.ts";
+import { conversationKey } from "../wire/prefix-chain.ts";
 import { HOOK_KINDS } from "./hooks.ts";
 import { PROTOCOLS, type WireRequest } from "./wire.ts";
 
@@ -73,6 +75,9 @@ const PROTOCOL_SET: ReadonlySet<unknown> = new Set(PROTOCOLS);
 
 // Segments found well formed (and frozen then): an adapter hands the same segment objects back turn after turn.
 const checkedSegments = new WeakSet<object>();
+// Each conversation's last segment list: the segments at the same places as then cost a pointer compare each.
+const segmentLists = new ListMemo<unknown, boolean>();
+const KEEP_WELL_FORMED = { keep: (_: unknown, ok: boolean) => ok };
 
 /**
  * {@link check} with {@link WireRequestShape}, for the calls made on every
@@ -80,8 +85,9 @@ const checkedSegments = new WeakSet<object>();
  * comes back as the very same object, segments included (valibot would copy
  * them, and their identity lets the hash chain skip a long session's unchanged
  * segments); a segment already checked is not checked again (it was frozen
- * when first checked; its `path` array must not be changed either), so the
- * check costs the request's new segments only.
+ * when first checked; its `path` array must not be changed either), and the
+ * segments at the places they held in the conversation's last request cost a
+ * pointer compare each (src/list-memo.ts), so the check costs the request's new segments.
  * A wrong request gets valibot's description.
  */
 export function checkWire(value: unknown): { ok: true; value: WireRequest } | { ok: false; problem: string } {
@@ -97,16 +103,29 @@ function isWire(value: unknown): value is WireRequest {
   for (const key in headers) if (typeof (headers as Record<string, unknown>)[key] !== "string") return false;
   // A cache strategy returns the request with the very segments array it was given: checked already.
   if (checkedLists.get(segments) === segments.length) return true;
-  for (const segment of segments) {
-    if (checkedSegments.has(segment)) continue;
-    if (!isObject(segment)) return false;
-    const { nodeId, kind, path } = segment as Record<string, unknown>;
-    if (typeof nodeId !== "string" || typeof kind !== "string" || !Array.isArray(path)) return false;
-    for (const key of path) if (typeof key !== "string" && typeof key !== "number") return false;
-    // The segment is frozen, its path array is not: JSC reads a frozen array's elements several times slower.
-    checkedSegments.add(Object.freeze(segment));
-  }
-  checkedLists.set(segments, segments.length);
+  let all = true;
+  segmentLists.map(
+    conversationKey({ segments }),
+    segments,
+    (segment) => {
+      const ok = wellFormed(segment);
+      all &&= ok;
+      return ok;
+    },
+    KEEP_WELL_FORMED,
+  );
+  if (all) checkedLists.set(segments, segments.length);
+  return all;
+}
+
+function wellFormed(segment: unknown): boolean {
+  if (!isObject(segment)) return false;
+  if (checkedSegments.has(segment)) return true;
+  const { nodeId, kind, path } = segment as Record<string, unknown>;
+  if (typeof nodeId !== "string" || typeof kind !== "string" || !Array.isArray(path)) return false;
+  for (const key of path) if (typeof key !== "string" && typeof key !== "number") return false;
+  // The segment is frozen, its path array is not: JSC reads a frozen array's elements several times slower.
+  checkedSegments.add(Object.freeze(segment));
   return true;
 }
 

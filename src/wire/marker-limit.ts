@@ -6,7 +6,9 @@
  */
 import { CachetError } from "../errors.ts";
 import type { CacheRules } from "../plugin/provider.ts";
+import { ListMemo } from "../list-memo.ts";
 import { CACHE_MARKER_KEYS, type WireRequest } from "../plugin/wire.ts";
+import { conversationKey } from "./prefix-chain.ts";
 
 /**
  * @param rules the provider's cache rules; no `maxBreakpoints` means no limit
@@ -15,7 +17,7 @@ import { CACHE_MARKER_KEYS, type WireRequest } from "../plugin/wire.ts";
 export function assertMarkerLimit(wire: WireRequest, rules: CacheRules | undefined, provider: string): void {
   const max = rules?.maxBreakpoints;
   if (max === undefined) return;
-  const count = countMarkers(wire.body);
+  const count = bodyMarkers(wire);
   if (count <= max) return;
   throw new CachetError("CACHE_CONTRACT", `the ${provider} request carries ${count} cache markers after the cache strategies and request:before hooks; at most ${max} are allowed`, {
     hint: "a plugin hook or a later cache strategy added markers: remove manual cache_control marks, or put one only on the last block of a message",
@@ -23,9 +25,28 @@ export function assertMarkerLimit(wire: WireRequest, rules: CacheRules | undefin
 }
 
 /**
+ * {@link countMarkers} of the body, the elements of its lists (messages,
+ * tools, ...) counted once each: an element at the place it held in the
+ * conversation's last request is the same object (the render memo's, never
+ * changed in place: a strategy marks a copy; `request:before` handlers get a
+ * copy of the whole request), and costs a pointer compare (src/list-memo.ts).
+ */
+function bodyMarkers(wire: WireRequest): number {
+  const conversation = String(conversationKey(wire));
+  let n = 0;
+  for (const field in wire.body) {
+    const item = wire.body[field];
+    if (!Array.isArray(item) || MARKER_KEYS.has(field)) n += memberMarkers(field, item);
+    else for (const count of elementMarkers.map(`${conversation}\n${field}`, item, countMarkers)) n += count;
+  }
+  return n;
+}
+
+const elementMarkers = new ListMemo<unknown, number>();
+
+/**
  * Cache markers (non-null values of CACHE_MARKER_KEYS) anywhere in a JSON
- * value. A walk of the whole body on every request, written without
- * allocating: it is the one O(history) pass of the check.
+ * value, walked without allocating.
  */
 export function countMarkers(value: unknown): number {
   if (value === null || typeof value !== "object") return 0;
@@ -35,15 +56,14 @@ export function countMarkers(value: unknown): number {
     return n;
   }
   const record = value as Record<string, unknown>;
-  for (const key in record) {
-    const item = record[key];
-    if (item === null || typeof item !== "object") {
-      if (item !== null && item !== undefined && MARKER_KEYS.has(key)) n++;
-      continue;
-    }
-    n += MARKER_KEYS.has(key) ? 1 : countMarkers(item);
-  }
+  for (const key in record) n += memberMarkers(key, record[key]);
   return n;
+}
+
+/** The markers of the member `key` of an object: the member itself when it is one, else those inside it. */
+function memberMarkers(key: string, item: unknown): number {
+  if (item === null || typeof item !== "object") return item !== null && item !== undefined && MARKER_KEYS.has(key) ? 1 : 0;
+  return MARKER_KEYS.has(key) ? 1 : countMarkers(item);
 }
 
 const MARKER_KEYS: ReadonlySet<string> = new Set(CACHE_MARKER_KEYS);
