@@ -51,9 +51,10 @@ export function isTurnStart(message: Message): boolean {
   return message.role === "user" && !message.content.some((b) => b.type === "tool_result");
 }
 
-/** The log after the message the summary covers through (all of it when it covers nothing). */
+/** The log after the message the summary covers through (all of it when it covers nothing), as a new array. */
 export function afterSummary(messages: readonly Message[], coversThrough: string | null): Message[] {
-  if (coversThrough === null) return [...messages];
+  // slice, not a spread: one copy in bulk rather than an iteration per message.
+  if (coversThrough === null) return messages.slice();
   const at = messages.findIndex((m) => m.id === coversThrough);
-  return at < 0 ? [...messages] : messages.slice(at + 1);
+  return messages.slice(at + 1);
 }

@@ -55,13 +55,15 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
   const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
   for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
 
+  // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
+  const messages = afterSummary(loaded.messages, loaded.summary.coversThrough);
+  messages.push(input.userMessage);
   const context: RequestContext = {
     model: input.ref.model,
     provider: input.ref.provider,
     prefix: prefixVersion.prefix,
     summary: loaded.summary.messages,
-    // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
-    messages: [...afterSummary(loaded.messages, loaded.summary.coversThrough), input.userMessage],
+    messages,
     generation: input.generation.settings,
     cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };
