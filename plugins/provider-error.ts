@@ -1,6 +1,7 @@
 /**
- * Maps failures of the providers' official SDKs (and of streams they read)
- * to cachet's ProviderError, the one shape the core's retry logic reads.
+ * Maps failures of the providers' official SDKs and of the Gemini adapter's
+ * own requests (and of the streams they read) to cachet's ProviderError, the
+ * one shape the core's retry logic reads.
  * Shared by the built-in provider plugins; it uses only the public plugin API.
  */
 import type { PluginServices } from "../src/plugin/index.ts";
@@ -11,8 +12,6 @@ export interface ErrorContext {
   provider: string;
   /** The API key in use; every occurrence is removed from messages. */
   apiKey: string | undefined;
-  /** Response headers when the SDK error does not carry them (Gemini). */
-  headers?: Headers | undefined;
   /** The base URL the SDK was given, named (host:port) when the connection cannot be made. */
   baseUrl?: string | undefined;
 }
@@ -67,9 +66,9 @@ export function toProviderError(services: PluginServices, error: unknown, contex
   const body = googleErrorBody(text);
   const detail = body ? `${body.status ? `${body.status}: ` : ""}${body.message}` : text;
   if (status !== undefined) {
-    const headers = record.headers instanceof Headers ? record.headers : context.headers;
+    const headers = record.headers instanceof Headers ? record.headers : undefined;
     const retryable = isRetryableStatus(status);
-    // An error object inside a 200 stream (Gemini's SDK gives it its `code` as status): named as a stream error, as Anthropic's error events are.
+    // An error object inside a 200 stream (Gemini's adapter gives it its `code` as status): named as a stream error, as Anthropic's error events are.
     const inStream = body?.inStream === true;
     const message = inStream ? `${context.provider}: error event in stream: ${body!.status ? `${body!.status} (${status})` : String(status)}: ${body!.message}` : `${context.provider}: HTTP ${status}: ${detail}`;
     return new services.ProviderError(inStream ? "PROVIDER_STREAM" : "PROVIDER_HTTP", message, {
@@ -143,7 +142,8 @@ function errorDetail(error: unknown): string {
 }
 
 /**
- * Gemini's SDK writes the provider's error body into its message as JSON:
+ * The Gemini adapter (plugins/gemini/send.ts, as @google/genai does) writes
+ * the provider's error body into the error's message as JSON:
  * `{"error":{"code":429,"message":"…","status":"RESOURCE_EXHAUSTED"}}` for an
  * HTTP error, `got status: UNAVAILABLE. {"error":{…}}` for an error object
  * inside a 200 stream. Its `status` (a google.rpc code name) and `message`,

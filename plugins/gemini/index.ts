@@ -1,14 +1,14 @@
 /**
  * Built-in Gemini plugin: provider `google` (the models.dev id) over
- * `generateContent` / `streamGenerateContent` (protocol `gemini`), through
- * @google/genai loaded on the first request.
+ * `generateContent` / `streamGenerateContent` (protocol `gemini`), sent
+ * with the runtime's fetch (send.ts).
  * @see https://ai.google.dev/api/generate-content
  */
 import { definePlugin } from "../../src/plugin/index.ts";
 import { geminiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { renderGemini, renderGeminiContent } from "./render.ts";
-import { geminiClient, sendGemini } from "./send.ts";
+import { sendGemini } from "./send.ts";
 import { geminiUsage, geminiUsageExamples } from "./usage.ts";
 
 export default definePlugin({
@@ -26,14 +26,11 @@ export default definePlugin({
       emulatorPath: "/google",
       cacheRules: geminiCacheRules,
       usageExamples: geminiUsageExamples,
-      create(config) {
-        const client = geminiClient(config);
-        return {
-          render: (context) => renderGemini(context, api.services, memo),
-          send: (wire, options) => sendGemini(client, wire, options, api.services, config),
-          usage: geminiUsage,
-        };
-      },
+      create: (config) => ({
+        render: (context) => renderGemini(context, api.services, memo),
+        send: (wire, options) => sendGemini(wire, options, api.services, config),
+        usage: geminiUsage,
+      }),
     });
     for (const strategy of strategies) api.cacheStrategy(strategy);
   },

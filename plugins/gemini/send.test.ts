@@ -3,7 +3,7 @@ import { pluginServices } from "../../src/plugin/services.ts";
 import type { ProviderConfig, RequestContext } from "../../src/plugin/index.ts";
 import { byteReads, collect, fixture, jsonResponse, replayFetch, streamResponse } from "../../test/fixtures/wire/replay.ts";
 import { renderGemini } from "./render.ts";
-import { geminiClient, sendGemini } from "./send.ts";
+import { sendGemini } from "./send.ts";
 import { geminiUsage } from "./usage.ts";
 
 function context(stream: boolean): RequestContext {
@@ -23,9 +23,12 @@ function context(stream: boolean): RequestContext {
   };
 }
 
+function config(fetch: typeof globalThis.fetch): ProviderConfig {
+  return { providerId: "google", apiKey: "AIza-KEY-123456", baseUrl: "http://127.0.0.1:1/google", fetch, options: {} };
+}
+
 function send(fetch: typeof globalThis.fetch, stream: boolean) {
-  const config: ProviderConfig = { providerId: "google", apiKey: "AIza-KEY-123456", baseUrl: "http://127.0.0.1:1/google", fetch, options: {} };
-  return collect(sendGemini(geminiClient(config), renderGemini(context(stream), pluginServices), { signal: new AbortController().signal }, pluginServices, config));
+  return collect(sendGemini(renderGemini(context(stream), pluginServices), { signal: new AbortController().signal }, pluginServices, config(fetch)));
 }
 
 test("gemini render: systemInstruction parts, functionDeclarations, model/user roles, signature on the call part, functionResponse by name, overlay part", () => {
@@ -41,17 +44,19 @@ test("gemini render: systemInstruction parts, functionDeclarations, model/user r
   expect(wire.body.generationConfig).toEqual({ maxOutputTokens: 64, temperature: 0.2, thinkingConfig: { thinkingBudget: 0 } });
 });
 
-test("gemini streaming through the SDK: endpoint from model, body without model/stream, last usageMetadata wins, split mid-character", async () => {
+test("gemini streaming: endpoint from model, the rendered body without model/stream as sent, key header, last usageMetadata wins, split mid-character", async () => {
   const sse = fixture("gemini-stream.sse");
   const split = new TextEncoder().encode(sse).indexOf(0xc3) + 1;
   const { fetch, requests } = replayFetch([streamResponse(byteReads(sse, { at: [split], every: 64 }))]);
   const events = await send(fetch, true);
   expect(requests[0]!.url).toBe("http://127.0.0.1:1/google/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
-  const sent = JSON.parse(requests[0]!.body);
-  expect(sent.model).toBeUndefined();
-  expect(sent.stream).toBeUndefined();
-  expect(sent.contents).toEqual(renderGemini(context(true), pluginServices).body.contents);
-  expect(sent.generationConfig).toMatchObject({ maxOutputTokens: 64, thinkingConfig: { thinkingBudget: 0 } });
+  expect(requests[0]!.method).toBe("POST");
+  expect(requests[0]!.headers.get("x-goog-api-key")).toBe("AIza-KEY-123456");
+  expect(requests[0]!.headers.get("content-type")).toBe("application/json");
+  const { model, stream, ...rendered } = renderGemini(context(true), pluginServices).body;
+  expect([model, stream]).toEqual(["gemini-2.5-flash", true]);
+  expect(requests[0]!.body).toBe(JSON.stringify(rendered));
+  expect(JSON.parse(requests[0]!.body).generationConfig).toEqual({ maxOutputTokens: 64, temperature: 0.2, thinkingConfig: { thinkingBudget: 0 } });
   expect(events.map((e) => (e.type === "text" ? e.delta : "")).join("")).toBe("Hello café");
   expect(events.filter((e) => e.type === "thinking")).toEqual([{ type: "thinking", delta: "", signature: "CiQB0e2Kb3dRh" }]);
   const finish = events.at(-1)!;
@@ -97,4 +102,47 @@ test("gemini image output: an inlineData part is an image event; a stored image 
   expect((renderGemini(ctx, pluginServices).body.contents as unknown[])[1]).toEqual({ role: "model", parts: [{ text: "A cat." }, { inlineData: { mimeType: "image/png", data } }] });
   ctx.prefix.tools = [{ name: "web_search", parameters: { type: "object", properties: {} }, server: { type: "web_search_20250305", name: "web_search" } }];
   expect(() => renderGemini(ctx, pluginServices)).toThrow('tool "web_search" is a server tool (type "web_search_20250305") that provider "google" does not run');
+});
+
+test("gemini stream error object: a PROVIDER_STREAM error named by its status, retryable for 503; keep-alive comments are skipped", async () => {
+  const sse = `: keep-alive\r\n\r\ndata: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}]}\r\n\r\ndata: {"error":{"code":503,"message":"Overloaded","status":"UNAVAILABLE"}}\r\n\r\n`;
+  const reads = byteReads(sse, { every: 7 });
+  const events: unknown[] = [];
+  const error = await (async () => {
+    for await (const event of sendGemini(renderGemini(context(true), pluginServices), { signal: new AbortController().signal }, pluginServices, config(replayFetch([streamResponse(reads)]).fetch))) events.push(event);
+  })().catch((e: unknown) => e);
+  expect(events).toEqual([{ type: "text", delta: "Hi" }]);
+  expect(error).toMatchObject({ code: "PROVIDER_STREAM", status: 503, retryable: true, message: "google: error event in stream: UNAVAILABLE (503): Overloaded" });
+});
+
+test("gemini HTTP error with a text body: PROVIDER_HTTP with the text, the key never in the message", async () => {
+  const answer = new Response("upstream said no to AIza-KEY-123456", { status: 502, statusText: "Bad Gateway", headers: { "content-type": "text/plain", "retry-after": "3" } });
+  const error = await send(replayFetch([answer]).fetch, false).catch((e: unknown) => e);
+  expect(error).toMatchObject({ code: "PROVIDER_HTTP", status: 502, retryable: true, retryAfterMs: 3000, message: "google: HTTP 502: Bad Gateway: upstream said no to [redacted]" });
+});
+
+test("gemini stream without a finishReason: a retryable PROVIDER_STREAM error; an event cut by the end of the body is dropped", async () => {
+  const sse = 'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}]}\n\ndata: {"candidates":[{"content":{"parts":[{"text":" there"}]},"finishReason":"ST';
+  const error = await send(replayFetch([streamResponse(byteReads(sse, { every: 16 }))]).fetch, true).catch((e: unknown) => e);
+  expect(error).toMatchObject({ code: "PROVIDER_STREAM", retryable: true, message: "google: stream ended before a finishReason" });
+});
+
+test("gemini body with a huge string: sent as a byte stream with its length announced, the same JSON as the rendered body", async () => {
+  const ctx = context(false);
+  const big = "é".repeat(1 << 20) + "x";
+  ctx.messages = [{ id: "u1", role: "user", content: [{ type: "text", text: big }] }];
+  ctx.prefix.tools = [];
+  const wire = renderGemini(ctx, pluginServices);
+  let sent: { body: string; length: string | null; streamed: boolean } | undefined;
+  const fetch = (async (_input: Parameters<typeof globalThis.fetch>[0], init?: Parameters<typeof globalThis.fetch>[1]) => {
+    const bytes = new Uint8Array(await new Response(init!.body).arrayBuffer());
+    sent = { body: new TextDecoder().decode(bytes), length: new Headers(init!.headers).get("content-length"), streamed: init!.body instanceof ReadableStream };
+    expect(Number(sent.length)).toBe(bytes.length);
+    return jsonResponse(fixture("gemini-response.json"));
+  }) as typeof globalThis.fetch;
+  const events = await collect(sendGemini(wire, { signal: new AbortController().signal }, pluginServices, config(fetch)));
+  expect(events.at(-1)).toMatchObject({ type: "finish" });
+  const { model: _model, stream: _stream, ...rendered } = wire.body;
+  expect(sent!.streamed).toBe(true);
+  expect(sent!.body).toBe(JSON.stringify(rendered));
 });

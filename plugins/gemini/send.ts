@@ -1,90 +1,120 @@
 /**
- * Sends a Gemini request through @google/genai (loaded on first use) and
- * turns response chunks into cachet stream events. Each streamed chunk may
- * carry `usageMetadata` with running totals: the last one wins.
+ * Sends a Gemini request over the REST API with the runtime's fetch and
+ * turns response chunks into cachet stream events. The body is the rendered
+ * one, serialized once (`services.serializeBody`) without `model` and
+ * `stream`, which name the endpoint: @google/genai has no public way to send
+ * a prepared body, and its conversion of structured parameters walks every
+ * part of the history on every request. Each streamed chunk may carry
+ * `usageMetadata` with running totals: the last one wins.
+ * @see https://ai.google.dev/api/generate-content
  * @see https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
  */
 import type { FinishReason, PluginServices, ProviderConfig, SendOptions, StreamEvent, WireRequest } from "../../src/plugin/index.ts";
 import { toProviderError } from "../provider-error.ts";
+import { sseData } from "./sse.ts";
 
-type Client = import("@google/genai/web").GoogleGenAI;
+/** The API version of the endpoints (the one @google/genai uses for the Gemini API). */
+const API_VERSION = "v1beta";
 
-/** Body keys that the SDK takes as request config; any other key travels as `extraBody`. */
-const CONFIG_KEYS = ["systemInstruction", "tools", "toolConfig", "safetySettings", "cachedContent", "labels"] as const;
-
-/** The client and the headers of its latest response (the SDK's errors drop them). */
-export interface GeminiClient {
-  client: () => Promise<Client>;
-  lastHeaders: () => Headers | undefined;
+/**
+ * An HTTP error or an error object inside a 200 stream, in the shape
+ * plugins/provider-error.ts reads: `status` (the HTTP status, or the
+ * object's `code`), the response headers (retry-after), and the error body
+ * as JSON text, after `got status: STATUS. ` for an error inside a stream.
+ */
+class GeminiError extends Error {
+  constructor(message: string, readonly status: number, readonly headers: Headers) {
+    super(message);
+    this.name = "GeminiError";
+  }
 }
 
-/** Creates the SDK client lazily; its fetch records response headers for retry-after. */
-export function geminiClient(config: ProviderConfig): GeminiClient {
-  let client: Client | undefined;
-  let headers: Headers | undefined;
-  // Loading starts now, overlapping the core's other start-up work.
-  // The web build: API-key auth over fetch, without google-auth-library (a third of the SDK's size).
-  const sdk = import("@google/genai/web");
-  sdk.catch(() => undefined);
-  const recordingFetch = (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-    const response = await config.fetch(input, init);
-    headers = response.headers;
-    return response;
-  }) as typeof fetch;
-  return {
-    lastHeaders: () => headers,
-    client: async () => {
-      if (!client) {
-        const { GoogleGenAI } = await sdk;
-        // No retryOptions: the SDK then makes exactly one attempt (the core decides retries).
-        client = new GoogleGenAI({ apiKey: config.apiKey ?? "unset", httpOptions: { baseUrl: config.baseUrl, fetch: recordingFetch } });
-      }
-      return client;
-    },
-  };
+/**
+ * The URL of `model`'s `generateContent`, or `streamGenerateContent` as
+ * server-sent events: `{base}/v1beta/models/{model}:…`; a model already
+ * named `models/…` or `tunedModels/…` keeps its name.
+ */
+function geminiUrl(baseUrl: string, model: string, stream: boolean): string {
+  const base = baseUrl.endsWith("/") ? baseUrl.slice(0, -1) : baseUrl;
+  const name = model.startsWith("models/") || model.startsWith("tunedModels/") ? model : `models/${model}`;
+  return `${base}/${API_VERSION}/${name}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
 }
 
 /**
  * Sends `wire` and yields events, then one finish.
  * @throws ProviderError (PROVIDER_HTTP with retryAfterMs from headers or the
- *   error's `retryDelay`; PROVIDER_STREAM when the stream ends without a finishReason).
+ *   error's `retryDelay`; PROVIDER_STREAM for an error object inside the
+ *   stream, an unreadable chunk, or a stream that ends without a finishReason).
  */
-export async function* sendGemini(gemini: GeminiClient, wire: WireRequest, options: SendOptions, services: PluginServices, config: ProviderConfig): AsyncGenerator<StreamEvent> {
+export async function* sendGemini(wire: WireRequest, options: SendOptions, services: PluginServices, config: ProviderConfig): AsyncGenerator<StreamEvent> {
   try {
-    const client = await gemini.client();
-    const params = toParameters(wire, options.signal);
-    if (wire.body.stream === false) {
-      const response = (await client.models.generateContent(params)) as unknown as RawResponse;
-      const state = newState();
-      yield* chunkEvents(response, state);
+    const { model, stream: _stream, ...request } = wire.body;
+    const streaming = wire.body.stream !== false;
+    const { body, headers } = services.serializeBody(request);
+    const response = await config.fetch(geminiUrl(config.baseUrl, String(model), streaming), {
+      method: "POST",
+      headers: { ...(config.apiKey === undefined ? {} : { "x-goog-api-key": config.apiKey }), ...wire.headers, ...headers },
+      body,
+      signal: options.signal,
+      // A stream body is sent as it is read.
+      ...(typeof body === "string" ? {} : { duplex: "half" }),
+    });
+    if (!response.ok) throw await httpError(response);
+    const state = newState();
+    if (!streaming) {
+      yield* chunkEvents(parseChunk(await response.text(), services, config), state);
       yield finish(state);
       return;
     }
-    const stream = await client.models.generateContentStream(params);
-    const state = newState();
-    for await (const chunk of stream as AsyncIterable<unknown>) yield* chunkEvents(chunk as RawResponse, state);
+    if (!response.body) throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: the response has no body`, { retryable: true });
+    for await (const data of sseData(response.body)) {
+      const chunk = parseChunk(data, services, config);
+      if (typeof chunk.error === "object" && chunk.error !== null) throw streamError(chunk, response.headers);
+      yield* chunkEvents(chunk, state);
+    }
     if (state.finishReason === undefined) {
       throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: stream ended before a finishReason`, { retryable: true });
     }
     yield finish(state);
   } catch (error) {
-    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl, headers: gemini.lastHeaders() });
+    throw toProviderError(services, error, { provider: config.providerId, apiKey: config.apiKey, baseUrl: config.baseUrl });
   }
 }
 
-/** The SDK's parameters from the wire body: `model` and `stream` name the endpoint; the rest is the request. */
-function toParameters(wire: WireRequest, signal: AbortSignal): Parameters<Client["models"]["generateContent"]>[0] {
-  const { model, stream: _stream, contents, generationConfig, ...rest } = wire.body as Record<string, unknown>;
-  const config: Record<string, unknown> = { ...((generationConfig as Record<string, unknown>) ?? {}) };
-  for (const key of CONFIG_KEYS) {
-    if (rest[key] !== undefined) config[key] = rest[key];
-    delete rest[key];
+/** The error of a non-2xx response; a body that is not JSON becomes the message of one (as Google's error bodies read). */
+async function httpError(response: Response): Promise<GeminiError> {
+  const text = await response.text();
+  let body: unknown;
+  if (response.headers.get("content-type")?.includes("application/json")) {
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // Named below as the text it is.
+    }
   }
-  const httpOptions: Record<string, unknown> = { headers: wire.headers };
-  if (Object.keys(rest).length > 0) httpOptions.extraBody = rest;
-  config.httpOptions = httpOptions;
-  config.abortSignal = signal;
-  return { model: String(model), contents, config } as unknown as Parameters<Client["models"]["generateContent"]>[0];
+  body ??= { error: { message: text, code: response.status, status: response.statusText } };
+  return new GeminiError(JSON.stringify(body), response.status, response.headers);
+}
+
+/** An error object inside a 200 stream: its `code` stands for the status. */
+function streamError(chunk: RawResponse, headers: Headers): GeminiError | Error {
+  const { code, status } = chunk.error ?? {};
+  const message = `got status: ${status}. ${JSON.stringify(chunk)}`;
+  return typeof code === "number" && code >= 400 && code < 600 ? new GeminiError(message, code, headers) : new Error(message);
+}
+
+/** A response (or a streamed chunk of one) from its JSON text. */
+function parseChunk(data: string, services: PluginServices, config: ProviderConfig): RawResponse {
+  let chunk: unknown;
+  try {
+    chunk = JSON.parse(data);
+  } catch (cause) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: unreadable response chunk (${data.length} characters of invalid JSON)`, { retryable: true, cause });
+  }
+  if (typeof chunk !== "object" || chunk === null || Array.isArray(chunk)) {
+    throw new services.ProviderError("PROVIDER_STREAM", `${config.providerId}: a response chunk is not a JSON object`, { retryable: true });
+  }
+  return chunk as RawResponse;
 }
 
 interface RawPart {
@@ -97,6 +127,7 @@ interface RawPart {
 
 interface RawResponse {
   responseId?: string;
+  error?: { code?: unknown; status?: unknown };
   candidates?: { content?: { parts?: RawPart[] }; finishReason?: string }[];
   usageMetadata?: unknown;
 }
