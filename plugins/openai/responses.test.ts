@@ -41,11 +41,15 @@ test("responses render: system input items, function_call with raw arguments, fu
   expect(wire.segments.at(-1)).toEqual({ nodeId: "overlay", kind: "overlay", path: ["input", 5, "content", 0] });
 });
 
-test("responses non-streaming: text, tool call and usage from the response object", async () => {
+test("responses non-streaming: the rendered body as sent; text, tool call and usage from the response object", async () => {
   const { fetch, requests } = replayFetch([jsonResponse(fixture("openai-response.json"))]);
   const config: ProviderConfig = { providerId: "openai-responses", apiKey: "k-123456", baseUrl: "http://127.0.0.1:1/openai/v1", fetch, options: {} };
-  const events = await collect(sendResponses(openaiClient(config), renderResponses(ctx, pluginServices), { signal: new AbortController().signal }, pluginServices, config));
+  const wire = renderResponses(ctx, pluginServices);
+  const events = await collect(sendResponses(openaiClient(config), wire, { signal: new AbortController().signal }, pluginServices, config));
   expect(requests[0]!.url).toBe("http://127.0.0.1:1/openai/v1/responses");
+  // The rendered body, serialized once, exactly.
+  expect(requests[0]!.body).toBe(JSON.stringify(wire.body));
+  expect(requests[0]!.headers.get("authorization")).toBe("Bearer k-123456");
   expect(events.slice(0, 2)).toEqual([
     { type: "text", delta: "Hello café" },
     { type: "tool_call", id: "call_12345xyz", name: "get_weather", arguments: '{"unit": "celsius","city":"Tokyo"}' },

@@ -183,16 +183,17 @@ export async function* sendResponses(
 ): AsyncGenerator<StreamEvent> {
   try {
     const client = await getClient();
-    const body = wire.body as unknown as Parameters<OpenAIClient["responses"]["create"]>[0];
-    const requestOptions = { signal: options.signal, headers: wire.headers };
+    // The SDK's raw request sends the body serialized once, as it is (a stream for a huge input);
+    // `responses.create` is this same POST with the SDK's own JSON.stringify.
+    const { body, headers } = services.serializeBody(wire.body);
+    const request = { body, signal: options.signal, headers: { ...wire.headers, ...headers } };
     if (wire.body.stream === false) {
-      const { data } = await client.responses.create({ ...body, stream: false }, requestOptions).withResponse();
-      yield* responseEvents(data as unknown as RawResponse);
+      yield* responseEvents(await client.post<RawResponse>("/responses", { ...request, stream: false }));
       return;
     }
-    const stream = await client.responses.create({ ...body, stream: true }, requestOptions);
+    const stream = await client.post<AsyncIterable<RawEvent>>("/responses", { ...request, stream: true });
     let final: RawResponse | undefined;
-    for await (const event of stream as AsyncIterable<unknown> as AsyncIterable<RawEvent>) {
+    for await (const event of stream) {
       switch (event.type) {
         case "response.output_text.delta":
           yield { type: "text", delta: event.delta ?? "" };
