@@ -8,7 +8,7 @@ import { definePlugin } from "../../src/plugin/index.ts";
 import { anthropicCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { DEFAULT_MAX_TOKENS, renderAnthropic, renderAnthropicMessage } from "./render.ts";
-import { anthropicClient, sendAnthropic } from "./send.ts";
+import { anthropicClients, sendAnthropic } from "./send.ts";
 import { anthropicUsage, anthropicUsageExamples } from "./usage.ts";
 
 export default definePlugin({
@@ -17,6 +17,7 @@ export default definePlugin({
   setup(api) {
     // One memo for every adapter of the provider: a runtime creates an adapter per turn.
     const memo = api.services.renderMemo(renderAnthropicMessage);
+    const clients = anthropicClients();
     api.provider({
       id: "anthropic",
       name: "Anthropic",
@@ -28,7 +29,7 @@ export default definePlugin({
       usageExamples: anthropicUsageExamples,
       defaultMaxTokens: DEFAULT_MAX_TOKENS,
       create(config) {
-        const client = anthropicClient(config);
+        const client = clients(config);
         return {
           render: (context) => renderAnthropic(context, api.services, memo),
           send: (wire, options) => sendAnthropic(client, wire, options, api.services, config),

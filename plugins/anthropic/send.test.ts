@@ -3,7 +3,7 @@ import { pluginServices } from "../../src/plugin/services.ts";
 import type { ProviderConfig, RequestContext, StreamEvent } from "../../src/plugin/index.ts";
 import { byteReads, collect, fixture, jsonResponse, replayFetch, streamResponse } from "../../test/fixtures/wire/replay.ts";
 import { renderAnthropic } from "./render.ts";
-import { anthropicClient, mergeUsage, sendAnthropic } from "./send.ts";
+import { anthropicClient, anthropicClients, mergeUsage, sendAnthropic } from "./send.ts";
 import { anthropicUsage } from "./usage.ts";
 
 function send(fetch: typeof globalThis.fetch, stream = true): Promise<StreamEvent[]> {
@@ -63,6 +63,32 @@ describe("anthropic send", () => {
     const body = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
     const error = await send(replayFetch([jsonResponse(body, { status: 529, headers: { "retry-after-ms": "1500" } })]).fetch).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "PROVIDER_HTTP", status: 529, retryable: true, retryAfterMs: 1500 });
+  });
+
+  test("adapters of one key, base URL and fetch share one SDK client; another key, base URL or fetch gets its own, and its requests say so", async () => {
+    const clients = anthropicClients();
+    const answer = () => jsonResponse(fixture("anthropic-message.json"));
+    const first = replayFetch([answer, answer, answer]);
+    const second = replayFetch([answer]);
+    const config: ProviderConfig = { providerId: "anthropic", apiKey: "sk-ant-A", baseUrl: "http://127.0.0.1:1/a", fetch: first.fetch, options: {} };
+    const configs = [config, { ...config, options: { top_k: 3 } }, { ...config, apiKey: "sk-ant-B" }, { ...config, baseUrl: "http://127.0.0.1:1/b" }, { ...config, fetch: second.fetch }];
+    const getters = configs.map(clients);
+    expect(getters[1]).toBe(getters[0]!);
+    expect(new Set(getters).size).toBe(4);
+    const built = await Promise.all(getters.map((get) => get()));
+    expect(built[1]).toBe(built[0]!);
+    expect(await getters[0]!()).toBe(built[0]!);
+    const wire = renderAnthropic(context(false), pluginServices);
+    for (const [i, c] of configs.entries()) {
+      if (i === 1) continue;
+      await collect(sendAnthropic(getters[i]!, wire, { signal: new AbortController().signal }, pluginServices, c));
+    }
+    expect(first.requests.map((r) => [r.url, r.headers.get("authorization")])).toEqual([
+      ["http://127.0.0.1:1/a/v1/messages", "Bearer sk-ant-A"],
+      ["http://127.0.0.1:1/a/v1/messages", "Bearer sk-ant-B"],
+      ["http://127.0.0.1:1/b/v1/messages", "Bearer sk-ant-A"],
+    ]);
+    expect(second.requests.map((r) => r.url)).toEqual(["http://127.0.0.1:1/a/v1/messages"]);
   });
 
   test("non-streaming: one JSON message becomes the same events", async () => {

@@ -18,24 +18,48 @@ type Client = import("@anthropic-ai/sdk").default;
  * start-up work instead of delaying the first request byte.
  */
 export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
-  let client: Client | undefined;
+  let client: Promise<Client> | undefined;
   const sdk = import("@anthropic-ai/sdk");
   sdk.catch(() => undefined);
-  return async () => {
-    if (!client) {
-      const { default: Anthropic } = await sdk;
-      client = new Anthropic({
-        // Without a key (the emulator) the SDK would refuse to build a request.
-        apiKey: config.apiKey ?? "unset",
-        baseURL: config.baseUrl,
-        fetch: config.fetch,
-        // The core decides retries (it knows whether output was already shown).
-        maxRetries: 0,
-      });
-    }
+  // The promise is kept, so callers that overlap get the one client.
+  return () =>
+    (client ??= sdk.then(
+      ({ default: Anthropic }) =>
+        new Anthropic({
+          // Without a key (the emulator) the SDK would refuse to build a request.
+          apiKey: config.apiKey ?? "unset",
+          baseURL: config.baseUrl,
+          fetch: config.fetch,
+          // The core decides retries (it knows whether output was already shown).
+          maxRetries: 0,
+        }),
+    ));
+}
+
+/**
+ * One SDK client per key, base URL and fetch, shared by the adapters `create`
+ * makes (a runtime creates an adapter for every turn, and building the
+ * client builds every one of the SDK's resource objects). Create it once per
+ * plugin, in `setup`. Keeps the last {@link CLIENTS} configurations.
+ */
+export function anthropicClients(): (config: ProviderConfig) => () => Promise<Client> {
+  const byFetch = new WeakMap<typeof fetch, Map<string, () => Promise<Client>>>();
+  return (config) => {
+    let clients = byFetch.get(config.fetch);
+    if (!clients) byFetch.set(config.fetch, (clients = new Map()));
+    // The key and base URL are the only fields of the config the client is built from (with the fetch).
+    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl]);
+    let client = clients.get(key);
+    if (client) clients.delete(key);
+    else client = anthropicClient(config);
+    clients.set(key, client);
+    if (clients.size > CLIENTS) clients.delete(clients.keys().next().value!);
     return client;
   };
 }
+
+/** Configurations {@link anthropicClients} keeps a client for, per fetch. */
+const CLIENTS = 8;
 
 /**
  * Sends `wire` and yields text, thinking, tool_call, provider_block (server
