@@ -163,6 +163,18 @@ describe("anthropic-breakpoints: placement", () => {
     expect(() => applyAnthropicBreakpoints(wire(marked), context())).toThrow(expect.objectContaining({ code: "CACHE_CONTRACT", message: expect.stringContaining("messages[2]") }));
   });
 
+  test("a mark on a message object is refused when the other messages are the very objects of the previous request", () => {
+    const first = wire(log);
+    const messages = first.body.messages as Json[];
+    expect(() => applyAnthropicBreakpoints(first, context())).not.toThrow();
+    const replaced = { ...messages[2]!, cache_control: { type: "ephemeral" } };
+    const edited: WireRequest = { ...first, body: { ...first.body, messages: [...messages.slice(0, 2), replaced, ...messages.slice(3)] } };
+    expect(() => applyAnthropicBreakpoints(edited, context())).toThrow(expect.objectContaining({ code: "CACHE_CONTRACT", message: expect.stringContaining("messages[2]") }));
+    const appended: WireRequest = { ...first, body: { ...first.body, messages: [...messages, assistant(text("ok")), { ...user(text("next")), cache_control: { type: "ephemeral" } }] } };
+    expect(() => applyAnthropicBreakpoints(appended, context())).toThrow(expect.objectContaining({ code: "CACHE_CONTRACT", message: expect.stringContaining(`messages[${messages.length + 1}]`) }));
+    expect(() => applyAnthropicBreakpoints(first, context())).not.toThrow();
+  });
+
   test("manual marks are kept and count; automatic ones are dropped from the lowest priority (tools, then system)", () => {
     const marked = structuredClone(log);
     (marked[0]!.content as Json[])[0]!.cache_control = { type: "ephemeral" };

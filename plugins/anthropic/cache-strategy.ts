@@ -65,13 +65,7 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
   if (context.cache.mode === "off") return wire;
   const body = wire.body;
   const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
-  messages.forEach((message, i) => {
-    if (message !== null && typeof message === "object" && "cache_control" in message) {
-      throw new CachetError("CACHE_CONTRACT", `cache_control is set on messages[${i}] itself; Anthropic takes it only on content blocks`, {
-        hint: "put the mark on the last content block of that message",
-      });
-    }
-  });
+  assertNoMessageMarks(messages);
   const manual = findCacheMarks(body, ANTHROPIC_CACHE_ORDER);
   const { tail, previousTail } = rollingPositions(markableMessages(wire, messages, rollingStart(messages)));
   // With a summary zone, its end is a zone boundary (shared/compaction.md): the first request after a
@@ -103,6 +97,29 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
   }
   return { ...wire, body: marked };
 }
+
+/**
+ * Refuses `cache_control` on a message itself. Messages are never changed
+ * once rendered (marks go on copies), so one found without it at the same
+ * place in the last request is not looked at again: a long session's check
+ * costs its new messages.
+ * @throws CachetError CACHE_CONTRACT naming the message
+ */
+function assertNoMessageMarks(messages: readonly unknown[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i];
+    if (message === checkedMessages[i]) continue;
+    if (message !== null && typeof message === "object" && "cache_control" in message) {
+      throw new CachetError("CACHE_CONTRACT", `cache_control is set on messages[${i}] itself; Anthropic takes it only on content blocks`, {
+        hint: "put the mark on the last content block of that message",
+      });
+    }
+  }
+  checkedMessages = messages.slice();
+}
+
+// The messages of the last request checked by assertNoMessageMarks, by position.
+let checkedMessages: readonly unknown[] = [];
 
 /**
  * True for the models that accept `ttl: "1h"`: every Claude model (the id
