@@ -46,6 +46,13 @@ test("a stored catalog update is in force over the embedded table", async () => 
   writeFileSync(file, JSON.stringify({ openai: { id: "openai", models: { "gpt-5": { id: "gpt-5", cost: { input: 1, output: 2 }, limit: { context: 1234, output: 56 }, temperature: false } } } }));
   expect(await modelLimits("openai/gpt-5", paths)).toMatchObject({ limit: { context: 1234, output: 56 }, temperature: false });
   expect(await modelLimits("openai/gpt-4o", paths)).toBeUndefined();
+  // A later update (the same process, as a long-running one sees `cachet prices update` from another) is in force at once.
+  writeFileSync(file, JSON.stringify({ openai: { id: "openai", models: { "gpt-5": { id: "gpt-5", cost: { input: 1, output: 2 }, limit: { context: 4321, output: 65 } } } } }));
+  const updated = await modelLimits("openai/gpt-5", paths);
+  expect(updated).toMatchObject({ limit: { context: 4321, output: 65 } });
+  expect(updated?.temperature).toBeUndefined();
+  writeFileSync(file, "{ not json");
+  await expect(modelLimits("openai/gpt-5", paths)).rejects.toMatchObject({ code: "CATALOG_INVALID" });
 });
 
 test("a model id that is not provider/model is refused as findModel refuses it", async () => {

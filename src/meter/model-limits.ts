@@ -5,9 +5,10 @@
  * build time (build/catalog.ts, limitsTable): parsing the whole catalog and
  * loading its schema cost more than the rest of a short run's way to its
  * first request byte. A stored catalog update (`cachet prices update`) is
- * read whole, since its limits may differ.
+ * read whole, since its limits may differ, once per process while the file
+ * stays the same (a turn asks several times).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { storedCatalogFile, type StatePaths } from "../paths.ts";
 import tablePath from "./limits.generated.json" with { type: "file" };
 
@@ -23,15 +24,23 @@ type Row = [context: number | null, output: number | null, defaultTemperatureOnl
 
 let table: Record<string, Record<string, Row>> | undefined;
 
+/** The stored catalog update last read, with what identifies its file's version. */
+let stored: { file: string; version: string; catalog: import("./catalog.ts").Catalog } | undefined;
+
 /**
  * The limits of `provider/model` in the catalog in force, resolved as
  * findModel (src/meter/catalog.ts) resolves a model; undefined when the catalog does not list it.
  * @throws CachetError UNKNOWN_MODEL when modelId is not provider/model; CATALOG_INVALID when a stored update is corrupt
  */
 export async function modelLimits(modelId: string, paths: StatePaths): Promise<ModelLimits | undefined> {
-  if (existsSync(storedCatalogFile(paths))) {
-    const { findModel, loadCatalog } = await import("./catalog.ts");
-    return findModel((await loadCatalog(paths)).catalog, modelId);
+  const file = storedCatalogFile(paths);
+  const stat = statSync(file, { throwIfNoEntry: false });
+  if (stat) {
+    const { findModel, parseCatalog } = await import("./catalog.ts");
+    // A replaced or rewritten file (an update in another process) differs in inode, size or modification time.
+    const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    if (stored?.file !== file || stored.version !== version) stored = { file, version, catalog: parseCatalog(readFileSync(file, "utf8"), file) };
+    return findModel(stored.catalog, modelId);
   }
   table ??= JSON.parse(readFileSync(tablePath as unknown as string, "utf8")) as Record<string, Record<string, Row>>;
   const slash = modelId.indexOf("/");
