@@ -9,7 +9,6 @@
  * `[tool_result id]`. Reasoning is dropped (counted only). CRLF becomes LF in the
  * render only; cuts fall on UTF-8 character boundaries (never inside a surrogate pair).
  */
-import { createHash } from "node:crypto";
 import type { Block, Message } from "../context/types.ts";
 
 /** Version of the render rules; part of every summary's content key, so a change never reuses an old render. */
@@ -51,7 +50,8 @@ export function renderExtractive(messages: readonly Message[]): string {
 
 /** Short hex SHA-256 of a text's UTF-8 bytes (12 hex digits). */
 export function shortHash(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 12);
+  // Bun's hasher, not node:crypto's (the same digest): node:crypto's load cost ms before every run's request.
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 12);
 }
 
 function renderMessage(message: Message): string {

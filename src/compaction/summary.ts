@@ -4,7 +4,6 @@
  * the instruction of a summary call and the check of its answer
  * (shared/compaction.md, "Summary call" and "Content-addressed summary cache").
  */
-import { createHash } from "node:crypto";
 import type { Block, Message, SummaryState } from "../context/types.ts";
 import { byteLength, RENDER_VERSION, truncateBytes } from "./extractive.ts";
 
@@ -41,7 +40,7 @@ export function summaryInstruction(anchorId: string, hasPrevious: boolean, rende
  * resumed or forked session and a replay find it.
  */
 export function summaryKey(parts: { provider: string; model: string; previous: SummaryState; render: string }): string {
-  const hash = createHash("sha256");
+  const hash = new Bun.CryptoHasher("sha256");
   for (const part of ["cpc-summary-v1", "compaction", parts.provider, parts.model, String(SUMMARY_PROMPT_VERSION), String(RENDER_VERSION), sha(JSON.stringify(parts.previous)), sha(parts.render)]) {
     hash.update(part).update("\u0000");
   }
@@ -76,6 +75,7 @@ export function fallbackText(render: string): string {
   return `${truncateBytes(render, FALLBACK_BYTES)}\n[… render cut at ${FALLBACK_BYTES} bytes of ${bytes}]`;
 }
 
+// Bun's hasher, not node:crypto's createHash (the same digest): this module loads on every run, and node:crypto's load cost ms before the request.
 function sha(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
 }
