@@ -14,7 +14,7 @@ import { checked, checkedWire, DEFAULT_HOOK_TIMEOUT_MS, guard, guardAdapter, gua
 import { HOOK_KINDS, type HookName, type HookRegistration, type Hooks } from "./hooks.ts";
 import type { ProviderConfig, ProviderSpec } from "./provider.ts";
 import { pluginServices } from "./services.ts";
-import { CacheStrategyShape, HookNameShape, OverlayShape, PluginShape, ProviderSpecShape, WireRequestShape, check } from "./validate.ts";
+import { checkSpec, HookNameShape, OverlayShape, WireRequestShape, check } from "./validate.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
 /** A registered item with the plugin that registered it. */
@@ -174,8 +174,8 @@ export class PluginHost {
   }
 
   private apiFor(plugin: string, info: PluginInfo, undo: (() => void)[]): PluginApi {
-    const register = <T>(map: Map<string, Owned<T>>, what: string, shape: v.GenericSchema, value: T, list: string[]) => {
-      const id = validSpec(what, shape, value);
+    const register = <T>(map: Map<string, Owned<T>>, what: "provider" | "cache strategy", value: T, list: string[]) => {
+      const id = validSpec(what, value);
       const taken = map.get(id);
       if (taken) throw new CachetError("PLUGIN_LOAD", `${what} "${id}" is already registered by plugin "${taken.plugin}"`);
       map.set(id, { plugin, value });
@@ -194,8 +194,8 @@ export class PluginHost {
     return {
       version: Number(API_VERSION.split(".")[0]),
       apiVersion: API_VERSION,
-      provider: (spec) => register(this.providers, "provider", ProviderSpecShape, spec, info.providers),
-      cacheStrategy: (spec) => register(this.strategies, "cache strategy", CacheStrategyShape, spec, info.strategies),
+      provider: (spec) => register(this.providers, "provider", spec, info.providers),
+      cacheStrategy: (spec) => register(this.strategies, "cache strategy", spec, info.strategies),
       hook: (name, registration) => {
         if (!check(HookNameShape, name).ok) throw new CachetError("PLUGIN_LOAD", `unknown hook "${String(name)}"`, { hint: `hooks: ${Object.keys(HOOK_KINDS).join(", ")}` });
         const entry = normalizeRegistration(plugin, registration);
@@ -243,15 +243,15 @@ function validatePlugin(plugin: unknown, name: string): Plugin {
   if (plugin === null || typeof plugin !== "object") {
     throw new CachetError("PLUGIN_LOAD", "its default export is not a plugin", { hint: "export default definePlugin({ name, api: \"^1\", setup(api) {...} })" });
   }
-  const result = check(PluginShape, plugin);
+  const result = checkSpec("plugin", plugin);
   if (!result.ok) throw new CachetError("PLUGIN_LOAD", `the plugin object has ${result.problem}`, { hint: 'a plugin is definePlugin({ name, api: "^1", setup(api) {...} })' });
-  checkApiRange(name, result.value.api);
+  checkApiRange(name, (plugin as Plugin).api);
   return plugin as Plugin;
 }
 
 /** The spec's id once it has the API's shape. @throws CachetError PLUGIN_LOAD naming the spec and what is wrong. */
-function validSpec(what: string, shape: v.GenericSchema, spec: unknown): string {
-  const result = check(shape, spec);
+function validSpec(what: "provider" | "cache strategy", spec: unknown): string {
+  const result = checkSpec(what, spec);
   if (result.ok) return (spec as { id: string }).id;
   const id = (spec as { id?: unknown } | null)?.id;
   throw new CachetError("PLUGIN_LOAD", `${what} ${typeof id === "string" && id ? `"${id}" ` : ""}has ${result.problem}`);

@@ -1,0 +1,67 @@
+/**
+ * The load-time spec checks (checkSpec) take their plain-predicate path for
+ * every built-in plugin, provider and cache strategy, and decide exactly as
+ * valibot's shapes do on those specs with any one field made wrong or left out.
+ */
+import { expect, test } from "bun:test";
+import type * as v from "valibot";
+import { builtinPlugins } from "../../plugins/index.ts";
+import type { Plugin, PluginApi } from "./define-plugin.ts";
+import { pluginServices } from "./services.ts";
+import { CacheStrategyShape, check, checkSpec, isCacheStrategySpec, isPluginSpec, isProviderSpec, PluginShape, ProviderSpecShape } from "./validate.ts";
+
+type Kind = "plugin" | "provider" | "cache strategy";
+
+async function builtinSpecs(): Promise<{ kind: Kind; value: Record<string, unknown> }[]> {
+  const specs: { kind: Kind; value: Record<string, unknown> }[] = [];
+  for (const load of Object.values(builtinPlugins)) {
+    const plugin = ((await load()) as { default: Plugin }).default;
+    specs.push({ kind: "plugin", value: plugin as unknown as Record<string, unknown> });
+    const api = {
+      provider: (spec: unknown) => void specs.push({ kind: "provider", value: spec as Record<string, unknown> }),
+      cacheStrategy: (spec: unknown) => void specs.push({ kind: "cache strategy", value: spec as Record<string, unknown> }),
+      hook: () => () => {},
+      services: pluginServices,
+      log: { info() {}, warn() {}, debug() {} },
+    } as unknown as PluginApi;
+    plugin.setup(api);
+  }
+  return specs;
+}
+
+const FAST = { plugin: isPluginSpec, provider: isProviderSpec, "cache strategy": isCacheStrategySpec } as const;
+const SHAPE: Record<Kind, v.GenericSchema> = { plugin: PluginShape, provider: ProviderSpecShape, "cache strategy": CacheStrategyShape };
+
+const WRONG: unknown[] = [undefined, null, "", "x", "/x", 0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, true, [], [""], ["x"], ["openai-chat"], [1], {}, { a: -1 }, () => {}];
+
+test("every built-in plugin, provider and cache strategy passes without valibot", async () => {
+  const specs = await builtinSpecs();
+  expect(specs.filter((s) => s.kind === "provider").length).toBeGreaterThanOrEqual(10);
+  expect(specs.filter((s) => s.kind === "cache strategy").length).toBeGreaterThanOrEqual(6);
+  for (const { kind, value } of specs) expect({ kind, id: value.id ?? value.name, fast: FAST[kind](value) }).toEqual({ kind, id: value.id ?? value.name, fast: true });
+});
+
+test("with any one field wrong or missing, checkSpec decides as the valibot shape does, and the predicate never accepts what the shape refuses", async () => {
+  const specs = await builtinSpecs();
+  let refused = 0;
+  for (const { kind, value } of specs) {
+    const fields = new Set([...Object.keys(value), "id", "name", "api", "setup", "protocol", "env", "emulatorPath", "create", "protocols", "apply"]);
+    const variants: Record<string, unknown>[] = [];
+    for (const field of fields) {
+      const { [field]: _, ...without } = value;
+      variants.push(without);
+      for (const wrong of WRONG) variants.push({ ...value, [field]: wrong });
+    }
+    const example = (value.usageExamples as { usage: object }[] | undefined)?.[0];
+    if (example) {
+      for (const count of [-1, Number.NaN, Number.POSITIVE_INFINITY, "1", null]) variants.push({ ...value, usageExamples: [{ ...example, usage: { ...example.usage, input: count } }] });
+      variants.push({ ...value, usageExamples: [{ ...example, source: 1 }] }, { ...value, usageExamples: [null] });
+    }
+    for (const variant of variants) {
+      const shape = check(SHAPE[kind], variant).ok;
+      if (!shape) refused++;
+      expect({ kind, variant, checked: checkSpec(kind, variant).ok, fastOnlyWhenValid: !FAST[kind](variant) || shape }).toEqual({ kind, variant, checked: shape, fastOnlyWhenValid: true });
+    }
+  }
+  expect(refused).toBeGreaterThan(1000);
+});
