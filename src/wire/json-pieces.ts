@@ -14,8 +14,14 @@ import { canonicalJson } from "./canonical-json.ts";
 /** Strings from this many UTF-16 code units on are written in slices of this length. */
 export const SLICE_CHARS = 1 << 20;
 
-/** A full garbage collection runs after each this many code units of a long string written. */
-const COLLECT_EVERY = 8 << 20;
+/**
+ * A full garbage collection runs after each this fraction of a long string
+ * written (but never within half a {@link SLICE_CHARS} of the last): the
+ * escaped slices the consumer is done with stay a small fraction of the input
+ * (with text beyond Latin-1 each slice leaves about five bytes a character
+ * behind: its escaped UTF-16 copy, the consumer's UTF-8 copy).
+ */
+const COLLECTIONS_PER_STRING = 16;
 
 /** How to write the pieces. */
 export interface PieceOptions {
@@ -64,6 +70,7 @@ export function* jsonPieces(value: unknown, options: PieceOptions = {}): Generat
   }
   if (typeof value === "string") {
     yield '"';
+    const collectEvery = Math.max(SLICE_CHARS / 2, value.length / COLLECTIONS_PER_STRING);
     let sinceCollection = 0;
     for (let from = 0; from < value.length; ) {
       let to = Math.min(from + slice, value.length);
@@ -73,7 +80,7 @@ export function* jsonPieces(value: unknown, options: PieceOptions = {}): Generat
       sinceCollection += to - from;
       from = to;
       // Escaped slices the consumer is done with would otherwise pile up to the size of the heap (the input's) before a collection.
-      if (sinceCollection >= COLLECT_EVERY) {
+      if (sinceCollection >= collectEvery) {
         Bun.gc(true);
         sinceCollection = 0;
       }
