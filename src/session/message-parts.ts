@@ -22,14 +22,19 @@ export const MESSAGE_PARTS_MIGRATION = `
   ) WITHOUT ROWID;
 `;
 
-/** A part holds at least this many UTF-16 code units of JSON, unless it is the last. */
-export const PART_CHARS = 1 << 20;
+/**
+ * A part holds at least this many UTF-16 code units of JSON, unless it is the
+ * last (a long string is sliced to this length too). Each part written leaves
+ * copies of it (UTF-16, UTF-8, SQLite's record) in the allocators' caches:
+ * parts of 256 Ki keep those a few MB however large the message.
+ */
+export const PART_CHARS = 1 << 18;
 
 /** The content JSON in parts, made as they are read: one for ordinary content (`JSON.stringify(content)`). */
 export function* contentParts(content: readonly Block[]): Generator<string> {
   let part = "";
   let parts = 0;
-  for (const piece of jsonPieces(content)) {
+  for (const piece of jsonPieces(content, { sliceChars: PART_CHARS })) {
     part += piece;
     if (part.length < PART_CHARS) continue;
     yield part;

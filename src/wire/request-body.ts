@@ -16,7 +16,7 @@ export interface SerializedBody {
   headers: Record<string, string>;
 }
 
-/** Pieces are encoded in batches of about this many code units. */
+/** Pieces are encoded in batches of about this many code units, and a long string is sliced to this length (each slice leaves its escaped and encoded copies behind until collected). */
 const BATCH_CHARS = 1 << 18;
 
 /**
@@ -30,7 +30,7 @@ export function serializeBody(body: Record<string, unknown>): SerializedBody {
 }
 
 function bodyStream(body: Record<string, unknown>): ReadableStream<Uint8Array> {
-  const pieces = jsonPieces(body);
+  const pieces = jsonPieces(body, { sliceChars: BATCH_CHARS });
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     pull(controller) {
