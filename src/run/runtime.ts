@@ -64,12 +64,18 @@ export interface Runtime {
    * @param catalogRef `provider/model` as the catalog names it
    */
   modelLimits(catalogRef: string): Promise<{ context?: number; output?: number }>;
-  /** The wire hash chain of a request, with token estimates memoized per content hash (a text over 1 MiB characters is estimated from samples: countOrEstimate). */
+  /**
+   * The wire hash chain of a request, with token estimates memoized per content hash (a text over 1 MiB
+   * characters is estimated from samples: countOrEstimate). Worked out once per request object: asked again
+   * for the same object (the compaction check's estimate, then the send), it is the same promise; never
+   * change a request once its chain was asked for, nor the links.
+   */
   chainOf(wire: WireRequest): Promise<ChainLink[]>;
   /**
-   * The request's hash chain without token estimates (every `tokens` 0), at
-   * once: for comparing prefixes before sending. Shares {@link chainOf}'s
-   * content hashes, so hashing a request for both costs one hashing.
+   * The request's hash chain at once, for comparing prefixes before sending:
+   * read its hashes only (`tokens` may be 0 or the estimates). The links of
+   * {@link chainOf} when that was asked for the same object, so hashing a
+   * request for both costs one hashing.
    */
   prefixHashes(wire: WireRequest): ChainLink[];
   /**
@@ -186,6 +192,48 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     if (chainsByLog.size > 16) chainsByLog.delete(chainsByLog.keys().next().value!);
     return memo;
   };
+  // Each request's chain, and its links as soon as they are hashed (before the token counts are known).
+  const chained = new WeakMap<WireRequest, Promise<ChainLink[]>>();
+  const hashed = new WeakMap<WireRequest, ChainLink[]>();
+  const countChain = async (wire: WireRequest): Promise<ChainLink[]> => {
+    const missing = new Map<string, string>();
+    const chains = chainsFor(wire);
+    const links = prefixChain(
+      wire,
+      (hash, text) => {
+        const known = memo.get(hash);
+        if (known === undefined) missing.set(hash, text);
+        return known ?? 0;
+      },
+      chains,
+    );
+    const made = chains.made ?? [];
+    hashed.set(wire, links);
+    if (missing.size > 0) {
+      for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
+        memo.set(hash, tokens);
+        missing.delete(hash);
+      }
+      if (missing.size > 0) {
+        const { countOrEstimate, loadO200k } = await import("../tokenizer/o200k.ts");
+        const countTokens = await loadO200k();
+        const counted: [string, number][] = [];
+        for (const [hash, text] of missing) {
+          const tokens = countOrEstimate(text, countTokens);
+          memo.set(hash, tokens);
+          counted.push([hash, tokens]);
+        }
+        try {
+          store.saveNodeTokens(counted);
+        } catch {
+          // Only a memo: a store that refuses writes (disk full) costs a recount next time, not the turn.
+        }
+      }
+      // Only links made by this call can lack their count: the ones taken over from the previous chain have it.
+      for (const i of made) if (links[i]!.tokens === 0) links[i]!.tokens = memo.get(links[i]!.content) ?? 0;
+    }
+    return links;
+  };
   const responses = watchResponses(options.fetch ?? fetch);
   return {
     async modelLimits(catalogRef) {
@@ -208,42 +256,15 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     budget,
     price,
     prefixHashes(wire) {
-      return prefixChain(wire, () => 0, { contents });
+      return hashed.get(wire) ?? prefixChain(wire, () => 0, { contents });
     },
-    async chainOf(wire) {
-      const missing = new Map<string, string>();
-      const links = prefixChain(
-        wire,
-        (hash, text) => {
-          const known = memo.get(hash);
-          if (known === undefined) missing.set(hash, text);
-          return known ?? 0;
-        },
-        chainsFor(wire),
-      );
-      if (missing.size > 0) {
-        for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
-          memo.set(hash, tokens);
-          missing.delete(hash);
-        }
-        if (missing.size > 0) {
-          const { countOrEstimate, loadO200k } = await import("../tokenizer/o200k.ts");
-          const countTokens = await loadO200k();
-          const counted: [string, number][] = [];
-          for (const [hash, text] of missing) {
-            const tokens = countOrEstimate(text, countTokens);
-            memo.set(hash, tokens);
-            counted.push([hash, tokens]);
-          }
-          try {
-            store.saveNodeTokens(counted);
-          } catch {
-            // Only a memo: a store that refuses writes (disk full) costs a recount next time, not the turn.
-          }
-        }
-        for (const link of links) if (link.tokens === 0) link.tokens = memo.get(link.content) ?? 0;
+    chainOf(wire) {
+      let chain = chained.get(wire);
+      if (chain === undefined) {
+        chain = countChain(wire);
+        chained.set(wire, chain);
       }
-      return links;
+      return chain;
     },
     async checkAnswer(protocol, schema, content) {
       const text = content.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");

@@ -22,7 +22,7 @@ import { assembleContext } from "./stages/context.ts";
 import { finishTurn } from "./stages/finish.ts";
 import { resolveInput } from "./stages/input.ts";
 import { recordCall } from "./stages/record.ts";
-import { applyCacheStrategies, renderRequest } from "./stages/render.ts";
+import { applyCacheStrategies, finishRequest, markRequest, renderRequest } from "./stages/render.ts";
 import { sendRequest, type SendOutcome } from "./stages/send.ts";
 import { chooseSession, inSession } from "./stages/session.ts";
 import type { TurnOptions, TurnResult } from "./turn-types.ts";
@@ -47,12 +47,13 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     await checkpoint(options.signal);
     const context = await assembleContext(runtime, turn, opened, input);
     await checkpoint(options.signal);
-    // Rendered once: the compaction check estimates this very request, which goes out unless it compacts.
-    const rendered = renderRequest(input, context.context);
-    let assembled = await compactIfDue(runtime, turn, input, opened, context, rendered);
+    // Rendered and marked once: the compaction check estimates (and hashes) this very request, which goes out
+    // unless it compacts or a request:before hook changes it.
+    const marked = markRequest(runtime.host, renderRequest(input, context.context), context.context);
+    let assembled = await compactIfDue(runtime, turn, input, opened, context, marked);
     await checkpoint(options.signal);
-    const render = assembled.context === context.context ? rendered : renderRequest(input, assembled.context);
-    let wire = await applyCacheStrategies(runtime.host, render, assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
+    const remarked = assembled.context === context.context ? marked : markRequest(runtime.host, renderRequest(input, assembled.context), assembled.context);
+    let wire = await finishRequest(runtime.host, remarked, assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
     const recover = !assembled.compaction && turn.compact !== false && runtime.config.compaction?.enabled !== false;
     let sent: SendOutcome;
     try {

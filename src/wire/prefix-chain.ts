@@ -55,6 +55,14 @@ export interface ChainMemo {
   /** The previous request's segments and body, for the identity fast path. */
   segments?: WireSegment[];
   body?: Record<string, unknown>;
+  /** Indices of the links the last call made afresh (the others are the previous chain's own link objects). */
+  made?: number[];
+  /**
+   * `path[0]` and `path[1]` of the previous request's segments, by place: read from these
+   * arrays, an unchanged run costs no visit to its segments' objects.
+   */
+  sections?: unknown[];
+  indices?: unknown[];
 }
 
 /**
@@ -85,18 +93,24 @@ export function chainMemo(): ChainMemo {
  */
 export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: ChainMemo = chainMemo()): ChainLink[] {
   const links: ChainLink[] = [];
+  const made: number[] = [];
   const before = memo.previous ?? [];
   let previous: string | undefined;
   let reusing = true;
   const segments = wire.segments;
   const lastSegments = memo.segments ?? [];
+  // Updated in place (a place in a run keeps its segment, so its path); until the call ends they
+  // describe neither request, so a call that throws leaves no run to take over.
+  const sections = memo.sections ?? [];
+  const indices = memo.indices ?? [];
+  memo.segments = undefined;
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
     // A run of the same segments inside top-level elements that are the very objects of
     // last time (old messages): same bytes, same markers, since nothing mutates them.
     // Their links are taken over in bulk, so a long history costs a few pointer compares.
     if (reusing && lastSegments[i] === segment) {
-      const end = unchangedRunEnd(segments, lastSegments, i, wire.body, memo.body);
+      const end = unchangedRunEnd(segments, lastSegments, sections, indices, i, wire.body, memo.body);
       if (end > i) {
         for (let k = i; k < end; k++) links.push(before[k]!);
         previous = before[end - 1]!.prefix;
@@ -104,6 +118,8 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
         continue;
       }
     }
+    sections[i] = segment.path[0];
+    indices[i] = segment.path[1];
     const value = valueAt(wire.body, segment.path);
     if (value === undefined) throw new Error(`wire segment ${segment.nodeId} has no value at ${segment.path.join(".")}`);
     const ttl = markerTtl(value);
@@ -124,9 +140,14 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
     const tokens = reusing ? old!.tokens : countTokens(content, estimateText(value, segment.kind));
     const link: ChainLink = { nodeId: segment.nodeId, kind: segment.kind, content, prefix: previous, tokens };
     if (ttl) link.breakpoint = ttl;
+    made.push(links.length);
     links.push(link);
   }
+  sections.length = indices.length = segments.length;
+  memo.made = made;
   memo.previous = links;
+  memo.sections = sections;
+  memo.indices = indices;
   memo.segments = segments;
   memo.body = wire.body;
   return links;
@@ -136,10 +157,19 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
  * End (exclusive) of the run from `from` of segments that are the previous
  * request's own segment objects at the same places and lie inside top-level
  * elements (a message, a tool) that are the very objects of the previous body
- * at the same index. One pointer compare per segment: the system messages a
- * chat adapter renders afresh do not stop the run of the messages after them.
+ * at the same index. One pointer compare per segment, the path's first two
+ * keys read from `sections` and `indices` (the places' paths last time): the
+ * system messages a chat adapter renders afresh do not stop the run of the messages after them.
  */
-function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSegment[], from: number, body: Record<string, unknown>, before: Record<string, unknown> | undefined): number {
+function unchangedRunEnd(
+  segments: readonly WireSegment[],
+  last: readonly WireSegment[],
+  sections: readonly unknown[],
+  indices: readonly unknown[],
+  from: number,
+  body: Record<string, unknown>,
+  before: Record<string, unknown> | undefined,
+): number {
   if (!before) return from;
   let end = from;
   let section: unknown;
@@ -148,11 +178,9 @@ function unchangedRunEnd(segments: readonly WireSegment[], last: readonly WireSe
   let then: unknown[] | undefined;
   const n = Math.min(segments.length, last.length);
   while (end < n) {
-    const segment = segments[end]!;
-    if (segment !== last[end]) break;
-    const path = segment.path;
-    const key = path[0];
-    const at = path[1];
+    if (segments[end] !== last[end]) break;
+    const key = sections[end];
+    const at = indices[end];
     if (at !== index || key !== section) {
       if (typeof at !== "number") break;
       if (key !== section) {

@@ -45,7 +45,7 @@ export interface Compacted extends AssembledContext {
 
 /**
  * Compacts when due, judging by `rendered`, the request the context renders to
- * (the turn's own render: a turn renders its context once). Off with `--no-compact` or `compaction.enabled = false`,
+ * (the turn's own render, markers or not: a turn renders its context once). Off with `--no-compact` or `compaction.enabled = false`,
  * with the provider option `compaction=server` (the provider compacts, e.g.
  * Anthropic's server-side compaction), and when neither the catalog nor `compaction.window_tokens` gives the window
  * and no `compaction.trigger_tokens` is set.
