@@ -36,12 +36,22 @@ export class Ledger {
    * that no longer change are kept: settled and figured (see {@link settledRow}).
    */
   private readonly settledRows = new Map<string, LedgerRow>();
+  /**
+   * Which rows are the latest settled ones, of sessions whose turn lease this
+   * process holds (under the lease's fencing token): no other process writes
+   * the session's rows then, so the list stays true until this process
+   * records a row that may be settled, discards or updates one. A turn's
+   * several reads of its session's latest rows then query the index once.
+   */
+  private readonly settledIds = new Map<string, SettledIds>();
 
   constructor(private readonly core: StoreCore) {}
 
   record(row: LedgerRow): void {
     this.core.rev(row.sessionId);
     this.core.fence(row.sessionId);
+    // An in-flight row is not settled: the latest settled rows stay what they were.
+    if (row.status !== "in_flight") this.settledIds.delete(row.sessionId);
     if (this.core.db.query("SELECT 1 FROM requests WHERE id = ?").get(row.id)) {
       throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
     }
@@ -59,6 +69,7 @@ export class Ledger {
     if (ids.length === 0) return;
     this.core.rev(sessionId);
     this.core.fence(sessionId);
+    this.settledIds.delete(sessionId);
     const remove = this.core.db.query("DELETE FROM requests WHERE session_id = ? AND id = ?");
     for (const id of ids) {
       remove.run(sessionId, id);
@@ -73,6 +84,7 @@ export class Ledger {
   /** Marks the session's in-flight rows lost (their process ended before the answer did); returns how many. */
   settleInFlight(sessionId: string): number {
     this.core.fence(sessionId);
+    this.settledIds.delete(sessionId);
     return this.core.db
       .query("UPDATE requests SET status = 'lost', error = ? WHERE session_id = ? AND status = 'in_flight'")
       .run("the process ended before the answer did (killed or crashed): the request was sent, its usage is unknown", sessionId).changes;
@@ -83,6 +95,7 @@ export class Ledger {
     const next: LedgerRow = { ...current, ...patch, id: current.id, sessionId: current.sessionId, chain: current.chain };
     this.core.db.query(`UPDATE requests SET ${LEDGER_COLUMNS.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`).run(...ledgerValues(next), id);
     this.settledRows.delete(id);
+    this.settledIds.delete(current.sessionId);
   }
 
   requests(sessionId: string): LedgerRow[] {
@@ -107,7 +120,7 @@ export class Ledger {
    * earlier read are read whole. Shared with other reads: frozen.
    */
   recent(sessionId: string, limit: number): LedgerRow[] {
-    const ids = (this.core.db.query(`SELECT id FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).values(sessionId, limit) as [string][]).map(([id]) => id).reverse();
+    const ids = this.latestSettledIds(sessionId, limit);
     const found = new Map<string, LedgerRow>();
     const missing: string[] = [];
     for (const id of ids) {
@@ -144,6 +157,7 @@ export class Ledger {
   /** Drops what this process cached about a removed session. */
   forget(sessionId: string): void {
     this.lastChains.delete(sessionId);
+    this.settledIds.delete(sessionId);
     for (const [id, row] of this.settledRows) if (row.sessionId === sessionId) this.settledRows.delete(id);
   }
 
@@ -155,6 +169,18 @@ export class Ledger {
     const row = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE session_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1`).get(sessionId) as RequestRow | null;
     if (!row) return undefined;
     return { id: row.id, chain: this.resolveChains([row]).get(row.id)!, depth: row.chain_depth };
+  }
+
+  /** Ids of the session's latest `limit` settled rows, oldest first (see {@link settledIds}). */
+  private latestSettledIds(sessionId: string, limit: number): string[] {
+    const token = this.core.fences.get(sessionId);
+    const known = token === undefined ? undefined : this.settledIds.get(sessionId);
+    if (known !== undefined && known.token === token && (known.ids.length >= limit || known.all)) return known.ids.slice(-limit);
+    // Under the lease a turn's reads are served from one query: it asks for the most any of them reads.
+    const want = token === undefined ? limit : Math.max(limit, SETTLED_IDS);
+    const ids = (this.core.db.query(`SELECT id FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).values(sessionId, want) as [string][]).map(([id]) => id).reverse();
+    if (token !== undefined) this.settledIds.set(sessionId, { token, ids, all: ids.length < want });
+    return ids.slice(-limit);
   }
 
   /**
@@ -231,6 +257,19 @@ const SETTLED = "status NOT IN ('in_flight', 'lost') AND input IS NOT NULL";
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;
+
+/** The latest settled row ids of one session, as {@link Ledger} keeps them under its turn lease. */
+interface SettledIds {
+  /** The fencing token of the lease they were read under: a later lease (another turn) reads them again. */
+  token: string;
+  /** Oldest first. */
+  ids: string[];
+  /** True when the session has no settled row before them. */
+  all: boolean;
+}
+
+/** Latest settled rows whose ids a turn's first read asks for: the most a turn reads (LIVE_ENTRY_ROWS, 32). */
+const SETTLED_IDS = 32;
 
 /** Settled rows kept by {@link Ledger}: the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) of a few sessions served in turn. */
 const SETTLED_ROWS = 128;

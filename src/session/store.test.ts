@@ -400,6 +400,39 @@ describe("ledger", () => {
     expect(store.lastRequest(s.id)).toBeNull();
   });
 
+  test("under the turn lease, the latest settled rows follow this process's writes, and the next lease sees another process's", async () => {
+    const s = store.createSession({ model: "m/a" });
+    const ok = (id: string, startedAt: number): LedgerRow => ({ ...row(id, s.id, startedAt, [link(0), link(startedAt)]), noCacheCostUsd: 0.01 });
+    const ids = (limit: number) => store.recentRequests(s.id, limit).map((r) => r.id);
+    store.recordRequest(ok("r_1", 1000));
+    const release = await store.acquireTurn(s.id);
+    expect(ids(1)).toEqual(["r_1"]);
+    store.recordRequest({ ...ok("r_2", 2000), status: "in_flight" });
+    expect(ids(5)).toEqual(["r_1"]);
+    // The turn's final rows replace its in-flight one; a retried attempt started earlier sorts before the last row.
+    store.transaction(() => {
+      store.discardRequests(s.id, ["r_2"]);
+      store.recordRequest(ok("r_2", 2000));
+      store.recordRequest(ok("r_0", 1500));
+    });
+    expect(ids(5)).toEqual(["r_1", "r_0", "r_2"]);
+    expect(store.lastRequest(s.id)!.id).toBe("r_2");
+    store.updateRequest("r_2", { status: "lost", usage: { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined } });
+    expect(ids(2)).toEqual(["r_1", "r_0"]);
+    store.recordRequest(ok("r_4", 2500));
+    expect(ids(5)).toEqual(["r_1", "r_0", "r_4"]);
+    release();
+    // Another process's turn, then this process's next one.
+    const other = openStore();
+    const releaseOther = await other.acquireTurn(s.id);
+    other.recordRequest(ok("r_3", 3000));
+    releaseOther();
+    other.close();
+    const again = await store.acquireTurn(s.id);
+    expect(ids(5)).toEqual(["r_1", "r_0", "r_4", "r_3"]);
+    again();
+  });
+
   test("hash chains stored as deltas read back exactly across many requests, moved breakpoints included", () => {
     const s = store.createSession({ model: "m/a" });
     const chains: ChainLink[][] = [];
