@@ -179,7 +179,8 @@ export class Ledger {
     // Under the lease a turn's reads are served from one query: it asks for the most any of them reads.
     const want = token === undefined ? limit : Math.max(limit, SETTLED_IDS);
     const ids = (this.core.db.query(`SELECT id FROM requests WHERE session_id = ? AND ${SETTLED} ORDER BY started_at DESC, rowid DESC LIMIT ?`).values(sessionId, want) as [string][]).map(([id]) => id).reverse();
-    if (token !== undefined) this.settledIds.set(sessionId, { token, ids, all: ids.length < want });
+    // Not what a write transaction sees: it may still roll back.
+    if (token !== undefined && !this.core.db.inTransaction) this.settledIds.set(sessionId, { token, ids, all: ids.length < want });
     return ids.slice(-limit);
   }
 
@@ -195,7 +196,8 @@ export class Ledger {
     deepFreeze(record.rawUsage);
     Object.freeze(record.usage);
     Object.freeze(record);
-    if (row.figured === 1) {
+    // A write transaction's view may still roll back.
+    if (row.figured === 1 && !this.core.db.inTransaction) {
       this.settledRows.set(row.id, record);
       if (this.settledRows.size > SETTLED_ROWS) this.settledRows.delete(this.settledRows.keys().next().value!);
     }
