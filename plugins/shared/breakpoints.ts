@@ -209,11 +209,18 @@ export function samePath(a: WirePath | undefined, b: WirePath | undefined): bool
   return a !== undefined && b !== undefined && a.length === b.length && a.every((key, i) => key === b[i]);
 }
 
-/** True when `path` is, contains or lies inside one of the request's overlay segments. */
+/**
+ * True when `path` is, contains or lies inside one of the request's overlay
+ * segments. Segments are in cache order and the overlay comes after the last
+ * log message (DESIGN.md, "volatile overlay"), so its segments are the
+ * trailing ones: a long request's thousands of others are not looked at.
+ */
 export function isOverlay(wire: WireRequest, path: WirePath): boolean {
   let overlays = overlayPaths.get(wire);
   if (!overlays) {
-    overlays = wire.segments.filter((s) => s.kind === "overlay").map((s) => s.path);
+    overlays = [];
+    const segments = wire.segments;
+    for (let i = segments.length - 1; i >= 0 && segments[i]!.kind === "overlay"; i--) overlays.push(segments[i]!.path);
     overlayPaths.set(wire, overlays);
   }
   return overlays.some((o) => startsWith(path, o) || startsWith(o, path));
