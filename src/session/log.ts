@@ -54,7 +54,6 @@ export class MessageLog {
       });
     }
     const { next } = this.core.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
-    this.core.db
     const { first, rest } = writeParts(this.core.db, sessionId, message.id, contentParts(message.content));
     this.core.db
       .query("INSERT INTO messages (session_id, seq, id, role, content, parts, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
