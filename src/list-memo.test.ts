@@ -10,90 +10,128 @@ const item = (id: string, incomplete = false): Item => ({ id, ...(incomplete ? {
 
 describe("ListMemo", () => {
   test("computes only the elements that are not the objects of the conversation's last list at the same places", () => {
-    const memo = new ListMemo<Item, string>();
     const computed: string[] = [];
-    const compute = (x: Item, i: number) => {
+    const memo = new ListMemo<Item, string>((x, i) => {
       computed.push(x.id);
       return `${x.id}@${i}`;
-    };
+    });
+    const results = (list: Item[]) => [...memo.map(list).results];
     const [a, b, c, d] = [item("a"), item("b"), item("c"), item("d")];
-    expect([...memo.map("s", [a, b], compute)]).toEqual(["a@0", "b@1"]);
-    expect([...memo.map("s", [a, b, c], compute)]).toEqual(["a@0", "b@1", "c@2"]);
+    expect(results([a, b])).toEqual(["a@0", "b@1"]);
+    expect(results([a, b, c])).toEqual(["a@0", "b@1", "c@2"]);
     expect(computed).toEqual(["a", "b", "c"]);
     // A replaced element is computed again; the ones after it, at their places as before, are not.
     const b2 = { ...b };
-    expect([...memo.map("s", [a, b2, c, d], compute)]).toEqual(["a@0", "b@1", "c@2", "d@3"]);
+    expect(results([a, b2, c, d])).toEqual(["a@0", "b@1", "c@2", "d@3"]);
     expect(computed.slice(3)).toEqual(["b", "d"]);
     // Shorter, then longer again: what lay beyond the shorter list is computed again.
-    expect([...memo.map("s", [a], compute)]).toEqual(["a@0"]);
-    expect([...memo.map("s", [a, b2], compute)]).toEqual(["a@0", "b@1"]);
+    expect(results([a])).toEqual(["a@0"]);
+    expect(results([a, b2])).toEqual(["a@0", "b@1"]);
     expect(computed.slice(5)).toEqual(["b"]);
     // The same objects at other places are computed again (a result may depend on the index).
-    expect([...memo.map("s", [b2, a], compute)]).toEqual(["b@0", "a@1"]);
+    expect(results([b2, a])).toEqual(["b@0", "a@1"]);
     expect(computed.slice(6)).toEqual(["b", "a"]);
   });
 
   test("keeps each conversation's list apart", () => {
-    const memo = new ListMemo<Item, string>();
     const computed: string[] = [];
-    const compute = (x: Item) => (computed.push(x.id), x.id);
+    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id));
     const [a1, a2, b1, b2] = [item("a1"), item("a2"), item("b1"), item("b2")];
-    memo.map(a1, [a1], compute);
-    memo.map(b1, [b1], compute);
-    memo.map(a1, [a1, a2], compute);
-    memo.map(b1, [b1, b2], compute);
+    memo.map([a1]);
+    memo.map([b1]);
+    memo.map([a1, a2]);
+    memo.map([b1, b2]);
     expect(computed).toEqual(["a1", "b1", "a2", "b2"]);
   });
 
   test("withPrevious: an element is computed again when the one before it changed", () => {
-    const memo = new ListMemo<Item, string>();
     const computed: string[] = [];
-    const pair = (x: Item, i: number, list: readonly Item[]) => (computed.push(x.id), `${list[i - 1]?.id ?? "-"}>${x.id}`);
+    const memo = new ListMemo<Item, string>((x, i, list) => (computed.push(x.id), `${list[i - 1]?.id ?? "-"}>${x.id}`), { withPrevious: true });
     const [a, b, c] = [item("a"), item("b"), item("c")];
-    memo.map("s", [a, b, c], pair, { withPrevious: true });
-    expect([...memo.map("s", [a, { ...b }, c], pair, { withPrevious: true })]).toEqual(["->a", "a>b", "b>c"]);
+    memo.map([a, b, c]);
+    expect([...memo.map([a, { ...b }, c]).results]).toEqual(["->a", "a>b", "b>c"]);
     expect(computed).toEqual(["a", "b", "c", "b", "c"]);
   });
 
   test("keep: a result not kept is computed again, and with withPrevious so is the element after it", () => {
-    const memo = new ListMemo<Item, string>();
     const computed: string[] = [];
-    const compute = (x: Item) => (computed.push(x.id), x.id);
-    const options = { withPrevious: true, keep: (x: Item) => !x.incomplete };
+    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id), { withPrevious: true, keep: (x) => !x.incomplete });
     const [a, cut, c] = [item("a"), item("cut", true), item("c")];
-    memo.map("s", [a, cut, c], compute, options);
-    memo.map("s", [a, cut, c], compute, options);
+    memo.map([a, cut, c]);
+    memo.map([a, cut, c]);
     expect(computed).toEqual(["a", "cut", "c", "cut", "c"]);
     // keep sees the result: a failed check is made again.
-    const checks = new ListMemo<Item, boolean>();
     let calls = 0;
-    const check = (x: Item) => (calls++, x.id !== "bad");
+    const checks = new ListMemo<Item, boolean>((x) => (calls++, x.id !== "bad"), { keep: (_, ok) => ok });
     const bad = item("bad");
-    expect([...checks.map("s", [a, bad], check, { keep: (_, ok) => ok })]).toEqual([true, false]);
-    expect([...checks.map("s", [a, bad], check, { keep: (_, ok) => ok })]).toEqual([true, false]);
+    expect([...checks.map([a, bad]).results]).toEqual([true, false]);
+    expect([...checks.map([a, bad]).results]).toEqual([true, false]);
     expect(calls).toBe(3);
   });
 
+  test("total: the sum of the weights follows replaced, added and dropped elements, over two conversations in turn", () => {
+    let random = 11;
+    const next = () => (random = (random * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const sizes = new ListMemo<Item, number>((x) => x.id.length, { weight: (size) => size });
+    const lists: Item[][] = [[item("first of one")], [item("first of two")]];
+    let computed = 0;
+    const counting = new ListMemo<Item, number>((x) => (computed++, x.id.length), { weight: (size) => size });
+    let steps = 0;
+    for (let step = 0; step < 2000; step++) {
+      const which = step % 2;
+      let list = lists[which]!;
+      const r = next();
+      if (r < 0.6) list = [...list, item("x".repeat(Math.floor(next() * 5)))];
+      else if (r < 0.7 && list.length > 1) list = list.slice(0, 1 + Math.floor(next() * (list.length - 1)));
+      else if (list.length > 1) {
+        const at = 1 + Math.floor(next() * (list.length - 1));
+        list = list.map((x, i) => (i === at ? item(x.id + "y") : x));
+      }
+      lists[which] = list;
+      expect({ step, total: sizes.map(list).total }).toEqual({ step, total: list.reduce((n, x) => n + x.id.length, 0) });
+      counting.map(list);
+      steps++;
+    }
+    // Each conversation's list was found again: about one element computed a step, not whole lists.
+    expect(steps).toBe(2000);
+    expect(computed).toBeLessThan(3 * 2000);
+  });
+
   test("a throwing compute keeps what was computed before it and computes the failed element again next time", () => {
-    const memo = new ListMemo<Item, string>();
     const computed: string[] = [];
     let fail = true;
-    const compute = (x: Item) => {
-      computed.push(x.id);
-      if (x.id === "b" && fail) throw new Error("bad b");
-      return x.id;
-    };
+    const memo = new ListMemo<Item, string>(
+      (x) => {
+        computed.push(x.id);
+        if (x.id === "b" && fail) throw new Error("bad b");
+        return x.id;
+      },
+      { weight: (id) => id.length },
+    );
     const [a, b, c] = [item("a"), item("b"), item("c")];
-    expect(() => memo.map("s", [a, b, c], compute)).toThrow("bad b");
-    expect(() => memo.map("s", [a, b, c], compute)).toThrow("bad b");
+    expect(() => memo.map([a, b, c])).toThrow("bad b");
+    expect(() => memo.map([a, b, c])).toThrow("bad b");
     fail = false;
-    expect([...memo.map("s", [a, b, c], compute)]).toEqual(["a", "b", "c"]);
+    const done = memo.map([a, b, c]);
+    expect([...done.results]).toEqual(["a", "b", "c"]);
+    expect(done.total).toBe(3);
     expect(computed).toEqual(["a", "b", "b", "b", "c"]);
+    // A throw in place of a known element: it is computed again, and the total counts it once.
+    const b2 = item("bb");
+    fail = true;
+    const failing = new ListMemo<Item, string>((x) => {
+      if (x === b2 && fail) throw new Error("bad bb");
+      return x.id;
+    }, { weight: (id) => id.length });
+    failing.map([a, b, c]);
+    expect(() => failing.map([a, b2, c])).toThrow("bad bb");
+    fail = false;
+    expect(failing.map([a, b2, c]).total).toBe(4);
   });
 
   test("an undefined element is computed, not mistaken for a place the last list did not have", () => {
-    const memo = new ListMemo<unknown, string>();
-    expect([...memo.map("s", [undefined], (x) => String(x))]).toEqual(["undefined"]);
-    expect([...memo.map("s", [undefined, undefined], (x, i) => `${String(x)}${i}`)]).toEqual(["undefined", "undefined1"]);
+    const memo = new ListMemo<unknown, string>((x, i) => `${String(x)}${i}`);
+    expect([...memo.map([undefined]).results]).toEqual(["undefined0"]);
+    expect([...memo.map([undefined, undefined]).results]).toEqual(["undefined0", "undefined1"]);
   });
 });

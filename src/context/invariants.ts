@@ -39,9 +39,11 @@ export function isBlankText(block: Block): boolean {
  * compare each (src/list-memo.ts); a long session's turn works out its new ones.
  */
 export function wireMessages(messages: readonly Message[]): Message[] {
-  const forms = wireFormLists.map(messages[0], messages, wireFormOf, { keep: (message) => !message.incomplete });
+  const { results, total } = wireFormLists.map(messages);
+  // Most logs hold no blank text: then the wire form of every message is the message itself.
+  if (total === 0) return messages.slice();
   const out: Message[] = [];
-  for (let i = 0; i < forms.length; i++) if (forms[i] !== null) out.push(forms[i]!);
+  for (let i = 0; i < results.length; i++) if (results[i] !== null) out.push(results[i]!);
   return out;
 }
 
@@ -51,7 +53,6 @@ export function wirePrefix(prefix: StablePrefix): StablePrefix {
   return { ...prefix, system: prefix.system.filter((part) => /\S/.test(part.text)) };
 }
 
-const wireFormLists = new ListMemo<Message, Message | null>();
 // Stored messages never change, so their wire forms are computed once per process (null: left out), whichever log they are in.
 const wireForms = new WeakMap<Message, Message | null>();
 
@@ -64,6 +65,9 @@ function wireFormOf(message: Message): Message | null {
   }
   return wire;
 }
+
+// An incomplete answer may still grow: its form is not kept. Weight: 1 for a form other than the message.
+const wireFormLists = new ListMemo<Message, Message | null>(wireFormOf, { keep: (message) => !message.incomplete, weight: (form, message) => (form === message ? 0 : 1) });
 
 function wireForm(message: Message): Message | null {
   if (!message.content.some(isBlankText)) return message;
@@ -83,11 +87,8 @@ function wireForm(message: Message): Message | null {
  *   the rule is never sent (the provider would refuse it and every later turn).
  */
 export function checkToolPairing(messages: readonly Message[]): void {
-  // An incomplete message may still grow: neither it nor the message after it stays checked.
-  pairings.map(messages[0], messages, checkPair, { withPrevious: true, keep: (message) => !message.incomplete });
+  pairings.map(messages);
 }
-
-const pairings = new ListMemo<Message, true>();
 
 /** Checks message `i` against the calls of the message before it. */
 function checkPair(message: Message, i: number, messages: readonly Message[]): true {
@@ -105,3 +106,6 @@ function checkPair(message: Message, i: number, messages: readonly Message[]): t
   }
   return true;
 }
+
+// An incomplete message may still grow: neither it nor the message after it stays checked.
+const pairings = new ListMemo<Message, true>(checkPair, { withPrevious: true, keep: (message) => !message.incomplete });

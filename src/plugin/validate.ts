@@ -10,7 +10,6 @@
  */
 import * as v from "valibot";
 import { ListMemo } from "../list-memo.ts";
-import { conversationKey } from "../wire/prefix-chain.ts";
 import { HOOK_KINDS } from "./hooks.ts";
 import { PROTOCOLS, type WireRequest } from "./wire.ts";
 
@@ -75,9 +74,6 @@ const PROTOCOL_SET: ReadonlySet<unknown> = new Set(PROTOCOLS);
 
 // Segments found well formed (and frozen then): an adapter hands the same segment objects back turn after turn.
 const checkedSegments = new WeakSet<object>();
-// Each conversation's last segment list: the segments at the same places as then cost a pointer compare each.
-const segmentLists = new ListMemo<unknown, boolean>();
-const KEEP_WELL_FORMED = { keep: (_: unknown, ok: boolean) => ok };
 
 /**
  * {@link check} with {@link WireRequestShape}, for the calls made on every
@@ -103,19 +99,9 @@ function isWire(value: unknown): value is WireRequest {
   for (const key in headers) if (typeof (headers as Record<string, unknown>)[key] !== "string") return false;
   // A cache strategy returns the request with the very segments array it was given: checked already.
   if (checkedLists.get(segments) === segments.length) return true;
-  let all = true;
-  segmentLists.map(
-    conversationKey({ segments }),
-    segments,
-    (segment) => {
-      const ok = wellFormed(segment);
-      all &&= ok;
-      return ok;
-    },
-    KEEP_WELL_FORMED,
-  );
-  if (all) checkedLists.set(segments, segments.length);
-  return all;
+  if (segmentLists.map(segments).total > 0) return false;
+  checkedLists.set(segments, segments.length);
+  return true;
 }
 
 function wellFormed(segment: unknown): boolean {
@@ -128,6 +114,10 @@ function wellFormed(segment: unknown): boolean {
   checkedSegments.add(Object.freeze(segment));
   return true;
 }
+
+// Each conversation's last segment list: the segments at the places they held then cost a pointer compare each.
+// A wrong segment is not kept (checked again next time) and weighs 1.
+const segmentLists = new ListMemo<unknown, boolean>(wellFormed, { keep: (_, ok) => ok, weight: (ok) => (ok ? 0 : 1) });
 
 // Segment lists found well formed, with their length then (an array pushed to since is checked again).
 const checkedLists = new WeakMap<object, number>();

@@ -52,13 +52,8 @@ function promptBytes(context: RequestContext): number {
   return n;
 }
 
-// Stored messages never change: a long session's sizes are summed again, but measured once (src/list-memo.ts).
-const sizes = new ListMemo<Message, number>();
-
 function logBytes(messages: readonly Message[]): number {
-  let n = 0;
-  for (const size of sizes.map(messages[0], messages, messageBytes, { keep: (message) => !message.incomplete })) n += size;
-  return n;
+  return sizes.map(messages).total;
 }
 
 function messageBytes(message: Message): number {
@@ -66,6 +61,9 @@ function messageBytes(message: Message): number {
   for (const block of message.content) n += block.type === "text" || block.type === "thinking" ? bytes(block.text) : block.type === "tool_result" ? bytes(block.content) : block.type === "tool_use" ? bytes(block.arguments) : block.type === "provider" ? bytes(JSON.stringify(block.data)) : 0;
   return n;
 }
+
+// Stored messages never change: each is measured once, and a long session's total follows its new messages (src/list-memo.ts).
+const sizes = new ListMemo<Message, number>(messageBytes, { keep: (message) => !message.incomplete, weight: (size) => size });
 
 function bytes(text: string): number {
   return Buffer.byteLength(text, "utf8");

@@ -17,7 +17,7 @@ import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
-import { type ChainMemo, conversationKey, prefixChain } from "../wire/prefix-chain.ts";
+import { type ChainMemo, prefixChain } from "../wire/prefix-chain.ts";
 import { signalsDelivered } from "./interrupt.ts";
 import { type ResponsesSeen, watchResponses } from "./attempt-billing.ts";
 
@@ -181,10 +181,10 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   }
   const memo = new Map<string, number>();
   // One chain memory per conversation (by its first log element), so turns of several sessions in turn each reuse theirs.
-  const chainsByLog = new Map<unknown, ChainMemo>();
+  const chainsByLog = new Map<string, ChainMemo>();
   const contents = new WeakMap<object, string>();
   const chainsFor = (wire: WireRequest): ChainMemo => {
-    const key = conversationKey(wire);
+    const key = wire.segments.find((s) => s.kind !== "system" && s.kind !== "tool" && s.kind !== "schema")?.nodeId ?? "";
     let memo = chainsByLog.get(key);
     if (memo) chainsByLog.delete(key);
     else memo = { contents };

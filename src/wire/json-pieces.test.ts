@@ -54,3 +54,14 @@ test("serializeBody: an ordinary body is its JSON text; one with a huge string s
   expect(bytes.byteLength).toBe(expected.byteLength);
   expect(Buffer.compare(bytes, expected)).toBe(0);
 });
+
+test("serializeBody: a huge string newly appearing anywhere in a conversation's next request is streamed; the same request without it is JSON text", () => {
+  const messages = Array.from({ length: 50 }, (_, i) => ({ role: "user", content: [{ type: "text", text: `message ${i}` }] }));
+  const huge = { role: "user", content: [{ type: "text", text: "x".repeat(SLICE_CHARS) }] };
+  const text = (list: unknown[]) => typeof serializeBody({ model: "m", messages: list }).body === "string";
+  expect(text(messages.slice())).toBe(true);
+  expect(text(messages.map((m, i) => (i === 25 ? huge : m)))).toBe(false);
+  expect(text(messages.slice())).toBe(true);
+  expect(text([...messages, huge])).toBe(false);
+  expect(text([...messages, { role: "assistant", content: [] }])).toBe(true);
+});

@@ -8,7 +8,6 @@ import { CachetError } from "../errors.ts";
 import type { CacheRules } from "../plugin/provider.ts";
 import { ListMemo } from "../list-memo.ts";
 import { CACHE_MARKER_KEYS, type WireRequest } from "../plugin/wire.ts";
-import { conversationKey } from "./prefix-chain.ts";
 
 /**
  * @param rules the provider's cache rules; no `maxBreakpoints` means no limit
@@ -32,17 +31,15 @@ export function assertMarkerLimit(wire: WireRequest, rules: CacheRules | undefin
  * copy of the whole request), and costs a pointer compare (src/list-memo.ts).
  */
 function bodyMarkers(wire: WireRequest): number {
-  const conversation = String(conversationKey(wire));
   let n = 0;
   for (const field in wire.body) {
     const item = wire.body[field];
-    if (!Array.isArray(item) || MARKER_KEYS.has(field)) n += memberMarkers(field, item);
-    else for (const count of elementMarkers.map(`${conversation}\n${field}`, item, countMarkers)) n += count;
+    n += !Array.isArray(item) || MARKER_KEYS.has(field) ? memberMarkers(field, item) : elementMarkers.map(item).total;
   }
   return n;
 }
 
-const elementMarkers = new ListMemo<unknown, number>();
+const elementMarkers = new ListMemo<unknown, number>((element) => countMarkers(element), { weight: (count) => count });
 
 /**
  * Cache markers (non-null values of CACHE_MARKER_KEYS) anywhere in a JSON

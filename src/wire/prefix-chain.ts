@@ -65,21 +65,6 @@ export interface ChainMemo {
   indices?: unknown[];
 }
 
-/**
- * What tells a request's conversation from others', for memories of the
- * last request of each (src/list-memo.ts): the node id of its first log
- * element (neither system, tool nor schema), "" for a request without one.
- * Only a hint (a wrong key costs time, never a wrong result), so segments not
- * yet checked (src/plugin/validate.ts) are read without failing.
- */
-export function conversationKey(wire: Pick<WireRequest, "segments">): unknown {
-  for (const segment of wire.segments as readonly (Partial<WireSegment> | null)[]) {
-    const kind = segment?.kind;
-    if (kind !== "system" && kind !== "tool" && kind !== "schema") return segment?.nodeId;
-  }
-  return "";
-}
-
 /** A new, empty {@link ChainMemo}. */
 export function chainMemo(): ChainMemo {
   return { contents: new WeakMap() };

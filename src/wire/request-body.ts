@@ -6,6 +6,7 @@
  * bytes, written slice by slice as the socket takes them, with its length
  * announced up front so the request is not chunked.
  */
+import { ListMemo } from "../list-memo.ts";
 import { hasLongString, jsonByteLength, jsonPieces } from "./json-pieces.ts";
 
 /** A serialized JSON request body and the headers that describe it. */
@@ -25,9 +26,25 @@ const BATCH_CHARS = 1 << 18;
  * @throws TypeError as JSON.stringify does (a cycle, a BigInt).
  */
 export function serializeBody(body: Record<string, unknown>): SerializedBody {
-  if (!hasLongString(body)) return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
+  if (!bodyHasLongString(body)) return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
   return { body: bodyStream(body), headers: { "content-type": "application/json", "content-length": String(jsonByteLength(body)) } };
 }
+
+/**
+ * hasLongString of a body whose lists (messages, input, contents) are a long
+ * session's history: their elements at the places they held in the
+ * conversation's last request cost a pointer compare each (src/list-memo.ts).
+ */
+function bodyHasLongString(body: Record<string, unknown>): boolean {
+  for (const key in body) {
+    const value = body[key];
+    if (Array.isArray(value) ? longElements.map(value).total > 0 : hasLongString(value)) return true;
+  }
+  return false;
+}
+
+// Elements never change once rendered (the render memo's are shared between requests); weight 1: holds a long string.
+const longElements = new ListMemo<unknown, boolean>((element) => hasLongString(element), { weight: (long) => (long ? 1 : 0) });
 
 function bodyStream(body: Record<string, unknown>): ReadableStream<Uint8Array> {
   const pieces = jsonPieces(body, { sliceChars: BATCH_CHARS });
