@@ -8,126 +8,135 @@ import * as v from "valibot";
 import { existsSync } from "node:fs";
 import { CachetError } from "./errors.ts";
 import { readTextFile } from "./input/read-input.ts";
+import { once } from "./deferred-schema.ts";
 import { configFile, statePaths } from "./paths.ts";
-
-const Ttl = v.picklist(["5m", "1h"]);
 
 /** The longest delay a timer can hold, seconds: 2^31 − 1 ms (setTimeout's limit, about 24.8 days). */
 export const MAX_TIMER_S = Math.floor((2 ** 31 - 1) / 1000);
 
 /**
- * Price override for one model, USD per million tokens, in models.dev's
- * field names. `cache_write_1h` has no models.dev field: see src/meter.
+ * Whether `value` is a provider base URL (`base_url` in config.toml,
+ * `--base-url`): an http:// or https:// URL. `localhost:8080` parses as a URL
+ * of scheme `localhost:`, so the scheme is checked too.
  */
-export const PriceOverrideSchema = v.strictObject({
-  input: v.optional(v.pipe(v.number(), v.minValue(0))),
-  output: v.optional(v.pipe(v.number(), v.minValue(0))),
-  reasoning: v.optional(v.pipe(v.number(), v.minValue(0))),
-  cache_read: v.optional(v.pipe(v.number(), v.minValue(0))),
-  cache_write: v.optional(v.pipe(v.number(), v.minValue(0))),
-  cache_write_1h: v.optional(v.pipe(v.number(), v.minValue(0))),
-});
+export function isHttpUrl(value: string): boolean {
+  return URL.canParse(value) && /^https?:$/.test(new URL(value).protocol);
+}
 
-/**
- * A provider base URL (`base_url` in config.toml, `--base-url`): an http:// or
- * https:// URL. `localhost:8080` parses as a URL of scheme `localhost:`, so
- * the scheme is checked too.
- */
-export const BaseUrlSchema = v.pipe(
-  v.string(),
-  v.check((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), "expected an http:// or https:// URL"),
-);
+/** What is wrong with a base URL {@link isHttpUrl} refuses. */
+export const NOT_HTTP_URL = "expected an http:// or https:// URL";
 
-const ProviderConfigSchema = v.strictObject({
-  /** API key; prefer the provider's environment variable. */
-  api_key: v.optional(v.string()),
-  /** Base URL passed to the provider's SDK. */
-  base_url: v.optional(BaseUrlSchema),
-  /** Provider options, as with `-o key=value`. */
-  options: v.optional(v.record(v.string(), v.unknown())),
+/** The config's schema, built on its first use (src/deferred-schema.ts): a run without a config file parses none. */
+const configSchema = once(() => {
+  const Ttl = v.picklist(["5m", "1h"]);
+
   /**
-   * Send only the new input when the provider keeps the conversation and the
-   * request just appends to it (OpenAI Responses `previous_response_id`,
-   * src/run/continuation.ts); default false: every request is sent whole.
+   * Price override for one model, USD per million tokens, in models.dev's
+   * field names. `cache_write_1h` has no models.dev field: see src/meter.
    */
-  incremental: v.optional(v.boolean()),
-});
+  const PriceOverrideSchema = v.strictObject({
+    input: v.optional(v.pipe(v.number(), v.minValue(0))),
+    output: v.optional(v.pipe(v.number(), v.minValue(0))),
+    reasoning: v.optional(v.pipe(v.number(), v.minValue(0))),
+    cache_read: v.optional(v.pipe(v.number(), v.minValue(0))),
+    cache_write: v.optional(v.pipe(v.number(), v.minValue(0))),
+    cache_write_1h: v.optional(v.pipe(v.number(), v.minValue(0))),
+  });
 
-const Usd = v.pipe(v.number(), v.minValue(0));
+  const BaseUrlSchema = v.pipe(v.string(), v.check(isHttpUrl, NOT_HTTP_URL));
 
-/** `[budget]`: spending limits in USD (src/budget). Day and month are calendar periods in `time_zone`. */
-const BudgetConfigSchema = v.strictObject({
-  /** Most a single session may spend, all its runs together. */
-  session_usd: v.optional(Usd),
-  /** Most all runs of one calendar day may spend together, across processes. */
-  daily_usd: v.optional(Usd),
-  /** Most all runs of one calendar month may spend together. */
-  monthly_usd: v.optional(Usd),
-  /** IANA time zone of the day and month (default: the system's). */
-  time_zone: v.optional(v.pipe(v.string(), v.check(isTimeZone, "must be an IANA time zone such as Europe/Paris or UTC"))),
-});
+  const ProviderConfigSchema = v.strictObject({
+    /** API key; prefer the provider's environment variable. */
+    api_key: v.optional(v.string()),
+    /** Base URL passed to the provider's SDK. */
+    base_url: v.optional(BaseUrlSchema),
+    /** Provider options, as with `-o key=value`. */
+    options: v.optional(v.record(v.string(), v.unknown())),
+    /**
+     * Send only the new input when the provider keeps the conversation and the
+     * request just appends to it (OpenAI Responses `previous_response_id`,
+     * src/run/continuation.ts); default false: every request is sent whole.
+     */
+    incremental: v.optional(v.boolean()),
+  });
 
-/** `[export]`: OpenTelemetry export of the ledger (src/telemetry). */
-const ExportConfigSchema = v.strictObject({
-  /** OTLP/HTTP collector: each recorded turn is exported in the background. */
-  otlp_url: v.optional(v.pipe(v.string(), v.url())),
-  /** Body encoding (default protobuf). */
-  otlp_format: v.optional(v.picklist(["protobuf", "json"])),
-  /** Include prompt and answer text in the spans (default false). */
-  with_content: v.optional(v.boolean()),
-});
+  const Usd = v.pipe(v.number(), v.minValue(0));
 
-const Tokens = v.pipe(v.number(), v.integer(), v.minValue(1));
+  /** `[budget]`: spending limits in USD (src/budget). Day and month are calendar periods in `time_zone`. */
+  const BudgetConfigSchema = v.strictObject({
+    /** Most a single session may spend, all its runs together. */
+    session_usd: v.optional(Usd),
+    /** Most all runs of one calendar day may spend together, across processes. */
+    daily_usd: v.optional(Usd),
+    /** Most all runs of one calendar month may spend together. */
+    monthly_usd: v.optional(Usd),
+    /** IANA time zone of the day and month (default: the system's). */
+    time_zone: v.optional(v.pipe(v.string(), v.check(isTimeZone, "must be an IANA time zone such as Europe/Paris or UTC"))),
+  });
 
-/** `[compaction]`: when and how a long session is compacted (src/compaction, README "Compaction"). */
-const CompactionConfigSchema = v.strictObject({
-  /** Compact when due (default true); `--no-compact` turns it off for one run. */
-  enabled: v.optional(v.boolean()),
-  /** Compact when the next request's estimate exceeds this many tokens (default: min(0.8 × window, window − max output − 4,096)). */
-  trigger_tokens: v.optional(Tokens),
-  /** Budget of the kept tail, tokens (default: 0.4 × target, at most 16,000). */
-  tail_tokens: v.optional(Tokens),
-  /** The model's context window, tokens, when the catalog does not know it. */
-  window_tokens: v.optional(Tokens),
-});
+  /** `[export]`: OpenTelemetry export of the ledger (src/telemetry). */
+  const ExportConfigSchema = v.strictObject({
+    /** OTLP/HTTP collector: each recorded turn is exported in the background. */
+    otlp_url: v.optional(v.pipe(v.string(), v.url())),
+    /** Body encoding (default protobuf). */
+    otlp_format: v.optional(v.picklist(["protobuf", "json"])),
+    /** Include prompt and answer text in the spans (default false). */
+    with_content: v.optional(v.boolean()),
+  });
 
-/** A plugin installed by `cachet plugins add` (src/plugin/install.ts). */
-export const InstalledPluginSchema = v.strictObject({
-  /** The plugin's package name (or its `name` when it has no package.json). */
-  name: v.string(),
-  version: v.string(),
-  /** What was passed to `plugins add`: a path, `npm-name[@range]`, or a tarball URL; `plugins update` re-resolves it. */
-  source: v.string(),
-  /** SRI hash (sha512) of the registry tarball, or of the bundle for a local source. */
-  integrity: v.string(),
-  /** The plugin API range the plugin declares. */
-  api: v.string(),
-  /** The bundled ESM file that is loaded. */
-  file: v.string(),
-});
+  const Tokens = v.pipe(v.number(), v.integer(), v.minValue(1));
 
-/** The config file's shape. Every section is optional. */
-export const ConfigSchema = v.strictObject({
-  /** Default model, `provider/model`. */
-  model: v.optional(v.pipe(v.string(), v.regex(/^[^/\s]+\/\S+$/, "must be provider/model"))),
-  /** Plugin file paths or npm package names installed in the plugin directory. */
-  plugins: v.optional(v.array(v.string())),
-  /** Plugins installed by `cachet plugins add`; written by cachet, one `[[installed_plugins]]` table each. */
-  installed_plugins: v.optional(v.array(InstalledPluginSchema)),
-  /** Longest a plugin hook call may take, seconds (default 30, src/plugin/guard.ts). */
-  hook_timeout: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMER_S))),
-  providers: v.optional(v.record(v.string(), ProviderConfigSchema)),
-  /** Price overrides keyed by `provider/model`. */
-  prices: v.optional(v.record(v.string(), PriceOverrideSchema)),
-  cache: v.optional(
-    v.strictObject({
-      mode: v.optional(v.picklist(["auto", "off"])),
-      ttl: v.optional(Ttl),
-    }),
-  ),
-  budget: v.optional(BudgetConfigSchema),
-  export: v.optional(ExportConfigSchema),
-  compaction: v.optional(CompactionConfigSchema),
+  /** `[compaction]`: when and how a long session is compacted (src/compaction, README "Compaction"). */
+  const CompactionConfigSchema = v.strictObject({
+    /** Compact when due (default true); `--no-compact` turns it off for one run. */
+    enabled: v.optional(v.boolean()),
+    /** Compact when the next request's estimate exceeds this many tokens (default: min(0.8 × window, window − max output − 4,096)). */
+    trigger_tokens: v.optional(Tokens),
+    /** Budget of the kept tail, tokens (default: 0.4 × target, at most 16,000). */
+    tail_tokens: v.optional(Tokens),
+    /** The model's context window, tokens, when the catalog does not know it. */
+    window_tokens: v.optional(Tokens),
+  });
+
+  /** A plugin installed by `cachet plugins add` (src/plugin/install.ts). */
+  const InstalledPluginSchema = v.strictObject({
+    /** The plugin's package name (or its `name` when it has no package.json). */
+    name: v.string(),
+    version: v.string(),
+    /** What was passed to `plugins add`: a path, `npm-name[@range]`, or a tarball URL; `plugins update` re-resolves it. */
+    source: v.string(),
+    /** SRI hash (sha512) of the registry tarball, or of the bundle for a local source. */
+    integrity: v.string(),
+    /** The plugin API range the plugin declares. */
+    api: v.string(),
+    /** The bundled ESM file that is loaded. */
+    file: v.string(),
+  });
+
+  /** The config file's shape. Every section is optional. */
+  const ConfigSchema = v.strictObject({
+    /** Default model, `provider/model`. */
+    model: v.optional(v.pipe(v.string(), v.regex(/^[^/\s]+\/\S+$/, "must be provider/model"))),
+    /** Plugin file paths or npm package names installed in the plugin directory. */
+    plugins: v.optional(v.array(v.string())),
+    /** Plugins installed by `cachet plugins add`; written by cachet, one `[[installed_plugins]]` table each. */
+    installed_plugins: v.optional(v.array(InstalledPluginSchema)),
+    /** Longest a plugin hook call may take, seconds (default 30, src/plugin/guard.ts). */
+    hook_timeout: v.optional(v.pipe(v.number(), v.minValue(0.001), v.maxValue(MAX_TIMER_S))),
+    providers: v.optional(v.record(v.string(), ProviderConfigSchema)),
+    /** Price overrides keyed by `provider/model`. */
+    prices: v.optional(v.record(v.string(), PriceOverrideSchema)),
+    cache: v.optional(
+      v.strictObject({
+        mode: v.optional(v.picklist(["auto", "off"])),
+        ttl: v.optional(Ttl),
+      }),
+    ),
+    budget: v.optional(BudgetConfigSchema),
+    export: v.optional(ExportConfigSchema),
+    compaction: v.optional(CompactionConfigSchema),
+  });
+  return ConfigSchema;
 });
 
 function isTimeZone(zone: string): boolean {
@@ -140,7 +149,7 @@ function isTimeZone(zone: string): boolean {
 }
 
 /** A validated config. */
-export type Config = v.InferOutput<typeof ConfigSchema>;
+export type Config = v.InferOutput<ReturnType<typeof configSchema>>;
 
 /**
  * Reads and validates the config file. A missing file is an empty config.
@@ -172,7 +181,7 @@ export async function loadConfig(path: string = configFile(statePaths())): Promi
  * @throws CachetError CONFIG_INVALID naming the first wrong key and `source`.
  */
 export function parseConfig(data: unknown, source: string): Config {
-  const result = v.safeParse(ConfigSchema, data);
+  const result = v.safeParse(configSchema(), data);
   if (result.success) return result.output;
   const issue = result.issues[0]!;
   const key = v.getDotPath(issue) ?? "(top level)";

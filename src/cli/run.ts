@@ -4,8 +4,7 @@
  */
 import type { CommandDef } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
-import * as v from "valibot";
-import { BaseUrlSchema, MAX_TIMER_S } from "../config.ts";
+import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
@@ -196,9 +195,8 @@ function firstByteWaitMs(env: string | undefined): number {
  */
 function baseUrlFlag(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const checked = v.safeParse(BaseUrlSchema, value);
-  if (checked.success) return value;
-  throw new CachetError("BAD_FLAG", `--base-url ${JSON.stringify(value)}: ${checked.issues[0].message}`, { hint: "give the server's URL with its scheme, e.g. http://localhost:8080/v1" });
+  if (isHttpUrl(value)) return value;
+  throw new CachetError("BAD_FLAG", `--base-url ${JSON.stringify(value)}: ${NOT_HTTP_URL}`, { hint: "give the server's URL with its scheme, e.g. http://localhost:8080/v1" });
 }
 
 /** `TEXT` or `@FILE`. */

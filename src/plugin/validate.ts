@@ -9,66 +9,85 @@
  * API version, which may set fields this host does not know, still loads.
  */
 import * as v from "valibot";
+import { deferred, once } from "../deferred-schema.ts";
 import { ListMemo } from "../list-memo.ts";
 import { HOOK_KINDS } from "./hooks.ts";
 import { PROTOCOLS, type WireRequest } from "./wire.ts";
 
-const Fn = v.custom<(...args: unknown[]) => unknown>((value) => typeof value === "function");
-const Text = v.pipe(v.string(), v.minLength(1));
-/** A token count: finite, ≥ 0. NaN, Infinity, negative numbers and strings are refused. */
-const Count = v.pipe(v.number(), v.finite(), v.minValue(0));
+// Every shape is built on its first use (src/deferred-schema.ts): a run whose plugins behave parses only
+// AdapterShape before its request, and the per-call shapes once answers come.
+const base = once(() => ({
+  Fn: v.custom<(...args: unknown[]) => unknown>((value) => typeof value === "function"),
+  Text: v.pipe(v.string(), v.minLength(1)),
+  /** A token count: finite, ≥ 0. NaN, Infinity, negative numbers and strings are refused. */
+  Count: v.pipe(v.number(), v.finite(), v.minValue(0)),
+}));
 
 /** The default export of a plugin module. */
-export const PluginShape = v.looseObject({
-  name: Text,
-  api: v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), Text]),
-  setup: Fn,
+export const PluginShape = deferred(() => {
+  const { Fn, Text } = base();
+  return v.looseObject({
+    name: Text,
+    api: v.union([v.pipe(v.number(), v.integer(), v.minValue(0)), Text]),
+    setup: Fn,
+  });
 });
 
 /** `api.provider(spec)`. */
-export const ProviderSpecShape = v.looseObject({
-  id: Text,
-  protocol: v.picklist(PROTOCOLS),
-  name: v.optional(v.string()),
-  catalogId: v.optional(Text),
-  env: v.array(Text),
-  defaultBaseUrl: v.string(),
-  emulatorPath: v.pipe(v.string(), v.startsWith("/")),
-  cacheRules: v.optional(Fn),
-  models: v.optional(v.array(Text)),
-  usageExamples: v.optional(
-    v.array(v.looseObject({ raw: v.unknown(), usage: v.record(v.string(), v.nullish(Count)), source: v.optional(v.string()) })),
-  ),
-  create: Fn,
+export const ProviderSpecShape = deferred(() => {
+  const { Fn, Text, Count } = base();
+  return v.looseObject({
+    id: Text,
+    protocol: v.picklist(PROTOCOLS),
+    name: v.optional(v.string()),
+    catalogId: v.optional(Text),
+    env: v.array(Text),
+    defaultBaseUrl: v.string(),
+    emulatorPath: v.pipe(v.string(), v.startsWith("/")),
+    cacheRules: v.optional(Fn),
+    models: v.optional(v.array(Text)),
+    usageExamples: v.optional(
+      v.array(v.looseObject({ raw: v.unknown(), usage: v.record(v.string(), v.nullish(Count)), source: v.optional(v.string()) })),
+    ),
+    create: Fn,
+  });
 });
 
 /** `api.cacheStrategy(spec)`. */
-export const CacheStrategyShape = v.looseObject({
-  id: Text,
-  protocols: v.pipe(v.array(v.picklist(PROTOCOLS)), v.minLength(1)),
-  providers: v.optional(v.array(Text)),
-  apply: Fn,
+export const CacheStrategyShape = deferred(() => {
+  const { Fn, Text } = base();
+  return v.looseObject({
+    id: Text,
+    protocols: v.pipe(v.array(v.picklist(PROTOCOLS)), v.minLength(1)),
+    providers: v.optional(v.array(Text)),
+    apply: Fn,
+  });
 });
 
 /** The name passed to `api.hook(name, ...)`. */
-export const HookNameShape = v.picklist(Object.keys(HOOK_KINDS) as (keyof typeof HOOK_KINDS)[]);
+export const HookNameShape = deferred(() => v.picklist(Object.keys(HOOK_KINDS) as (keyof typeof HOOK_KINDS)[]));
 
 /** What `create(config)` returns. */
-export const AdapterShape = v.looseObject({ render: Fn, send: Fn, usage: Fn });
+export const AdapterShape = deferred(() => {
+  const { Fn } = base();
+  return v.looseObject({ render: Fn, send: Fn, usage: Fn });
+});
 
 /** A rendered wire request, as `render`, a cache strategy or `request:before` returns it. */
-export const WireRequestShape = v.looseObject({
-  protocol: v.picklist(PROTOCOLS),
-  body: v.record(v.string(), v.unknown()),
-  headers: v.record(v.string(), v.string()),
-  segments: v.array(
-    v.looseObject({
-      nodeId: v.string(),
-      kind: v.string(),
-      path: v.array(v.union([v.string(), v.number()])),
-    }),
-  ),
-});
+export const WireRequestShape = deferred(() =>
+  v.looseObject({
+    protocol: v.picklist(PROTOCOLS),
+    body: v.record(v.string(), v.unknown()),
+    headers: v.record(v.string(), v.string()),
+    segments: v.array(
+      v.looseObject({
+        nodeId: v.string(),
+        kind: v.string(),
+        path: v.array(v.union([v.string(), v.number()])),
+      }),
+    ),
+  }),
+);
 
 const PROTOCOL_SET: ReadonlySet<unknown> = new Set(PROTOCOLS);
 
@@ -215,55 +234,65 @@ function isListOf(value: unknown, ok: (item: unknown) => boolean): boolean {
 }
 
 /** One event of `send`. */
-export const StreamEventShape = v.variant("type", [
-  v.looseObject({ type: v.literal("text"), delta: v.string() }),
-  v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
-  v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string() }),
-  v.looseObject({ type: v.literal("image"), mediaType: v.pipe(v.string(), v.minLength(1)), data: v.string() }),
-  v.looseObject({ type: v.literal("provider_block"), protocol: v.string(), block: v.record(v.string(), v.unknown()) }),
-  v.looseObject({ type: v.literal("chatter"), detail: v.string() }),
-  v.looseObject({ type: v.literal("usage"), rawUsage: v.unknown(), requestId: v.optional(v.string()) }),
-  v.looseObject({
-    type: v.literal("finish"),
-    reason: v.picklist(["stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"]),
-    rawReason: v.optional(v.string()),
-    rawUsage: v.unknown(),
-    requestId: v.optional(v.string()),
-    serviceTier: v.optional(v.string()),
-  }),
-]);
-
-/** Normalized usage: every count optional; a left-out or null count is unknown. */
-export const UsageShape = v.looseObject({
-  input: v.nullish(Count),
-  cacheRead: v.nullish(Count),
-  cacheWrite5m: v.nullish(Count),
-  cacheWrite1h: v.nullish(Count),
-  output: v.nullish(Count),
-  reasoning: v.nullish(Count),
+export const StreamEventShape = deferred(() => {
+  const { Text } = base();
+  return v.variant("type", [
+    v.looseObject({ type: v.literal("text"), delta: v.string() }),
+    v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
+    v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string() }),
+    v.looseObject({ type: v.literal("image"), mediaType: v.pipe(v.string(), v.minLength(1)), data: v.string() }),
+    v.looseObject({ type: v.literal("provider_block"), protocol: v.string(), block: v.record(v.string(), v.unknown()) }),
+    v.looseObject({ type: v.literal("chatter"), detail: v.string() }),
+    v.looseObject({ type: v.literal("usage"), rawUsage: v.unknown(), requestId: v.optional(v.string()) }),
+    v.looseObject({
+      type: v.literal("finish"),
+      reason: v.picklist(["stop", "length", "tool_calls", "content_filter", "refusal", "error", "other"]),
+      rawReason: v.optional(v.string()),
+      rawUsage: v.unknown(),
+      requestId: v.optional(v.string()),
+      serviceTier: v.optional(v.string()),
+    }),
+  ]);
 });
 
+/** Normalized usage: every count optional; a left-out or null count is unknown. */
+const usageShape = once(() => {
+  const { Count } = base();
+  return v.looseObject({
+    input: v.nullish(Count),
+    cacheRead: v.nullish(Count),
+    cacheWrite5m: v.nullish(Count),
+    cacheWrite1h: v.nullish(Count),
+    output: v.nullish(Count),
+    reasoning: v.nullish(Count),
+  });
+});
+export const UsageShape = deferred(usageShape);
+
 /** What `usage(raw)` returns. */
-export const UsageReportShape = v.looseObject({
-  usage: v.looseObject({}),
-  raw: v.unknown(),
-  providerCostUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
-  routerFeeUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
-  estimates: v.optional(v.array(v.string())),
-  serviceTier: v.optional(v.string()),
-  serverToolCalls: v.optional(v.record(v.picklist(["web_search", "web_fetch", "code_execution", "grounding"]), Count)),
-  modalities: v.optional(
-    v.looseObject({
-      input: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
-      output: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
-    }),
-  ),
-  cacheMode: v.optional(v.picklist(["explicit", "implicit"])),
-  passes: v.optional(v.array(v.looseObject({ role: v.pipe(v.string(), v.minLength(1)), usage: UsageShape, raw: v.unknown() }))),
+export const UsageReportShape = deferred(() => {
+  const { Count } = base();
+  return v.looseObject({
+    usage: v.looseObject({}),
+    raw: v.unknown(),
+    providerCostUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
+    routerFeeUsd: v.optional(v.pipe(v.number(), v.finite(), v.minValue(0))),
+    estimates: v.optional(v.array(v.string())),
+    serviceTier: v.optional(v.string()),
+    serverToolCalls: v.optional(v.record(v.picklist(["web_search", "web_fetch", "code_execution", "grounding"]), Count)),
+    modalities: v.optional(
+      v.looseObject({
+        input: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
+        output: v.optional(v.looseObject({ image: v.optional(Count), audio: v.optional(Count) })),
+      }),
+    ),
+    cacheMode: v.optional(v.picklist(["explicit", "implicit"])),
+    passes: v.optional(v.array(v.looseObject({ role: v.pipe(v.string(), v.minLength(1)), usage: usageShape(), raw: v.unknown() }))),
+  });
 });
 
 /** What a `context:overlay` handler returns. */
-export const OverlayShape = v.nullish(v.string());
+export const OverlayShape = deferred(() => v.nullish(v.string()));
 
 /**
  * Checks `value` against `shape`; on failure, one phrase saying what was
