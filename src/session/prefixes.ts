@@ -1,12 +1,20 @@
 /** Stable prefix versions and the summary state of a session. */
 import type { Message, StablePrefix, SummaryState } from "../context/types.ts";
 import type { StoreCore } from "./core.ts";
-import { toPrefixVersion, type PrefixRow } from "./rows.ts";
+import { deepFreeze, toPrefixVersion, type PrefixRow } from "./rows.ts";
 import type { PrefixVersion } from "./types.ts";
 
 /** Prefix versions (cached per process: a version never changes) and summaries. Writes must run inside {@link StoreCore.write}. */
 export class PrefixTable {
   private readonly cache = new Map<string, PrefixVersion>();
+  /**
+   * Summary states read lately, by session, with the stored text they were
+   * parsed from. A turn loads its session more than once, and parsing the
+   * summary again would give its messages new identities: every memo keyed on
+   * them (the adapters' render memo, the per-turn checks over the log) would
+   * then start over on every turn of a compacted session.
+   */
+  private readonly summaries = new Map<string, { text: string; coversThrough: string | null; state: SummaryState }>();
 
   constructor(private readonly core: StoreCore) {}
 
@@ -37,9 +45,21 @@ export class PrefixTable {
     return this.current(sessionId)!;
   }
 
+  /** The session's summary state; the same frozen object while its stored text stays the same. */
   summary(sessionId: string): SummaryState {
     const row = this.core.db.query("SELECT messages, covers_through FROM summaries WHERE session_id = ?").get(sessionId) as { messages: string; covers_through: string | null } | null;
-    return row ? { messages: JSON.parse(row.messages) as Message[], coversThrough: row.covers_through } : { messages: [], coversThrough: null };
+    if (!row) return { messages: [], coversThrough: null };
+    const kept = this.summaries.get(sessionId);
+    if (kept && kept.text === row.messages && kept.coversThrough === row.covers_through) {
+      // Used again: kept as recently used.
+      this.summaries.delete(sessionId);
+      this.summaries.set(sessionId, kept);
+      return kept.state;
+    }
+    const state = deepFreeze({ messages: JSON.parse(row.messages) as Message[], coversThrough: row.covers_through });
+    this.summaries.set(sessionId, { text: row.messages, coversThrough: row.covers_through, state });
+    if (this.summaries.size > SUMMARIES) this.summaries.delete(this.summaries.keys().next().value!);
+    return state;
   }
 
   saveSummary(sessionId: string, summary: SummaryState): void {
@@ -72,6 +92,10 @@ export class PrefixTable {
 
   /** Drops what this process cached about a removed session. */
   forget(sessionId: string): void {
+    this.summaries.delete(sessionId);
     for (const key of this.cache.keys()) if (key.startsWith(`${sessionId}:`)) this.cache.delete(key);
   }
 }
+
+/** Sessions whose summary state a process keeps (see PrefixTable.summaries). */
+const SUMMARIES = 16;

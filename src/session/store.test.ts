@@ -250,6 +250,23 @@ describe("log", () => {
     store.saveSummary(s.id, summary);
     expect(store.loadSession(s.id).summary).toEqual(summary);
   });
+
+  test("the summary state loads as the same frozen messages until it changes, in this process or another", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    store.saveSummary(s.id, { messages: [user("sum1", "Summary: a.")], coversThrough: "u1" });
+    const first = store.loadSession(s.id).summary;
+    // The same objects on the next load: memos keyed on the summary messages (the render memo) keep their work.
+    expect(store.loadSession(s.id).summary.messages[0]).toBe(first.messages[0]!);
+    expect(Object.isFrozen(first.messages[0])).toBe(true);
+    store.saveSummary(s.id, { messages: [...first.messages, user("sum2", "Summary: b.")], coversThrough: "u1" });
+    expect(store.loadSession(s.id).summary.messages.map((m) => m.id)).toEqual(["sum1", "sum2"]);
+    const other = openStore();
+    other.saveSummary(s.id, { messages: [user("sum3", "Summary: c.")], coversThrough: null });
+    other.close();
+    expect(store.loadSession(s.id).summary).toEqual({ messages: [user("sum3", "Summary: c.")], coversThrough: null });
+  });
 });
 
 describe("forks", () => {
