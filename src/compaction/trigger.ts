@@ -4,7 +4,8 @@
  * and how far below it a compaction must land (hysteresis).
  */
 import { promptTokens } from "../plugin/usage.ts";
-import type { ChainLink, LedgerRow } from "../session/types.ts";
+import type { LedgerRow } from "../session/types.ts";
+import { tokenTotal } from "../wire/prefix-chain.ts";
 
 /** Tokens kept free below the window besides the output (shared/compaction.md). */
 const WINDOW_MARGIN = 4096;
@@ -62,22 +63,13 @@ export function compactionLimits(window: number, reserved: number, triggerTokens
 }
 
 /**
- * Estimated tokens of a request's wire chain (sum of its links). A stored
- * chain never changes (the ledger hands out the same chain objects to a
- * turn's reads): each is summed once per process.
+ * Estimated tokens of a request's wire chain (sum of its links); each chain
+ * is summed once per process, or not at all when the runtime worked its
+ * total out from the previous request's (tokenTotal, src/wire/prefix-chain.ts).
  */
 export function chainTokens(row: Pick<LedgerRow, "chain">): number {
-  const { chain } = row;
-  const known = sums.get(chain);
-  if (known !== undefined && known.links === chain.length) return known.tokens;
-  let tokens = 0;
-  for (const link of chain) tokens += link.tokens;
-  sums.set(chain, { links: chain.length, tokens });
-  return tokens;
+  return tokenTotal(row.chain);
 }
-
-// Chains summed, with their length then (a chain still being built is summed again once it grew).
-const sums = new WeakMap<readonly ChainLink[], { links: number; tokens: number }>();
 
 /**
  * Running ratio of the provider's prompt tokens to the wire estimate over the

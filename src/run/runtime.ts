@@ -17,7 +17,7 @@ import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
 import type { ChainLink } from "../session/types.ts";
-import { type ChainMemo, prefixChain } from "../wire/prefix-chain.ts";
+import { type ChainMemo, prefixChain, rememberTokenTotal, tokenTotal } from "../wire/prefix-chain.ts";
 import { signalsDelivered } from "./interrupt.ts";
 import { type ResponsesSeen, watchResponses } from "./attempt-billing.ts";
 
@@ -198,6 +198,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const countChain = async (wire: WireRequest): Promise<ChainLink[]> => {
     const missing = new Map<string, string>();
     const chains = chainsFor(wire);
+    const before = chains.previous;
+    const beforeTotal = chains.total;
     const links = prefixChain(
       wire,
       (hash, text) => {
@@ -232,6 +234,15 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
       // Only links made by this call can lack their count: the ones taken over from the previous chain have it.
       for (const i of made) if (links[i]!.tokens === 0) links[i]!.tokens = memo.get(links[i]!.content) ?? 0;
     }
+    // The total follows the links that changed: every other place holds the previous chain's own link.
+    if (before !== undefined && beforeTotal !== undefined) {
+      let total = beforeTotal;
+      for (const i of made) total += links[i]!.tokens - (before[i]?.tokens ?? 0);
+      for (let i = links.length; i < before.length; i++) total -= before[i]!.tokens;
+      rememberTokenTotal(links, total);
+    }
+    // Unless a later call of the conversation began meanwhile (its previous chain is then that call's).
+    if (chains.previous === links) chains.total = tokenTotal(links);
     return links;
   };
   const responses = watchResponses(options.fetch ?? fetch);

@@ -55,8 +55,10 @@ export interface ChainMemo {
   /** The previous request's segments and body, for the identity fast path. */
   segments?: WireSegment[];
   body?: Record<string, unknown>;
-  /** Indices of the links the last call made afresh (the others are the previous chain's own link objects). */
+  /** Indices of the links the last call made afresh (the others are the previous chain's own link objects at the same places). */
   made?: number[];
+  /** {@link tokenTotal} of `previous`, once its tokens are counted (the caller's business). */
+  total?: number;
   /**
    * `path[0]` and `path[1]` of the previous request's segments, by place: read from these
    * arrays, an unchanged run costs no visit to its segments' objects.
@@ -64,6 +66,28 @@ export interface ChainMemo {
   sections?: unknown[];
   indices?: unknown[];
 }
+
+/**
+ * The sum of a chain's token estimates. A chain never changes once its
+ * tokens are counted (the ledger keeps it as recorded): each is summed once
+ * per process, or its total is told ({@link rememberTokenTotal}).
+ */
+export function tokenTotal(chain: readonly ChainLink[]): number {
+  const known = totals.get(chain);
+  if (known !== undefined && known.links === chain.length) return known.tokens;
+  let tokens = 0;
+  for (const link of chain) tokens += link.tokens;
+  totals.set(chain, { links: chain.length, tokens });
+  return tokens;
+}
+
+/** Records the {@link tokenTotal} of a chain whose tokens are counted, worked out otherwise (from the previous chain's). */
+export function rememberTokenTotal(chain: readonly ChainLink[], tokens: number): void {
+  totals.set(chain, { links: chain.length, tokens });
+}
+
+// Chains summed, with their length then (a chain still being built is summed again once it grew).
+const totals = new WeakMap<readonly ChainLink[], { links: number; tokens: number }>();
 
 /** A new, empty {@link ChainMemo}. */
 export function chainMemo(): ChainMemo {
@@ -130,6 +154,7 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
   }
   sections.length = indices.length = segments.length;
   memo.made = made;
+  memo.total = undefined;
   memo.previous = links;
   memo.sections = sections;
   memo.indices = indices;

@@ -13,7 +13,7 @@ import type { Message, RequestContext, SummaryState } from "../../context/types.
 import { renderExtractive, RENDER_VERSION } from "../../compaction/extractive.ts";
 import { planCut } from "../../compaction/plan.ts";
 import { acceptedSummary, fallbackText, summaryEntry, summaryInstruction, summaryKey, SUMMARIZER_SYSTEM, SUMMARY_MAX_TOKENS, VERBATIM_RENDER_TOKENS } from "../../compaction/summary.ts";
-import { calibration, compactionLimits, nextRequestTokens, reservedOutput, type CompactionLimits } from "../../compaction/trigger.ts";
+import { calibration, chainTokens, compactionLimits, nextRequestTokens, reservedOutput, type CompactionLimits } from "../../compaction/trigger.ts";
 import { verbose } from "../../log.ts";
 import { interruptedAt } from "../interrupt.ts";
 import type { CompactionRecord } from "../../session/compactions.ts";
@@ -101,7 +101,7 @@ async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOption
  */
 async function estimateNext(runtime: Runtime, assembled: AssembledContext, wire: WireRequest, extendsLast = true): Promise<number> {
   const chain = await runtime.chainOf(wire);
-  const estimate = chain.reduce((n, link) => n + link.tokens, 0);
+  const estimate = chainTokens({ chain });
   const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
   const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
   // A compaction since (`cachet compact`) replaced what the last request sent: the next one does not extend it.

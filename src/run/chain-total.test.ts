@@ -1,0 +1,55 @@
+/**
+ * The runtime's hash chains (runtime.chainOf): worked out once per request
+ * object, and their token total, which follows the links that changed since
+ * the conversation's previous request (tokenTotal), equals the sum of their
+ * links over random conversations that grow, get edited, marked, shortened
+ * and interleave with another; prefixHashes hands out the same hashes.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { WireRequest, WireSegment } from "../plugin/wire.ts";
+import { tokenTotal } from "../wire/prefix-chain.ts";
+import { openRuntime } from "./runtime.ts";
+
+const home = mkdtempSync(join(tmpdir(), "cachet-chain-total-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+test("a chain's token total equals the sum of its links, turn after turn of two interleaved conversations", async () => {
+  const runtime = await openRuntime({ env: { CACHET_HOME: home }, storePath: ":memory:" });
+  try {
+    let random = 5;
+    const next = () => (random = (random * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const word = () => ["alpha", "beta gamma", "δέλτα", "a longer sentence of several words", ""][Math.floor(next() * 5)]!;
+    // Each conversation: its elements and segments, kept as objects from request to request (as the render memo does).
+    const conversations = [0, 1].map((c) => ({ messages: [{ role: "user", content: [{ type: "text", text: `first of ${c}` }] }] as Record<string, unknown>[], segments: [] as WireSegment[] }));
+    let checked = 0;
+    for (let step = 0; step < 300; step++) {
+      const conversation = conversations[step % 2]!;
+      const { messages } = conversation;
+      const r = next();
+      if (r < 0.6) messages.push({ role: messages.length % 2 ? "assistant" : "user", content: [{ type: "text", text: `${word()} ${step}` }] });
+      else if (r < 0.75 && messages.length > 2) messages.length = 1 + Math.floor(next() * (messages.length - 1));
+      else {
+        const at = Math.floor(next() * messages.length);
+        messages[at] = { ...messages[at], content: [{ type: "text", text: `${word()} edited ${step}` }] };
+      }
+      while (conversation.segments.length > messages.length) conversation.segments.pop();
+      for (let i = conversation.segments.length; i < messages.length; i++) conversation.segments.push({ nodeId: `m${step}-${i}`, kind: "text", path: ["messages", i] });
+      // A marked copy of the last message, as a cache strategy makes it.
+      const body = { system: [{ type: "text", text: "system" }], messages: messages.slice() };
+      if (next() < 0.5) body.messages[body.messages.length - 1] = { ...body.messages.at(-1), cache_control: { type: "ephemeral" } };
+      const segments: WireSegment[] = [{ nodeId: "sys", kind: "system", path: ["system", 0] }, ...conversation.segments];
+      const wire: WireRequest = { protocol: "anthropic-messages", body, headers: {}, segments };
+      const chain = await runtime.chainOf(wire);
+      await expect(runtime.chainOf(wire)).resolves.toBe(chain);
+      expect(runtime.prefixHashes(wire).map((l) => l.prefix)).toEqual(chain.map((l) => l.prefix));
+      expect({ step, total: tokenTotal(chain) }).toEqual({ step, total: chain.reduce((n, l) => n + l.tokens, 0) });
+      checked++;
+    }
+    expect(checked).toBe(300);
+  } finally {
+    await runtime.close();
+  }
+});
