@@ -175,6 +175,20 @@ describe("anthropic-breakpoints: placement", () => {
     expect(() => applyAnthropicBreakpoints(first, context())).not.toThrow();
   });
 
+  test("two conversations in turn: each one's new marks are found, whatever the other's last request held", () => {
+    const a = wire(log);
+    const b = wire([user(text("another session")), assistant(text("hi")), user(text("more"))]);
+    const messagesA = a.body.messages as Json[];
+    for (const request of [a, b, a, b]) expect(() => applyAnthropicBreakpoints(request, context())).not.toThrow();
+    // A's next request: its old messages as they were, and a new one whose block carries a manual 1h mark.
+    const next: WireRequest = { ...a, body: { ...a.body, messages: [...messagesA, assistant(text("ok")), user({ ...text("go"), cache_control: { type: "ephemeral", ttl: "1h" } })] } };
+    expect(() => applyAnthropicBreakpoints(b, context())).not.toThrow();
+    expect(markedPaths(applyAnthropicBreakpoints(next, context({ ttl: "1h" })).body)).toContain(`messages.${messagesA.length + 1}.content.0:1h`);
+    const itself: WireRequest = { ...a, body: { ...a.body, messages: [...messagesA, { ...assistant(text("ok")), cache_control: { type: "ephemeral" } }] } };
+    expect(() => applyAnthropicBreakpoints(b, context())).not.toThrow();
+    expect(() => applyAnthropicBreakpoints(itself, context())).toThrow(expect.objectContaining({ code: "CACHE_CONTRACT", message: expect.stringContaining(`messages[${messagesA.length}]`) }));
+  });
+
   test("manual marks are kept and count; automatic ones are dropped from the lowest priority (tools, then system)", () => {
     const marked = structuredClone(log);
     (marked[0]!.content as Json[])[0]!.cache_control = { type: "ephemeral" };

@@ -34,6 +34,7 @@ import {
   type MarkableMessage,
   type Ttl,
 } from "../shared/breakpoints.ts";
+import { LastByConversation } from "../shared/last-by-conversation.ts";
 
 /** Breakpoints allowed per request. @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching */
 export const ANTHROPIC_MAX_BREAKPOINTS = 4;
@@ -106,20 +107,22 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
  * @throws CachetError CACHE_CONTRACT naming the message
  */
 function assertNoMessageMarks(messages: readonly unknown[]): void {
+  const checked = checkedMessages.get(messages[0]) ?? [];
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i];
-    if (message === checkedMessages[i]) continue;
+    if (message === checked[i]) continue;
     if (message !== null && typeof message === "object" && "cache_control" in message) {
       throw new CachetError("CACHE_CONTRACT", `cache_control is set on messages[${i}] itself; Anthropic takes it only on content blocks`, {
         hint: "put the mark on the last content block of that message",
       });
     }
   }
-  checkedMessages = messages.slice();
+  checkedMessages.set(messages[0], messages.slice());
 }
 
-// The messages of the last request checked by assertNoMessageMarks, by position.
-let checkedMessages: readonly unknown[] = [];
+// The messages of the last request of each conversation (its first message tells them apart) checked by
+// assertNoMessageMarks, by position.
+const checkedMessages = new LastByConversation<readonly unknown[]>();
 
 /**
  * True for the models that accept `ttl: "1h"`: every Claude model (the id

@@ -21,6 +21,7 @@
  * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
  */
 import { CachetError, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
+import { LastByConversation } from "./last-by-conversation.ts";
 
 /** Breakpoint lifetime. Longer entries must come before shorter ones in cache order. */
 export type Ttl = "5m" | "1h";
@@ -295,7 +296,9 @@ function lastBlock(messages: readonly MarkableMessage[], end: number): WirePath 
 function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
   if (!Array.isArray(node)) return;
   const section = String(path[0]);
-  const last = lastScan.get(section);
+  let scans = lastScans.get(section);
+  if (!scans) lastScans.set(section, (scans = new LastByConversation()));
+  const last = scans.get(node[0]);
   // Copied in bulk; a marked element is taken out below.
   const unmarked = node.slice();
   for (let i = 0; i < node.length; i++) {
@@ -322,12 +325,12 @@ function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
     if (element.cache_control !== undefined) mark(marks, [...path, i], element.cache_control);
     if (marks.length !== before) unmarked[i] = undefined;
   }
-  lastScan.set(section, unmarked);
+  scans.set(node[0], unmarked);
 }
 
-// The unmarked elements of each section found by the last scan, by position: the
-// scan of a long session then visits only its new elements.
-const lastScan = new Map<string, unknown[]>();
+// The unmarked elements of each section found by the last scan of each conversation (the section's first
+// element tells them apart), by position: the scan of a long session then visits only its new elements.
+const lastScans = new Map<string, LastByConversation<unknown[]>>();
 
 function mark(marks: CacheMark[], path: WirePath, control: unknown): void {
   marks.push({ path, ttl: ttlOf(control, path) });
