@@ -55,6 +55,8 @@ export function liveCacheableMaximum(earlier: readonly ComparedRow[], current: C
 
 /** True when `row`'s entries are still alive when `current` starts (later requests repeating them refresh them). */
 function isLive(row: ComparedRow, later: readonly ComparedRow[], current: ComparedRow, rules: CacheRules): boolean {
+  // Within the shortest TTL the provider has, an entry is live whichever TTL it was written with.
+  if (!rules.ttlMs || current.startedAt - row.startedAt <= shortestTtl(rules.ttlMs)) return true;
   const ttl = ttlOf(row, rules);
   if (ttl === undefined || current.startedAt - row.startedAt <= ttl) return true;
   const written = writtenLength(row.chain, rules);
@@ -66,13 +68,23 @@ function isLive(row: ComparedRow, later: readonly ComparedRow[], current: Compar
 /** Where the previous request's cache entries end, in chain links. */
 export function writtenLength(previous: readonly ChainLink[], rules: CacheRules): number {
   if (rules.mode === "breakpoints") {
-    for (let i = previous.length - 1; i >= 0; i--) if (previous[i]!.breakpoint) return i + 1;
-    return 0;
+    // Each of a turn's comparisons with the recent rows asks again: found once per chain.
+    let written = breakpointEnds.get(previous);
+    if (written === undefined || written.links !== previous.length) {
+      written = { links: previous.length, end: lastBreakpointEnd(previous) };
+      breakpointEnds.set(previous, written);
+    }
+    return written.end;
   }
   // The overlay is volatile: a prefix cache keeps it, but no later request starts with it.
   let end = previous.length;
   while (end > 0 && previous[end - 1]!.kind === "overlay") end--;
   return end;
+}
+
+function lastBreakpointEnd(previous: readonly ChainLink[]): number {
+  for (let i = previous.length - 1; i >= 0; i--) if (previous[i]!.breakpoint) return i + 1;
+  return 0;
 }
 
 /**
@@ -239,6 +251,10 @@ function headChanges(previous: readonly ChainLink[], current: readonly ChainLink
   return out;
 }
 
+function shortestTtl(ttl: NonNullable<CacheRules["ttlMs"]>): number {
+  return Math.min(ttl["5m"] ?? Infinity, ttl["1h"] ?? Infinity, ttl.default ?? Infinity);
+}
+
 function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {
   const ttl = rules.ttlMs;
   if (!ttl) return undefined;
@@ -255,6 +271,7 @@ function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {
 // the session's recent ones (each a long chain in a long session): what is
 // read from a chain is computed once per chain.
 const hasLongMark = new WeakMap<readonly ChainLink[], boolean>();
+const breakpointEnds = new WeakMap<readonly ChainLink[], { links: number; end: number }>();
 const sumsOf = new WeakMap<readonly ChainLink[], Float64Array>();
 
 /** Cumulative token estimates of a chain: entry i is the sum over its first i links. */
