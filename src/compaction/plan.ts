@@ -51,10 +51,12 @@ export function isTurnStart(message: Message): boolean {
   return message.role === "user" && !message.content.some((b) => b.type === "tool_result");
 }
 
-/** The log after the message the summary covers through (all of it when it covers nothing), as a new array. */
-export function afterSummary(messages: readonly Message[], coversThrough: string | null): Message[] {
-  // slice, not a spread: one copy in bulk rather than an iteration per message.
-  if (coversThrough === null) return messages.slice();
-  const at = messages.findIndex((m) => m.id === coversThrough);
-  return messages.slice(at + 1);
+/**
+ * The log after the message the summary covers through (all of it when it
+ * covers nothing), then `next` when given, as a new array: copied once, in bulk.
+ */
+export function afterSummary(messages: readonly Message[], coversThrough: string | null, next?: Message): Message[] {
+  const at = coversThrough === null ? -1 : messages.findIndex((m) => m.id === coversThrough);
+  if (next === undefined) return messages.slice(at + 1);
+  return (at < 0 ? messages : messages.slice(at + 1)).concat([next]);
 }

@@ -65,3 +65,26 @@ test("serializeBody: a huge string newly appearing anywhere in a conversation's 
   expect(text([...messages, huge])).toBe(false);
   expect(text([...messages, { role: "assistant", content: [] }])).toBe(true);
 });
+
+test("serializeBody is JSON.stringify byte for byte over growing, edited, marked and shortened bodies of two conversations in turn", () => {
+  let random = 3;
+  const next = () => (random = (random * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const values: unknown[] = ["plain", 'quote " back \\ nl \n ctl \u0001', "émoji 😀 \ud800", 0, -0, 1.5e300, -7, true, null, undefined, [1, undefined, [2]], { nested: { deep: ["x", null] }, gone: undefined }];
+  const pick = () => values[Math.floor(next() * values.length)];
+  const element = (i: number) => ({ role: i % 2 ? "assistant" : "user", content: [{ type: "text", text: `message ${i}`, extra: pick() }] });
+  const conversations = [[element(0)], [element(1)]] as unknown[][];
+  let compared = 0;
+  for (let step = 0; step < 400; step++) {
+    const list = conversations[step % 2]!;
+    const r = next();
+    if (r < 0.6) list.push(next() < 0.1 ? pick() : element(step));
+    else if (r < 0.7 && list.length > 1) list.length = 1 + Math.floor(next() * (list.length - 1));
+    else list[Math.floor(next() * list.length)] = { ...element(step), cache_control: { type: "ephemeral" } };
+    const body: Record<string, unknown> = { model: "m", "key \"quoted\"": pick(), messages: list.slice(), tools: next() < 0.5 ? [] : [{ name: "t" }], stream: next() < 0.5, gone: undefined, fn: () => 1 };
+    if (next() < 0.3) body.messages = [...list, undefined, () => 1];
+    const serialized = serializeBody(body);
+    expect({ step, body: serialized.body }).toEqual({ step, body: JSON.stringify(body) });
+    compared++;
+  }
+  expect(compared).toBe(400);
+});

@@ -23,28 +23,46 @@ const BATCH_CHARS = 1 << 18;
 /**
  * Serializes a wire body. The bytes are exactly those of
  * `JSON.stringify(body)` in UTF-8; call once per attempt (a stream is read once).
+ * The elements of the body's lists (messages, input, contents: a long
+ * session's history) are serialized once each: one at the place it held in
+ * the conversation's last request is the same object, never changed in place
+ * (the render memo's, shared between requests; a strategy marks a copy,
+ * `request:before` handlers get a copy of the whole request), and its JSON
+ * text is reused (src/list-memo.ts), so a turn serializes its new elements.
  * @throws TypeError as JSON.stringify does (a cycle, a BigInt).
  */
 export function serializeBody(body: Record<string, unknown>): SerializedBody {
-  if (!bodyHasLongString(body)) return { body: JSON.stringify(body), headers: { "content-type": "application/json" } };
+  const json = smallBodyJson(body);
+  if (json !== undefined) return { body: json, headers: { "content-type": "application/json" } };
   return { body: bodyStream(body), headers: { "content-type": "application/json", "content-length": String(jsonByteLength(body)) } };
 }
 
-/**
- * hasLongString of a body whose lists (messages, input, contents) are a long
- * session's history: their elements at the places they held in the
- * conversation's last request cost a pointer compare each (src/list-memo.ts).
- */
-function bodyHasLongString(body: Record<string, unknown>): boolean {
-  for (const key in body) {
+/** `JSON.stringify(body)`, or undefined when the body holds a long string (hasLongString): that one is streamed. */
+function smallBodyJson(body: Record<string, unknown>): string | undefined {
+  let json = "{";
+  for (const key of Object.keys(body)) {
     const value = body[key];
-    if (Array.isArray(value) ? longElements.map(value).total > 0 : hasLongString(value)) return true;
+    let member: string | undefined;
+    if (Array.isArray(value)) {
+      const { results, total } = elementJson.map(value);
+      if (total > 0) return undefined;
+      member = `[${results.join(",")}]`;
+    } else {
+      if (hasLongString(value)) return undefined;
+      // Left out as JSON.stringify leaves them out: undefined, a function, a symbol.
+      member = JSON.stringify(value);
+      if (member === undefined) continue;
+    }
+    json += `${json.length > 1 ? "," : ""}${JSON.stringify(key)}:${member}`;
   }
-  return false;
+  return `${json}}`;
 }
 
-// Elements never change once rendered (the render memo's are shared between requests); weight 1: holds a long string.
-const longElements = new ListMemo<unknown, boolean>((element) => hasLongString(element), { weight: (long) => (long ? 1 : 0) });
+/** An element holding a long string: it is not written out here. */
+const LONG = "";
+
+// Each element's JSON text (as an array element: null for what JSON leaves out), or LONG, weighing 1.
+const elementJson = new ListMemo<unknown, string>((element) => (hasLongString(element) ? LONG : (JSON.stringify(element) ?? "null")), { weight: (json) => (json === LONG ? 1 : 0) });
 
 function bodyStream(body: Record<string, unknown>): ReadableStream<Uint8Array> {
   const pieces = jsonPieces(body, { sliceChars: BATCH_CHARS });

@@ -56,8 +56,7 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
   for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
 
   // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
-  const messages = afterSummary(loaded.messages, loaded.summary.coversThrough);
-  messages.push(input.userMessage);
+  const messages = afterSummary(loaded.messages, loaded.summary.coversThrough, input.userMessage);
   const context: RequestContext = {
     model: input.ref.model,
     provider: input.ref.provider,
