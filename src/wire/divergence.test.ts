@@ -160,3 +160,17 @@ describe("live entries older than the previous request (issue 11)", () => {
     expect(causes).not.toContain("system changed");
   });
 });
+
+describe("cacheable maximum of long chains", () => {
+  test("an unbilled previous request's estimate is the sum of the shared links wherever the requests diverge (near the start, the middle, the end of 300 links)", () => {
+    const nodes = Array.from({ length: 300 }, (_, i): [string, string, number] => [`n${i}`, "text", 10 + (i % 7)]);
+    const noUsage: Usage = { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined };
+    const rules: CacheRules = { mode: "prefix", minimumTokens: 0, granularity: 1 };
+    for (const divergence of [0, 5, 60, 64, 65, 150, 236, 237, 250, 299, 300]) {
+      const current = chain([...nodes.slice(0, divergence), ["other", "text", 5], ...nodes.slice(divergence + 1)]);
+      const expected = nodes.slice(0, divergence).reduce((n, [, , tokens]) => n + tokens, 0);
+      // A fresh chain object each time, so no sums of an earlier case are reused.
+      expect({ divergence, tokens: cacheableMaximum(row(chain(nodes), noUsage), row(current, noUsage), rules) }).toEqual({ divergence, tokens: expected });
+    }
+  });
+});

@@ -7,7 +7,7 @@
 import type { CacheRules } from "../plugin/provider.ts";
 import { promptTokens } from "../plugin/usage.ts";
 import type { ChainLink, LedgerRow } from "../session/types.ts";
-import { sharedPrefixLength } from "./prefix-chain.ts";
+import { sharedPrefixLength, tokenTotal } from "./prefix-chain.ts";
 
 /** Rules used when a provider declares none: automatic prefix caching from 1,024 tokens. */
 export const DEFAULT_CACHE_RULES: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 1 };
@@ -106,8 +106,7 @@ export function cacheableMaximum(previous: ComparedRow | null | undefined, curre
   if (rules.mode === "breakpoints" && billedWritten === 0) return 0;
   const usable = rules.mode === "breakpoints" ? deepestBreakpoint(previous.chain, Math.min(shared, written)) : Math.min(written, shared);
   if (usable === 0) return 0;
-  const sums = tokenSums(previous.chain);
-  const estimate = (from: number, to: number) => sums[to]! - sums[from]!;
+  const estimate = (from: number, to: number) => tokensBefore(previous.chain, to) - tokensBefore(previous.chain, from);
   let tokens: number;
   if (billedWritten !== undefined && billedWritten > 0) {
     // Exact when this request starts with all the previous one cached (the
@@ -273,6 +272,31 @@ function ttlOf(previous: ComparedRow, rules: CacheRules): number | undefined {
 const hasLongMark = new WeakMap<readonly ChainLink[], boolean>();
 const breakpointEnds = new WeakMap<readonly ChainLink[], { links: number; end: number }>();
 const sumsOf = new WeakMap<readonly ChainLink[], Float64Array>();
+
+/** Links summed one by one rather than by a chain's cumulative sums (built once per chain). */
+const NEAR = 64;
+
+/**
+ * The token estimates of a chain's first `k` links. The ends a comparison
+ * asks about (where entries were written, where the requests diverge) lie
+ * mostly near a chain's start or end: a sum over the few links to the nearer
+ * end (the chain's total is known, tokenTotal), and only in between the
+ * chain's cumulative sums, so a new chain is not walked whole for them.
+ */
+function tokensBefore(chain: readonly ChainLink[], k: number): number {
+  const sums = sumsOf.get(chain);
+  if (sums !== undefined) return sums[k]!;
+  let n = 0;
+  if (k <= NEAR) {
+    for (let i = 0; i < k; i++) n += chain[i]!.tokens;
+    return n;
+  }
+  if (chain.length - k <= NEAR) {
+    for (let i = k; i < chain.length; i++) n += chain[i]!.tokens;
+    return tokenTotal(chain) - n;
+  }
+  return tokenSums(chain)[k]!;
+}
 
 /** Cumulative token estimates of a chain: entry i is the sum over its first i links. */
 function tokenSums(chain: readonly ChainLink[]): Float64Array {

@@ -101,7 +101,7 @@ export function chainMemo(): ChainMemo {
  * @throws Error when a segment path does not exist in the body (an adapter bug).
  */
 export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: ChainMemo = chainMemo()): ChainLink[] {
-  const links: ChainLink[] = [];
+  let links: ChainLink[] = [];
   const made: number[] = [];
   const before = memo.previous ?? [];
   let previous: string | undefined;
@@ -121,7 +121,9 @@ export function prefixChain(wire: WireRequest, countTokens: TokenCounter, memo: 
     if (reusing && lastSegments[i] === segment) {
       const end = unchangedRunEnd(segments, lastSegments, sections, indices, i, wire.body, memo.body);
       if (end > i) {
-        for (let k = i; k < end; k++) links.push(before[k]!);
+        // While every link so far is the previous chain's own at its place, one bulk copy takes them all.
+        if (made.length === 0) links = before.slice(0, end);
+        else for (let k = i; k < end; k++) links.push(before[k]!);
         previous = before[end - 1]!.prefix;
         i = end - 1;
         continue;
