@@ -1,13 +1,23 @@
 /**
  * The emulator's cache state: entries keyed by scope and prefix hash, with an
  * expiry on the emulated clock, plus per-minute request counters for
- * OpenAI-style routing. Kept in SQLite (bun:sqlite, WAL) so several
- * processes using the same file see one cache, as they would see one
- * provider; `null` path keeps it in memory.
+ * OpenAI-style routing, and the stored Responses API conversations. Kept in
+ * SQLite (bun:sqlite, WAL) so several processes using the same file see one
+ * cache, as they would see one provider; `null` path keeps it in memory.
  */
 import { Database, type Statement } from "bun:sqlite";
 import { preparePrivateDatabase } from "../private-files.ts";
 import { retryWhileBusy } from "../sqlite-busy.ts";
+import { jsonPieces } from "../wire/json-pieces.ts";
+
+/**
+ * A stored conversation's JSON is kept in rows of about this many UTF-16 code
+ * units (4 Mi) or a little more, never written as one string: JavaScriptCore's
+ * JSON.stringify reserves six code units per character of a string it must
+ * escape and throws "Out of memory" for one of more than 2^31 / 6 (about 358
+ * million) characters, such as a 500 MiB input of prose with line breaks.
+ */
+export const RESPONSE_PART_CHARS = 1 << 22;
 
 /** One cache entry. */
 export interface CacheEntry {
@@ -76,28 +86,51 @@ export class CacheStore {
     return row.count;
   }
 
-  /** Keeps a stored response's conversation (its input and output items) under its id. */
+  /**
+   * Keeps a stored response's conversation (its input and output items, plain
+   * JSON data) under its id, replacing one stored before under that id: its
+   * JSON in rows of about {@link RESPONSE_PART_CHARS} code units.
+   */
   putResponse(id: string, items: readonly unknown[]): void {
-    this.db.query("INSERT OR REPLACE INTO stored_responses (id, items) VALUES (?, ?)").run(id, JSON.stringify(items));
+    this.transaction(() => {
+      this.db.query("DELETE FROM stored_response_parts WHERE id = ?").run(id);
+      const insert = this.db.query("INSERT INTO stored_response_parts (id, part, json) VALUES (?, ?, ?)");
+      let part = 0;
+      let pieces: string[] = [];
+      let chars = 0;
+      for (const piece of jsonPieces(items)) {
+        pieces.push(piece);
+        chars += piece.length;
+        if (chars < RESPONSE_PART_CHARS) continue;
+        insert.run(id, part++, pieces.join(""));
+        pieces = [];
+        chars = 0;
+      }
+      if (pieces.length > 0) insert.run(id, part, pieces.join(""));
+    });
   }
 
-  /** The conversation stored under a response id, or undefined (never stored, or forgotten). */
+  /**
+   * The conversation stored under a response id, or undefined (never stored, or forgotten).
+   * @throws RangeError when its JSON is longer than a JavaScript string can be (2^31 − 1 code units).
+   */
   response(id: string): unknown[] | undefined {
-    const row = this.db.query("SELECT items FROM stored_responses WHERE id = ?").get(id) as { items: string } | null;
-    return row ? (JSON.parse(row.items) as unknown[]) : undefined;
+    const rows = this.db.query("SELECT json FROM stored_response_parts WHERE id = ? ORDER BY part").all(id) as { json: string }[];
+    if (rows.length === 0) return undefined;
+    return JSON.parse(rows.length === 1 ? rows[0]!.json : rows.map((row) => row.json).join("")) as unknown[];
   }
 
   /** Forgets stored responses: the ids given, or every one. */
   forgetResponses(ids: readonly string[] | "all"): void {
-    if (ids === "all") this.db.run("DELETE FROM stored_responses");
-    else for (const id of ids) this.db.query("DELETE FROM stored_responses WHERE id = ?").run(id);
+    if (ids === "all") this.db.run("DELETE FROM stored_response_parts");
+    else for (const id of ids) this.db.query("DELETE FROM stored_response_parts WHERE id = ?").run(id);
   }
 
   /** Forgets every entry, counter and stored response. */
   clear(): void {
     this.db.run("DELETE FROM cache_entries");
     this.db.run("DELETE FROM route_counts");
-    this.db.run("DELETE FROM stored_responses");
+    this.db.run("DELETE FROM stored_response_parts");
   }
 
   /** Closes the database. */
@@ -127,8 +160,9 @@ function openState(path: string | null): Database {
     }
     db.run("CREATE TABLE IF NOT EXISTS cache_entries (key TEXT PRIMARY KEY, tokens INTEGER NOT NULL, expires_at INTEGER NOT NULL, ttl_ms INTEGER NOT NULL) WITHOUT ROWID");
     db.run("CREATE TABLE IF NOT EXISTS route_counts (key TEXT PRIMARY KEY, minute INTEGER NOT NULL, count INTEGER NOT NULL) WITHOUT ROWID");
-    // Stored Responses API conversations (stored-responses.ts): the input items and output items of a response, as JSON.
-    db.run("CREATE TABLE IF NOT EXISTS stored_responses (id TEXT PRIMARY KEY, items TEXT NOT NULL) WITHOUT ROWID");
+    // Stored Responses API conversations (stored-responses.ts): the JSON of a response's input and output items, in
+    // parts numbered from 0. (Earlier versions kept it in one row of stored_responses, a table no longer read.)
+    db.run("CREATE TABLE IF NOT EXISTS stored_response_parts (id TEXT NOT NULL, part INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (id, part))");
     return db;
   } catch (error) {
     db.close();

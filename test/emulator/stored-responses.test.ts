@@ -2,9 +2,14 @@
  * The emulator's Responses API conversation state (src/emulator/stored-responses.ts):
  * a stored response continued with `previous_response_id` is answered like
  * the whole conversation sent at once (same answer, same usage), `store:
- * false` keeps nothing, and an unknown or forgotten id gets OpenAI's 400.
+ * false` keeps nothing, and an unknown or forgotten id gets OpenAI's 400;
+ * a conversation longer than one stored part comes back exactly.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CacheStore, RESPONSE_PART_CHARS } from "../../src/emulator/cache-store.ts";
 import type { EmulatorHandle } from "../../src/emulator/index.ts";
 import { emulator, post, tokens } from "./_helpers.ts";
 
@@ -68,5 +73,32 @@ describe("emulator: stored Responses API responses", () => {
     const forgotten = await post(url, body([second], { previous_response_id: kept.json.id }), { ...CLOCK, "x-emulator-forget-responses": kept.json.id });
     expect(forgotten.status).toBe(400);
     expect(forgotten.json).toEqual(notFound(kept.json.id));
+  });
+
+  test("a conversation of several stored parts comes back exactly, through another connection too, and is replaced whole", () => {
+    const path = join(mkdtempSync(join(tmpdir(), "cachet-emu-stored-")), "cache.sqlite");
+    const writer = new CacheStore(path);
+    const reader = new CacheStore(path);
+    try {
+      // Escapes, Latin-1, CJK, surrogate pairs and a lone surrogate, over three parts: slices fall anywhere in them.
+      const unit = 'line "one"\n\ttab\u0001 café 缓存 😀🚀 \ud800 end\\ ';
+      const text = unit.repeat(Math.ceil((3 * RESPONSE_PART_CHARS) / unit.length));
+      const items = [
+        { type: "message", role: "user", content: [{ type: "input_text", text }] },
+        { id: "msg_emu1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "ok", annotations: [], logprobs: [] }] },
+        { type: "function_call_output", call_id: "call_1", output: text.slice(0, 1000), extra: null, n: 1.5, flag: false },
+      ];
+      writer.putResponse("resp_big", items);
+      expect(reader.response("resp_big")).toEqual(items);
+
+      const small = [{ type: "message", role: "user", content: "short" }];
+      writer.putResponse("resp_big", small);
+      expect(reader.response("resp_big")).toEqual(small);
+      writer.forgetResponses(["resp_big"]);
+      expect(reader.response("resp_big")).toBeUndefined();
+    } finally {
+      writer.close();
+      reader.close();
+    }
   });
 });
