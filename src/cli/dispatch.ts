@@ -57,12 +57,6 @@ async function main(args: string[]): Promise<void> {
     const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
     if (defs) assertKnownFlags(rest, defs, name);
     if (!named && defs) guardTypo(positionalWords(rest, defs), rest);
-    if (name === "run") {
-      // Parsed as citty would, without loading it (src/cli/parse-args.ts): the run's request leaves sooner.
-      const { parseArgs } = await import("./parse-args.ts");
-      await cmd.run!({ rawArgs: rest, args: parseArgs(rest, defs ?? {}, flagsHint()) as never, cmd });
-      return;
-    }
     const { runCommand } = await import("citty");
     await runCommand(cmd, { rawArgs: rest });
   } catch (error) {

@@ -2,7 +2,7 @@
  * `cachet [PROMPT]` / `cachet run [PROMPT]`: the main job. Parses flags and
  * stdin into turn options and hands them to src/run; nothing else.
  */
-import type { CommandDef } from "citty";
+import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
@@ -44,8 +44,7 @@ const args = {
   ...globalArgs,
 } as const;
 
-// Not citty's defineCommand (an identity function): importing citty here would load it on every run (src/cli/dispatch.ts).
-export default {
+export default defineCommand({
   meta: { name: "run", description: "Send a prompt (and stdin) to a model and stream the answer" },
   args,
   async run({ args: a, rawArgs }) {
@@ -149,7 +148,7 @@ export default {
       interrupt.dispose();
     }
   },
-} satisfies CommandDef<typeof args>;
+});
 
 /** Which session the run continues, forks or starts, from its flags. */
 function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: string | undefined, hasToolResults: boolean): SessionChoice {
