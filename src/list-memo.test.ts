@@ -129,6 +129,28 @@ describe("ListMemo", () => {
     expect(failing.map([a, b2, c]).total).toBe(4);
   });
 
+  test("changedFrom: results before it are those of the previous call that returned; a result recomputed to an equal value is no change", () => {
+    let fail = false;
+    const memo = new ListMemo<Item, string>((x) => {
+      if (fail && x.id === "boom") throw new Error("boom");
+      return x.id.toUpperCase();
+    });
+    const [a, b, c, d] = [item("a"), item("b"), item("c"), item("d")];
+    expect(memo.map([a, b, c]).changedFrom).toBe(0);
+    expect(memo.map([a, b, c]).changedFrom).toBe(3);
+    expect(memo.map([a, b, c, d]).changedFrom).toBe(3);
+    // A new object with the same text at the start (a system message rendered afresh), another one later.
+    expect(memo.map([item("a"), b, item("x"), d]).changedFrom).toBe(2);
+    expect(memo.map([a, b]).changedFrom).toBe(2);
+    // A call that throws after changing the second result: the next call that returns reports the change.
+    const [y, boom] = [item("y"), item("boom")];
+    fail = true;
+    expect(() => memo.map([a, y, boom])).toThrow("boom");
+    fail = false;
+    // y is not computed again (its result was kept), yet the change it made is reported.
+    expect(memo.map([a, y, boom]).changedFrom).toBe(1);
+  });
+
   test("an undefined element is computed, not mistaken for a place the last list did not have", () => {
     const memo = new ListMemo<unknown, string>((x, i) => `${String(x)}${i}`);
     expect([...memo.map([undefined]).results]).toEqual(["undefined0"]);

@@ -18,6 +18,11 @@ export interface ListResults<R> {
   readonly results: readonly R[];
   /** The sum of the elements' weights (0 without a `weight` option). */
   readonly total: number;
+  /**
+   * The results before this index are those this record held after the
+   * previous call that returned it (equal by `===`: a string recomputed to the same text is unchanged).
+   */
+  readonly changedFrom: number;
 }
 
 interface LastList<T, R> extends ListResults<R> {
@@ -26,6 +31,9 @@ interface LastList<T, R> extends ListResults<R> {
   results: R[];
   weights: number[];
   total: number;
+  changedFrom: number;
+  /** The lowest index changed since the last call returned (a call that throws leaves its changes here). */
+  dirtyFrom: number;
 }
 
 /** How a {@link ListMemo} computes and keeps one element's result. */
@@ -78,6 +86,7 @@ export class ListMemo<T, R> {
       // Shorter than last time: what lay beyond is another list's.
       for (let j = n; j < weights.length; j++) last.total -= weights[j]!;
       items.length = results.length = weights.length = n;
+      last.dirtyFrom = Math.min(last.dirtyFrom, n);
     }
     let i = 0;
     // With `withPrevious`: the element after a computed one is computed too.
@@ -95,11 +104,13 @@ export class ListMemo<T, R> {
       const w = weight ? weight(result, item) : 0;
       const kept = keep === undefined || keep(item, result) ? item : NONE;
       if (known) {
+        if (results[i] !== result) last.dirtyFrom = Math.min(last.dirtyFrom, i);
         last.total += w - weights[i]!;
         weights[i] = w;
         results[i] = result;
         items[i] = kept;
       } else {
+        last.dirtyFrom = Math.min(last.dirtyFrom, i);
         last.total += w;
         weights.push(w);
         results.push(result);
@@ -108,6 +119,8 @@ export class ListMemo<T, R> {
       again = withPrevious;
       i++;
     }
+    last.changedFrom = Math.min(last.dirtyFrom, n);
+    last.dirtyFrom = Infinity;
     return last;
   }
 
@@ -116,7 +129,7 @@ export class ListMemo<T, R> {
     const { lists } = this;
     let at = lists.length - 1;
     while (at >= 0 && !continues(lists[at]!.items, list)) at--;
-    const last = at >= 0 ? lists.splice(at, 1)[0]! : { items: [], results: [], weights: [], total: 0 };
+    const last = at >= 0 ? lists.splice(at, 1)[0]! : { items: [], results: [], weights: [], total: 0, changedFrom: 0, dirtyFrom: 0 };
     lists.push(last);
     if (lists.length > MAX_LISTS) lists.shift();
     return last;

@@ -44,9 +44,8 @@ function smallBodyJson(body: Record<string, unknown>): string | undefined {
     const value = body[key];
     let member: string | undefined;
     if (Array.isArray(value)) {
-      const { results, total } = elementJson.map(value);
-      if (total > 0) return undefined;
-      member = `[${results.join(",")}]`;
+      member = listJson(value);
+      if (member === undefined) return undefined;
     } else {
       if (hasLongString(value)) return undefined;
       // Left out as JSON.stringify leaves them out: undefined, a function, a symbol.
@@ -57,6 +56,42 @@ function smallBodyJson(body: Record<string, unknown>): string | undefined {
   }
   return `${json}}`;
 }
+
+/**
+ * The JSON text of a list, or undefined when an element holds a long string.
+ * The elements' texts joined last time for the conversation are kept with
+ * where each ends: the text up to the first element whose text changed is
+ * taken over (a substring, not a copy), the rest joined anew.
+ */
+function listJson(list: readonly unknown[]): string | undefined {
+  const json = elementJson.map(list);
+  const { results, changedFrom } = json;
+  let last = joined.get(json);
+  if (json.total > 0) {
+    joined.delete(json);
+    return undefined;
+  }
+  if (last === undefined) {
+    last = { text: "", ends: [] };
+    joined.set(json, last);
+  }
+  const from = Math.min(changedFrom, last.ends.length);
+  if (from < results.length || results.length !== last.ends.length) {
+    const { ends } = last;
+    ends.length = from;
+    let end = from > 0 ? ends[from - 1]! : 0;
+    const rest = results.slice(from).join(",");
+    last.text = from === 0 ? rest : rest === "" ? last.text.slice(0, end) : `${last.text.slice(0, end)},${rest}`;
+    for (let i = from; i < results.length; i++) {
+      end += (i > 0 ? 1 : 0) + results[i]!.length;
+      ends.push(end);
+    }
+  }
+  return `[${last.text}]`;
+}
+
+// Per conversation's list (the memo's record of it): its elements' texts joined, and where each ends.
+const joined = new WeakMap<object, { text: string; ends: number[] }>();
 
 /** An element holding a long string: it is not written out here. */
 const LONG = "";
