@@ -59,39 +59,36 @@ function smallBodyJson(body: Record<string, unknown>): string | undefined {
 
 /**
  * The JSON text of a list, or undefined when an element holds a long string.
- * The elements' texts joined last time for the conversation are kept with
- * where each ends: the text up to the first element whose text changed is
- * taken over (a substring, not a copy), the rest joined anew.
+ * The elements' texts are kept joined in blocks of {@link BLOCK}, per
+ * conversation: the blocks before the first element whose text changed are
+ * taken over, the others joined anew, and the list's text is a rope of the
+ * blocks, copied once, when the body is written (slicing a kept text would copy it).
  */
 function listJson(list: readonly unknown[]): string | undefined {
   const json = elementJson.map(list);
   const { results, changedFrom } = json;
-  let last = joined.get(json);
   if (json.total > 0) {
     joined.delete(json);
     return undefined;
   }
-  if (last === undefined) {
-    last = { text: "", ends: [] };
-    joined.set(json, last);
+  let blocks = joined.get(json);
+  if (blocks === undefined) {
+    blocks = [];
+    joined.set(json, blocks);
   }
-  const from = Math.min(changedFrom, last.ends.length);
-  if (from < results.length || results.length !== last.ends.length) {
-    const { ends } = last;
-    ends.length = from;
-    let end = from > 0 ? ends[from - 1]! : 0;
-    const rest = results.slice(from).join(",");
-    last.text = from === 0 ? rest : rest === "" ? last.text.slice(0, end) : `${last.text.slice(0, end)},${rest}`;
-    for (let i = from; i < results.length; i++) {
-      end += (i > 0 ? 1 : 0) + results[i]!.length;
-      ends.push(end);
-    }
-  }
-  return `[${last.text}]`;
+  const count = Math.ceil(results.length / BLOCK);
+  for (let b = Math.min(Math.floor(changedFrom / BLOCK), blocks.length); b < count; b++) blocks[b] = results.slice(b * BLOCK, (b + 1) * BLOCK).join(",");
+  blocks.length = count;
+  let text = "[";
+  for (let b = 0; b < count; b++) text += b > 0 ? `,${blocks[b]}` : blocks[b];
+  return `${text}]`;
 }
 
-// Per conversation's list (the memo's record of it): its elements' texts joined, and where each ends.
-const joined = new WeakMap<object, { text: string; ends: number[] }>();
+/** Elements a block of a list's text joins. */
+const BLOCK = 64;
+
+// Per conversation's list (the memo's record of it): its elements' texts joined by blocks.
+const joined = new WeakMap<object, string[]>();
 
 /** An element holding a long string: it is not written out here. */
 const LONG = "";
