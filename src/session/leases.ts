@@ -31,21 +31,30 @@ export interface TurnOptions {
   onBusy?: (holder: { pid: number; host: string }) => void;
 }
 
+/** A turn lease's lifetime without a refresh, ms. */
+export const DEFAULT_LEASE_MS = 15_000;
+
 /** Takes and releases turn leases. */
 export class Leases {
   constructor(private readonly core: StoreCore) {}
 
-  async acquire(sessionId: string, options: TurnOptions = {}): Promise<() => void> {
+  /**
+   * Takes the lease (see Store.acquireTurn), waiting while a live holder has it; `whenTaken` runs in the
+   * write that takes it, so what it writes is done under the lease and in the same transaction.
+   * @returns the release function and what `whenTaken` returned
+   */
+  async acquire<T>(sessionId: string, options: TurnOptions, whenTaken: () => T): Promise<{ release: () => void; taken: T }> {
     const waitMs = options.waitMs ?? 180_000;
-    const leaseMs = options.leaseMs ?? 15_000;
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     const token = newId("t");
     const host = hostname();
     const deadline = Date.now() + waitMs;
     let delay = 5;
     let told = false;
     for (;;) {
-      const holder = this.tryLease(sessionId, token, host, leaseMs);
-      if (holder === null) break;
+      const attempt = this.tryLease(sessionId, token, host, leaseMs, whenTaken);
+      if (!attempt.holder) return { release: this.hold(sessionId, token, options), taken: attempt.taken as T };
+      const holder = attempt.holder;
       if (!told) options.onBusy?.({ pid: holder.owner_pid, host: holder.host });
       told = true;
       const left = deadline - Date.now();
@@ -57,6 +66,26 @@ export class Leases {
       await abortableSleep(Math.min(left, delay + Math.random() * delay), options.signal);
       delay = Math.min(delay * 2, 50);
     }
+  }
+
+  /**
+   * Takes the lease of a session created in the running write: no other process can see it yet, so
+   * nobody holds it. Call {@link hold} with the returned token once the write has committed.
+   * @returns the lease's fencing token
+   */
+  takeNew(sessionId: string, leaseMs: number): string {
+    const token = newId("t");
+    this.core.db.query("INSERT INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)").run(sessionId, process.pid, hostname(), token, Date.now() + leaseMs);
+    return token;
+  }
+
+  /**
+   * Holds a lease just taken under `token`: writes to the session check it from now on, and it is refreshed
+   * in the background until released.
+   * @returns the release function (calling it twice is harmless)
+   */
+  hold(sessionId: string, token: string, options: TurnOptions): () => void {
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.core.fences.set(sessionId, token);
     const stop = this.keepFresh(sessionId, token, leaseMs, options.keeperDelayMs ?? 0);
     let released = false;
@@ -120,21 +149,21 @@ export class Leases {
     };
   }
 
-  private tryLease(sessionId: string, token: string, host: string, leaseMs: number): LeaseRow | null {
+  private tryLease<T>(sessionId: string, token: string, host: string, leaseMs: number, whenTaken: () => T): { holder: LeaseRow | null; taken?: T } {
     try {
       return this.core.write(() => {
         this.core.rev(sessionId);
         const now = Date.now();
         const holder = this.core.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
-        if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return holder;
+        if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return { holder };
         this.core.db
           .query("INSERT OR REPLACE INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)")
           .run(sessionId, process.pid, host, token, now + leaseMs);
-        return null;
+        return { holder: null, taken: whenTaken() };
       });
     } catch (error) {
       // busy_timeout already waited; treat a still-busy database as "held" and poll again.
-      if ((error as { code?: string }).code === "SQLITE_BUSY") return { session_id: sessionId, owner_pid: 0, host: "(busy database)", token: "", expires_at: 0 };
+      if ((error as { code?: string }).code === "SQLITE_BUSY") return { holder: { session_id: sessionId, owner_pid: 0, host: "(busy database)", token: "", expires_at: 0 } };
       throw error;
     }
   }

@@ -183,3 +183,55 @@ for (const delayed of [false, true]) {
     db.close();
   });
 }
+
+test("startSession creates a session with its stable prefix, leased, in one write; a refused write leaves nothing", async () => {
+  const body = { system: [{ id: "sys-0", text: "answer in French" }], tools: [] };
+  const prefix = { ...body, fingerprint: hashJson(body) } satisfies StablePrefix;
+  const { loaded, release } = store.startSession({ model: "openai/gpt-5", name: "fresh", prefix }, { waitMs: 0 });
+  expect(loaded).toEqual(store.loadSession("fresh"));
+  expect(loaded.prefix.version).toBe(1);
+  expect(loaded.prefix.prefix.fingerprint).toBe(prefix.fingerprint);
+  // Leased by this live process: another taker waits, then gives up.
+  let error: unknown;
+  try {
+    await store.acquireTurn(loaded.session.id, { waitMs: 50 });
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("SESSION_CONFLICT");
+  release();
+  (await store.acquireTurn(loaded.session.id, { waitMs: 0 }))();
+  // The name is taken: nothing of the second session is written, neither its row nor a lease.
+  const db = new Database(store.path, { readonly: true });
+  const counts = () => db.query("SELECT (SELECT count(*) FROM sessions) AS sessions, (SELECT count(*) FROM prefixes) AS prefixes, (SELECT count(*) FROM turn_leases) AS leases").get();
+  const before = counts();
+  try {
+    store.startSession({ model: "openai/gpt-5", name: "fresh", prefix });
+    error = undefined;
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("SESSION_CONFLICT");
+  expect(counts()).toEqual(before);
+  db.close();
+});
+
+test("beginTurn marks the in-flight rows a stopped process left as lost, in the write that takes the lease", async () => {
+  const row = (id: string, status: "in_flight" | "ok") => ({
+    id, sessionId, attempt: 1, prefixVersion: 1, role: "main" as const, provider: "openai", model: "gpt-5", protocol: "openai-chat" as const,
+    startedAt: 1000, firstTokenAt: null, finishedAt: null, latencyMs: null, ttftMs: null, outputTps: null,
+    usage: { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined },
+    rawUsage: null, costUsd: null, noCacheCostUsd: null, costEstimate: null, providerCostUsd: null, providerRequestId: null, affinityKey: null,
+    cacheMode: "auto" as const, cacheTtl: "5m" as const, chain: [], expectedCacheRead: null, cacheableMax: null, status, error: null, messageId: null, finishReason: null,
+  });
+  store.recordRequest(row("r_1", "ok"));
+  store.recordRequest(row("r_2", "in_flight"));
+  store.recordRequest(row("r_3", "in_flight"));
+  const { release, lost } = await store.beginTurn(sessionId);
+  expect(lost).toBe(2);
+  expect(store.requests(sessionId).map((r) => [r.id, r.status])).toEqual([["r_1", "ok"], ["r_2", "lost"], ["r_3", "lost"]]);
+  release();
+  const again = await store.beginTurn(sessionId);
+  expect(again.lost).toBe(0);
+  again.release();
+});

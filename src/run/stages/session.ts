@@ -120,7 +120,7 @@ async function leased<T>(
   const { store, host } = runtime;
   const keeper = keeperDelay(options);
   const lease = target
-    ? await store.acquireTurn(target.id, {
+    ? await store.beginTurn(target.id, {
         ...keeper,
         ...(options.signal ? { signal: options.signal } : {}),
         onBusy: (holder) =>
@@ -129,37 +129,42 @@ async function leased<T>(
     : undefined;
   let held = lease !== undefined;
   const release = () => {
-    if (held) lease!();
+    if (held) lease!.release();
     held = false;
   };
   try {
-    const loaded = target ? dropUnanswered(store, store.loadSession(target.id), options.notice) : undefined;
+    const loaded = target ? dropUnanswered(store, store.loadSession(target.id), lease!.lost, options.notice) : undefined;
     const input = resolve(loaded);
     // Validation is done: from here on, things are stored.
     if (options.fork) {
       if (!loaded) throw new CachetError("SESSION_NOT_FOUND", "there is no session to fork", { hint: "start one first, or name it with --session" });
       const exact = loaded.session.model === input.modelRef && loaded.prefix.prefix.fingerprint === input.prefix.fingerprint;
-      const child = store.createSession({
-        model: input.modelRef,
-        parentId: loaded.session.id,
-        forkPoint: loaded.messages.at(-1)?.id ?? null,
-        affinityKey: exact ? loaded.session.affinityKey : undefined,
-      });
-      store.setPrefix(child.id, loaded.prefix.prefix, null);
-      await announceFork(host, options, { parentId: loaded.session.id, childId: child.id, exact });
-      release();
-      const releaseChild = await store.acquireTurn(child.id, keeper);
-      const opened = { loaded: store.loadSession(child.id), forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
-      return await body(opened, input).finally(releaseChild);
+      const child = store.startSession(
+        {
+          model: input.modelRef,
+          parentId: loaded.session.id,
+          forkPoint: loaded.messages.at(-1)?.id ?? null,
+          affinityKey: exact ? loaded.session.affinityKey : undefined,
+          prefix: loaded.prefix.prefix,
+        },
+        keeper,
+      );
+      try {
+        await announceFork(host, options, { parentId: loaded.session.id, childId: child.loaded.session.id, exact });
+        release();
+        const opened = { loaded: child.loaded, forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
+        return await body(opened, input);
+      } finally {
+        child.release();
+      }
     }
     if (loaded) return await (created ? removedIfEmpty(store, loaded.session.id, body({ loaded, created }, input)) : body({ loaded }, input));
-    const fresh = store.createSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : undefined });
-    const releaseNew = await store.acquireTurn(fresh.id, keeper);
+    // Created, stable prefix stored and leased in one write (Store.startSession).
+    const fresh = store.startSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : undefined, prefix: input.prefix }, keeper);
     try {
-      store.setPrefix(fresh.id, input.prefix, null);
-      return await removedIfEmpty(store, fresh.id, body({ loaded: store.loadSession(fresh.id), created: true }, input));
+      return await removedIfEmpty(store, fresh.loaded.session.id, body({ loaded: fresh.loaded, created: true }, input));
     } finally {
-      releaseNew();
+      fresh.release();
     }
   } finally {
     release();
@@ -192,11 +197,10 @@ async function announceFork(host: PluginHost, options: TurnOptions, event: ForkE
 
 /**
  * The loaded session without a prompt a killed process left unanswered at the
- * end of its log (see Store.rollbackUnanswered), its in-flight ledger rows
- * marked lost (Store.settleInFlight); called under the turn lease.
+ * end of its log (see Store.rollbackUnanswered); `lost` in-flight ledger rows
+ * were marked lost as the lease was taken (Store.beginTurn); called under the turn lease.
  */
-function dropUnanswered(store: Store, loaded: LoadedSession, notice: ((message: string) => void) | undefined): LoadedSession {
-  const lost = store.settleInFlight(loaded.session.id);
+function dropUnanswered(store: Store, loaded: LoadedSession, lost: number, notice: ((message: string) => void) | undefined): LoadedSession {
   if (lost > 0) notice?.(`${lost} request(s) of an earlier run of this session never finished (its process was stopped): their ledger rows are kept as lost, usage unknown`);
   const last = loaded.messages.at(-1);
   if (last?.role !== "user" || !store.rollbackUnanswered(loaded.session.id, last.id)) return loaded;
