@@ -111,8 +111,11 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   if (huge) Bun.gc(true);
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
-  store.appendMessage(sessionId, input.userMessage);
+  // Stored with the first attempt's in-flight row, in one write (below); a huge one first, on its own.
+  let prompt: Message | undefined = input.userMessage;
   if (huge) {
+    store.appendMessage(sessionId, prompt);
+    prompt = undefined;
     Bun.gc(true);
     // The tokenizer's load (tens of ms, a few MB of transient garbage) would otherwise overlap
     // streaming the body and add its peak to the body's: finish it and collect first.
@@ -137,7 +140,13 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     attempts = attempt + 1;
     // Written as the request leaves, so that a process killed mid-answer leaves a row saying the attempt happened.
     const flight = inFlightRow(store, sessionId, options, input, context, wire, attempts, startedAt);
-    store.recordRequest(flight);
+    // The prompt, then, in the same write, the row: both are stored before the request leaves, or neither.
+    const unstored = prompt;
+    store.transaction(() => {
+      if (unstored) store.appendMessage(sessionId, unstored);
+      store.recordRequest(flight);
+    });
+    prompt = undefined;
     inFlight.push(flight.id);
     const abort = new AbortController();
     const onAbort = () => abort.abort();
