@@ -53,7 +53,7 @@ function openForWriting(path: string): Database {
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Another program's database is refused before anything in it changes (even its journal mode),
     // from a consistent snapshot (one read transaction).
-    const due = check(db.transaction(() => schemaState(db!)).deferred(), path);
+    const due = check(writableSchemaState(db), path);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA foreign_keys = ON");
     // The process's first write starts a new WAL (the last close checkpointed it away), whose header NORMAL
@@ -96,6 +96,7 @@ const BUSY_TIMEOUT_MS = 10_000;
 /** What decides whether a file is cachet's store and what it still needs. */
 interface SchemaState {
   version: number;
+  /** Tables and indexes in the file; NaN when not counted (a store at the current version). */
   tables: number;
 }
 
@@ -103,6 +104,17 @@ function schemaState(db: Database): SchemaState {
   const { user_version: version } = db.query("PRAGMA user_version").get() as { user_version: number };
   const { n: tables } = db.query("SELECT count(*) AS n FROM sqlite_master").get() as { n: number };
   return { version, tables };
+}
+
+/**
+ * The schema state of a store opened for writing. A file at the current version is cachet's and needs
+ * nothing: one read of the header's user_version says so. Any other is read again in one read transaction,
+ * version and tables from the same snapshot (another process may be creating the schema meanwhile).
+ */
+function writableSchemaState(db: Database): SchemaState {
+  const { user_version: version } = db.query("PRAGMA user_version").get() as { user_version: number };
+  if (version === MIGRATIONS.length) return { version, tables: Number.NaN };
+  return db.transaction(() => schemaState(db)).deferred();
 }
 
 /**
