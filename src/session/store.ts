@@ -385,15 +385,6 @@ export class Store {
   }
 
   /**
-   * Marks the session's in-flight ledger rows `lost`: called under the turn
-   * lease, when no other process can be sending for the session.
-   * @returns how many rows were marked
-   */
-  settleInFlight(sessionId: string): number {
-    return this.core.write(() => this.ledgerRows.settleInFlight(sessionId));
-  }
-
-  /**
    * Changes fields of a ledger row (e.g. usage and timings once the stream ends).
    * @throws CachetError SESSION_NOT_FOUND when there is no row with this id
    */
@@ -465,8 +456,8 @@ export class Store {
 
   /**
    * {@link acquireTurn} for running a turn: the write that takes the lease also marks the session's
-   * in-flight ledger rows lost ({@link settleInFlight}; under the lease no other process can be sending
-   * for the session), one write instead of two before the turn's request.
+   * in-flight ledger rows `lost` (their process ended before the answer did: under the lease no other
+   * process can be sending for the session), one write instead of two before the turn's request.
    * @returns the release function, and how many rows were marked lost
    * @throws CachetError SESSION_CONFLICT after `waitMs`; SESSION_NOT_FOUND; STORE when the file cannot be written
    */
