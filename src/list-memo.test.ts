@@ -6,6 +6,8 @@ import { describe, expect, test } from "bun:test";
 import { ListMemo } from "./list-memo.ts";
 
 type Item = { id: string; incomplete?: boolean };
+// The tests' lists are short: every one is kept (the default keeps lists of 16 elements and more).
+const SHORT = { shortest: 0 };
 const item = (id: string, incomplete = false): Item => ({ id, ...(incomplete ? { incomplete } : {}) });
 
 describe("ListMemo", () => {
@@ -14,7 +16,7 @@ describe("ListMemo", () => {
     const memo = new ListMemo<Item, string>((x, i) => {
       computed.push(x.id);
       return `${x.id}@${i}`;
-    });
+    }, SHORT);
     const results = (list: Item[]) => [...memo.map(list).results];
     const [a, b, c, d] = [item("a"), item("b"), item("c"), item("d")];
     expect(results([a, b])).toEqual(["a@0", "b@1"]);
@@ -35,7 +37,7 @@ describe("ListMemo", () => {
 
   test("keeps each conversation's list apart", () => {
     const computed: string[] = [];
-    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id));
+    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id), SHORT);
     const [a1, a2, b1, b2] = [item("a1"), item("a2"), item("b1"), item("b2")];
     memo.map([a1]);
     memo.map([b1]);
@@ -46,7 +48,7 @@ describe("ListMemo", () => {
 
   test("withPrevious: an element is computed again when the one before it changed", () => {
     const computed: string[] = [];
-    const memo = new ListMemo<Item, string>((x, i, list) => (computed.push(x.id), `${list[i - 1]?.id ?? "-"}>${x.id}`), { withPrevious: true });
+    const memo = new ListMemo<Item, string>((x, i, list) => (computed.push(x.id), `${list[i - 1]?.id ?? "-"}>${x.id}`), { withPrevious: true, ...SHORT });
     const [a, b, c] = [item("a"), item("b"), item("c")];
     memo.map([a, b, c]);
     expect([...memo.map([a, { ...b }, c]).results]).toEqual(["->a", "a>b", "b>c"]);
@@ -55,14 +57,14 @@ describe("ListMemo", () => {
 
   test("keep: a result not kept is computed again, and with withPrevious so is the element after it", () => {
     const computed: string[] = [];
-    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id), { withPrevious: true, keep: (x) => !x.incomplete });
+    const memo = new ListMemo<Item, string>((x) => (computed.push(x.id), x.id), { withPrevious: true, keep: (x) => !x.incomplete, ...SHORT });
     const [a, cut, c] = [item("a"), item("cut", true), item("c")];
     memo.map([a, cut, c]);
     memo.map([a, cut, c]);
     expect(computed).toEqual(["a", "cut", "c", "cut", "c"]);
     // keep sees the result: a failed check is made again.
     let calls = 0;
-    const checks = new ListMemo<Item, boolean>((x) => (calls++, x.id !== "bad"), { keep: (_, ok) => ok });
+    const checks = new ListMemo<Item, boolean>((x) => (calls++, x.id !== "bad"), { keep: (_, ok) => ok, ...SHORT });
     const bad = item("bad");
     expect([...checks.map([a, bad]).results]).toEqual([true, false]);
     expect([...checks.map([a, bad]).results]).toEqual([true, false]);
@@ -106,7 +108,7 @@ describe("ListMemo", () => {
         if (x.id === "b" && fail) throw new Error("bad b");
         return x.id;
       },
-      { weight: (id) => id.length },
+      { weight: (id) => id.length, ...SHORT },
     );
     const [a, b, c] = [item("a"), item("b"), item("c")];
     expect(() => memo.map([a, b, c])).toThrow("bad b");
@@ -122,7 +124,7 @@ describe("ListMemo", () => {
     const failing = new ListMemo<Item, string>((x) => {
       if (x === b2 && fail) throw new Error("bad bb");
       return x.id;
-    }, { weight: (id) => id.length });
+    }, { weight: (id) => id.length, ...SHORT });
     failing.map([a, b, c]);
     expect(() => failing.map([a, b2, c])).toThrow("bad bb");
     fail = false;
@@ -134,7 +136,7 @@ describe("ListMemo", () => {
     const memo = new ListMemo<Item, string>((x) => {
       if (fail && x.id === "boom") throw new Error("boom");
       return x.id.toUpperCase();
-    });
+    }, SHORT);
     const [a, b, c, d] = [item("a"), item("b"), item("c"), item("d")];
     expect(memo.map([a, b, c]).changedFrom).toBe(0);
     expect(memo.map([a, b, c]).changedFrom).toBe(3);
@@ -151,8 +153,24 @@ describe("ListMemo", () => {
     expect(memo.map([a, y, boom]).changedFrom).toBe(1);
   });
 
+  test("short lists unlike any kept one are computed but not kept: they do not push a long conversation's list out", () => {
+    let computed = 0;
+    const memo = new ListMemo<Item, string>((x) => (computed++, x.id));
+    const long = Array.from({ length: 100 }, (_, i) => item(`m${i}`));
+    memo.map(long);
+    for (let i = 0; i < 40; i++) memo.map([item(`fresh ${i}`)]);
+    const grown = [...long, item("new")];
+    memo.map(grown);
+    expect(computed).toBe(100 + 40 + 1);
+    // A short list is computed afresh each time.
+    const short = [item("a"), item("b")];
+    memo.map(short);
+    memo.map(short);
+    expect(computed).toBe(141 + 4);
+  });
+
   test("an undefined element is computed, not mistaken for a place the last list did not have", () => {
-    const memo = new ListMemo<unknown, string>((x, i) => `${String(x)}${i}`);
+    const memo = new ListMemo<unknown, string>((x, i) => `${String(x)}${i}`, SHORT);
     expect([...memo.map([undefined]).results]).toEqual(["undefined0"]);
     expect([...memo.map([undefined, undefined]).results]).toEqual(["undefined0", "undefined1"]);
   });

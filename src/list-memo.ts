@@ -47,6 +47,12 @@ export interface ListMemoOptions<T, R> {
   keep?: (item: T, result: R) => boolean;
   /** A number per element, summed into `total` as elements change (a size, a count of markers, of failures). */
   weight?: (result: R, item: T) => number;
+  /**
+   * A list shorter than this that continues no kept list is computed but not
+   * kept (default 16): it costs little to compute again, and keeping it would
+   * push a long conversation's list out (a request's tools and system parts are rendered afresh every time).
+   */
+  shortest?: number;
 }
 
 /**
@@ -129,11 +135,19 @@ export class ListMemo<T, R> {
     const { lists } = this;
     let at = lists.length - 1;
     while (at >= 0 && !continues(lists[at]!.items, list)) at--;
-    const last = at >= 0 ? lists.splice(at, 1)[0]! : { items: [], results: [], weights: [], total: 0, changedFrom: 0, dirtyFrom: 0 };
+    if (at < 0 && list.length < (this.options.shortest ?? SHORTEST)) return newList<T, R>();
+    const last = at >= 0 ? lists.splice(at, 1)[0]! : newList<T, R>();
     lists.push(last);
     if (lists.length > MAX_LISTS) lists.shift();
     return last;
   }
+}
+
+/** Default of ListMemoOptions.shortest. */
+const SHORTEST = 16;
+
+function newList<T, R>(): LastList<T, R> {
+  return { items: [], results: [], weights: [], total: 0, changedFrom: 0, dirtyFrom: 0 };
 }
 
 /** True when `list` holds the objects of `items` at a quarter, half and three quarters of their common length. */
