@@ -7,6 +7,7 @@ import type { ToolDefinition } from "../context/types.ts";
 import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
+import { refuseOwnedOptions } from "../plugin/owned-options.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
@@ -247,9 +248,6 @@ function promptMaxBytes(): number {
   return Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30);
 }
 
-/** Request fields cachet renders from the session and its flags: `-o` may not set them. */
-const OWNED_KEYS = new Set(["model", "messages", "system", "tools", "stream", "input", "contents"]);
-
 function parseOptions(rawArgs: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (let i = 0; i < rawArgs.length; i++) {
@@ -262,11 +260,6 @@ function parseOptions(rawArgs: string[]): Record<string, unknown> {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new CachetError("BAD_FLAG", `-o ${pair}: expected key=value`, { hint: "e.g. -o top_p=0.9 -o reasoning_effort=low" });
     const key = pair.slice(0, eq);
-    if (OWNED_KEYS.has(key)) {
-      throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${key}" itself (it is part of the session and its cached prefix)`, {
-        hint: "use the flag for it (-m, -s, --tools, --no-stream, the prompt) instead of -o",
-      });
-    }
     const raw = pair.slice(eq + 1);
     let value: unknown = raw;
     try {
@@ -276,6 +269,8 @@ function parseOptions(rawArgs: string[]): Record<string, unknown> {
     }
     out[key] = value;
   }
+  // Refused here too, before anything is read or sent; the adapters apply the same rule to options from anywhere.
+  refuseOwnedOptions(out);
   return out;
 }
 

@@ -15,6 +15,7 @@ export type { ChatterEvent, FinishEvent, FinishReason, ImageEvent, ProviderBlock
 export { UNKNOWN_USAGE, promptTokens, usageJson } from "./usage.ts";
 export type { ModalityTokens, ServerTool, ServerToolCalls, Usage, UsageJson, UsagePass, UsageReport } from "./usage.ts";
 export { CACHE_MARKER_KEYS, PROTOCOLS } from "./wire.ts";
+export { ownedOption, refuseOwnedOptions } from "./owned-options.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";
 export type { MessageRenderer, RenderMemo, RenderedLog, RenderedMessage } from "./render-memo.ts";

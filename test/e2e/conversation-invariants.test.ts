@@ -151,7 +151,7 @@ describe("case 40: a whitespace-only answer is stored as it came and left off th
 });
 
 describe("settings a provider refuses are local usage errors, before anything is sent", () => {
-  test("--temperature on a model that accepts only the default, --max-tokens above the output limit, -o setting an owned key: exit 2, nothing sent", async () => {
+  test("--temperature on a model that accepts only the default, --max-tokens above the output limit, -o setting an owned key (any wire's): exit 2, nothing sent", async () => {
     const home = freshHome();
     const emulator = await startEmulatorProcess(home);
     try {
@@ -170,6 +170,19 @@ describe("settings a provider refuses are local usage errors, before anything is
         const owned = await run(["-o", `${key}=x`]);
         expect(owned.code).toBe(2);
         expect(owned.stderr).toContain(`-o ${key}: cachet sets "${key}" itself`);
+      }
+      // Every wire's system prompt, log and schema, whichever model: one line naming the option and what to use instead.
+      const wires = [
+        ["systemInstruction", '{"parts":[{"text":"EVIL"}]}', "systemInstruction", "-s/--system"],
+        ["instructions", "EVIL", "instructions", "-s/--system"],
+        ["system", "EVIL", "system", "-s/--system"],
+        ["input", "EVIL", "input", "the prompt"],
+        ["contents", "[]", "contents", "the prompt"],
+        ["text", '{"format":{"type":"text"}}', "text.format", "--schema"],
+      ];
+      for (const [key, value, part, use] of wires) {
+        const owned = await run(["-o", `${key}=${value}`]);
+        expect({ code: owned.code, stderr: owned.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(new RegExp(`^cachet: -o ${key}: cachet sets "${part!.replace(".", "\\.")}" itself \\(it is part of the session and its cached prefix\\); use ${use!.replace(/[/-]/g, "\\$&")}[^\\n]*\\n$`)) });
       }
       expect(await emulator.bodies()).toHaveLength(0);
       // The default is accepted.

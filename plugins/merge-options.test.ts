@@ -1,0 +1,79 @@
+/**
+ * Provider options never replace or add to a part of the request cachet owns
+ * (src/plugin/owned-options.ts): every built-in adapter refuses, with exit 2
+ * and one line naming the option and what to use instead, an option setting
+ * its system prompt, log, tools, schema, model, stream or a cache marker; the
+ * user's own options still reach the body.
+ */
+import { describe, expect, test } from "bun:test";
+import { CachetError, type RequestContext, type WireRequest } from "../src/plugin/index.ts";
+import { pluginServices } from "../src/plugin/services.ts";
+import { renderAnthropic } from "./anthropic/render.ts";
+import { renderGemini } from "./gemini/render.ts";
+import { renderChat } from "./openai/chat.ts";
+import { renderResponses } from "./openai/responses.ts";
+import { chatUsage } from "./openai/usage.ts";
+
+function context(providerOptions: Record<string, unknown>): RequestContext {
+  return {
+    model: "m",
+    provider: "p",
+    prefix: { system: [{ id: "sys", text: "You are terse." }], tools: [], fingerprint: "0000000000000000" },
+    summary: [],
+    messages: [{ id: "u1", role: "user", content: [{ type: "text", text: "hi" }] }],
+    generation: { maxTokens: 64, stream: true, providerOptions },
+    cache: { mode: "auto", ttl: "5m" },
+  };
+}
+
+const ADAPTERS: { name: string; render: (c: RequestContext) => WireRequest; owned: Record<string, unknown> }[] = [
+  { name: "anthropic", render: (c) => renderAnthropic(c, pluginServices), owned: { system: "EVIL", messages: [], cache_control: { type: "ephemeral" }, output_config: { format: { type: "json_schema" } } } },
+  {
+    name: "openai chat",
+    render: (c) => renderChat(c, pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage }),
+    owned: { messages: [{ role: "system", content: "EVIL" }], tools: [], response_format: { type: "json_object" }, model: "gpt-4o" },
+  },
+  { name: "openai responses", render: (c) => renderResponses(c, pluginServices), owned: { instructions: "EVIL", input: "EVIL", previous_response_id: "resp_1", text: { format: { type: "text" } } } },
+  {
+    name: "gemini",
+    render: (c) => renderGemini(c, pluginServices),
+    owned: { systemInstruction: { parts: [{ text: "EVIL" }] }, system_instruction: { parts: [{ text: "EVIL" }] }, contents: [], tools: [], cachedContent: "cachedContents/x", generationConfig: { responseJsonSchema: {} }, stream: false },
+  },
+];
+
+describe("owned request parts are refused as provider options on every wire", () => {
+  for (const adapter of ADAPTERS) {
+    test(`${adapter.name}: ${Object.keys(adapter.owned).join(", ")}`, () => {
+      for (const [key, value] of Object.entries(adapter.owned)) {
+        let caught: unknown;
+        try {
+          adapter.render(context({ [key]: value }));
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(CachetError);
+        const error = caught as CachetError;
+        expect({ key, code: error.code, exit: error.exitCode, oneLine: !error.message.includes("\n") }).toEqual({ key, code: "BAD_FLAG", exit: 2, oneLine: true });
+        expect(error.message).toStartWith(`-o ${key}: cachet sets "${key}`);
+        expect(error.message).toMatch(/; use \S+/);
+      }
+    });
+  }
+
+  test("the user's own options, and the rest of a partly owned object, still reach the body", () => {
+    const gemini = renderGemini(context({ generationConfig: { temperature: 0.3 }, safetySettings: [] }), pluginServices).body;
+    expect(gemini.generationConfig).toEqual({ maxOutputTokens: 64, temperature: 0.3 });
+    expect(gemini.safetySettings).toEqual([]);
+    const responses = renderResponses(context({ text: { verbosity: "low" }, reasoning: { effort: "low" } }), pluginServices).body;
+    expect([responses.text, responses.reasoning]).toEqual([{ verbosity: "low" }, { effort: "low" }]);
+    const anthropic = renderAnthropic(context({ tool_choice: { type: "auto" }, top_k: 40 }), pluginServices).body;
+    expect([anthropic.tool_choice, anthropic.top_k]).toEqual([{ type: "auto" }, 40]);
+  });
+
+  test("the message names what to use instead", () => {
+    expect(() => renderGemini(context({ systemInstruction: { parts: [{ text: "EVIL" }] } }), pluginServices)).toThrow(
+      '-o systemInstruction: cachet sets "systemInstruction" itself (it is part of the session and its cached prefix); use -s/--system instead',
+    );
+    expect(() => renderResponses(context({ text: { format: { type: "text" } } }), pluginServices)).toThrow('-o text: cachet sets "text.format" itself (it is part of the session and its cached prefix); use --schema instead');
+  });
+});

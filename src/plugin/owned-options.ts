@@ -1,0 +1,83 @@
+/**
+ * The one rule for provider options (`-o key=value`, config): an option may
+ * not replace or add to a part of the request that cachet renders from the
+ * session and prices as nodes (system prompt, messages, tools, output schema)
+ * or that decides what is sent and how (model, stream, cache markers, a
+ * server-held context). Such an option would put on the wire something the
+ * session does not record, so `cost --tree` would price what was never sent.
+ *
+ * The list covers every wire's spelling at once (a key one wire does not know
+ * would be refused by that provider anyway), so every adapter and the command
+ * line apply the same rule. Gemini reads both camelCase and snake_case field
+ * names (proto JSON), hence both spellings.
+ * @see https://docs.claude.com/en/api/messages (system, messages, tools, cache_control, output_config)
+ * @see https://platform.openai.com/docs/api-reference/chat/create (messages, tools, response_format)
+ * @see https://platform.openai.com/docs/api-reference/responses/create (instructions, input, previous_response_id, conversation, prompt, text.format)
+ * @see https://ai.google.dev/api/generate-content (systemInstruction, contents, tools, cachedContent, generationConfig.responseJsonSchema)
+ */
+import { CachetError } from "../errors.ts";
+
+/** What a user sets instead of an owned part. */
+const SYSTEM = "-s/--system";
+const LOG = "the prompt, -c/--session, --fork and --tool-result";
+const SCHEMA = "--schema";
+
+/**
+ * Owned request parts by top-level key: `use` is what to use instead; with
+ * `within`, only those sub-keys are owned and the rest of the object stays the
+ * user's (e.g. `-o text={"verbosity":"low"}` is fine, `text.format` is not).
+ */
+const OWNED: Readonly<Record<string, { use: string; within?: readonly string[] }>> = {
+  model: { use: "-m/--model" },
+  stream: { use: "--no-stream" },
+  system: { use: SYSTEM },
+  instructions: { use: SYSTEM },
+  systemInstruction: { use: SYSTEM },
+  system_instruction: { use: SYSTEM },
+  messages: { use: LOG },
+  input: { use: LOG },
+  contents: { use: LOG },
+  previous_response_id: { use: LOG },
+  conversation: { use: LOG },
+  prompt: { use: `${SYSTEM} and ${LOG}` },
+  tools: { use: "--tools" },
+  cachedContent: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
+  cached_content: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
+  cache_control: { use: "--cache auto|off and --cache-ttl 5m|1h (cachet places the cache breakpoints)" },
+  response_format: { use: SCHEMA },
+  text: { use: SCHEMA, within: ["format"] },
+  output_config: { use: SCHEMA, within: ["format"] },
+  generationConfig: { use: SCHEMA, within: ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"] },
+  generation_config: { use: SCHEMA, within: ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"] },
+};
+
+/**
+ * The owned part a provider option `key` = `value` would replace or add to,
+ * with what to use instead; undefined when the option is the user's to set.
+ * A `value` that is not a plain object replaces a partly owned object whole,
+ * so it is refused too.
+ */
+export function ownedOption(key: string, value: unknown): { part: string; use: string } | undefined {
+  if (!Object.hasOwn(OWNED, key)) return undefined;
+  const owned = OWNED[key]!;
+  if (!owned.within) return { part: key, use: owned.use };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return { part: key, use: owned.use };
+  const sub = owned.within.find((k) => Object.hasOwn(value, k));
+  return sub === undefined ? undefined : { part: `${key}.${sub}`, use: owned.use };
+}
+
+/**
+ * Refuses the first provider option (in sorted key order) that sets an owned
+ * part of the request (see {@link ownedOption}); a null value (which drops a
+ * sticky option) is never refused.
+ * @throws CachetError BAD_FLAG (exit 2), one line naming the option and what to use instead
+ */
+export function refuseOwnedOptions(options: Record<string, unknown>): void {
+  for (const key of Object.keys(options).sort()) {
+    const value = options[key];
+    if (value === null || value === undefined) continue;
+    const owned = ownedOption(key, value);
+    if (!owned) continue;
+    throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${owned.part}" itself (it is part of the session and its cached prefix); use ${owned.use} instead`);
+  }
+}
