@@ -4,7 +4,12 @@
  * in and out:
  *
  *   choose the session → resolve the input → assemble the context →
- *   compact if due → render → cache strategies → send → record → finish
+ *   render → cache strategies → compact if due → request:before → send →
+ *   record → finish
+ *
+ * The context is rendered and marked once: the compaction check estimates
+ * that very request (a compaction renders and marks the new context again),
+ * and the hash chain it computes is the one recorded.
  *
  * A provider's "too long" refusal gets one recovery compaction and one retry
  * (never a second compaction in the same turn).
