@@ -84,7 +84,8 @@ export function sse(data: unknown, event?: string): string {
 
 /** Splits text into deltas of a few words each (at least one delta). */
 export function textPieces(text: string): string[] {
-  const words = text.match(/\s*\S+/g) ?? [text];
+  // Trailing whitespace is a word of its own: the deltas joined are the text exactly, as the non-streamed answer carries it.
+  const words = text.match(/\s*\S+|\s+$/g) ?? [text];
   const pieces: string[] = [];
   for (let i = 0; i < words.length; i += 3) pieces.push(words.slice(i, i + 3).join(""));
   return pieces.length === 0 ? [""] : pieces;
