@@ -153,18 +153,21 @@ export class Store {
 
   /**
    * Finds the session named `name`, or creates it with `prefix` as its stable
-   * prefix version 1, in one write: concurrent processes starting the same new
-   * name all get the one session (then queue on its turn lease), and no
-   * process sees it before its prefix is stored.
-   * @returns the session, and whether this call created it
+   * prefix version 1 and takes its turn lease, in one write: concurrent processes
+   * starting the same new name all get the one session (the others then queue
+   * on its turn lease), and no process sees it before its prefix is stored.
+   * @returns the session; whether this call created it, and then the release function of its lease
    * @throws CachetError STORE when the file cannot be written
    */
-  findOrCreateNamed(options: { name: string; model: string; prefix: StablePrefix }): { session: SessionRecord; created: boolean } {
-    return this.core.write(() => {
+  findOrCreateNamed(options: { name: string; model: string; prefix: StablePrefix }, lease: TurnOptions = {}): { session: SessionRecord; created: false } | { session: SessionRecord; created: true; release: () => void } {
+    const found = this.core.write(() => {
       const id = this.sessions.insertNamed({ name: options.name, model: options.model, parentId: null, forkPoint: null, now: this.core.nextUpdateTime() });
-      if (id !== null) this.prefixes.set(id, options.prefix, null);
-      return { session: this.sessions.find(id ?? options.name), created: id !== null };
+      if (id === null) return { session: this.sessions.find(options.name), token: undefined };
+      this.prefixes.set(id, options.prefix, null);
+      return { session: this.sessions.find(id), token: this.leases.takeNew(id, lease.leaseMs ?? DEFAULT_LEASE_MS) };
     });
+    if (found.token === undefined) return { session: found.session, created: false };
+    return { session: found.session, created: true, release: this.leases.hold(found.session.id, found.token, lease) };
   }
 
   /**

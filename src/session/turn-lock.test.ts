@@ -235,3 +235,22 @@ test("beginTurn marks the in-flight rows a stopped process left as lost, in the 
   expect(again.lost).toBe(0);
   again.release();
 });
+
+test("findOrCreateNamed leases the session it creates in the same write; one it finds is left for the caller to lease", async () => {
+  const body = { system: [], tools: [] };
+  const prefix = { ...body, fingerprint: hashJson(body) } satisfies StablePrefix;
+  const first = store.findOrCreateNamed({ name: "named", model: "openai/gpt-5", prefix });
+  expect(first.created).toBe(true);
+  expect(store.loadSession("named").prefix.prefix.fingerprint).toBe(prefix.fingerprint);
+  const again = store.findOrCreateNamed({ name: "named", model: "openai/gpt-5", prefix });
+  expect(again).toEqual({ session: first.session, created: false });
+  let error: unknown;
+  try {
+    await store.acquireTurn(first.session.id, { waitMs: 50 });
+  } catch (e) {
+    error = e;
+  }
+  expect(isCachetError(error) && error.code).toBe("SESSION_CONFLICT");
+  if (first.created) first.release();
+  (await store.acquireTurn(first.session.id, { waitMs: 0 }))();
+});

@@ -91,8 +91,9 @@ function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRe
  * target itself, a fork of it (the parent's lease is released, the child's
  * taken, `session:fork` fired), or a new session (removed again when `body` fails before anything was
  * stored in it, so `-c` does not pick up an empty session). A new NAME is found or
- * created in one write, then leased like a stored session: processes starting the
- * same new name at once take turns in it. Every lease taken is released exactly once.
+ * created in one write, which also leases it when it created it; one found is leased
+ * like a stored session: processes starting the same new name at once take turns in
+ * it. Every lease taken is released exactly once.
  * @throws CachetError SESSION_NOT_FOUND when forking without a session; whatever `resolve` and `body` throw
  */
 export async function inSession<T>(
@@ -104,11 +105,14 @@ export async function inSession<T>(
 ): Promise<T> {
   if (target || options.session.mode !== "named" || options.fork) return leased(runtime, options, target, false, resolve, body);
   const input = resolve(undefined);
-  const { session, created } = runtime.store.findOrCreateNamed({ name: options.session.ref, model: input.modelRef, prefix: input.prefix });
-  return leased(runtime, options, session, created, resolve, body);
+  const named = runtime.store.findOrCreateNamed({ name: options.session.ref, model: input.modelRef, prefix: input.prefix }, keeperDelay(options));
+  return leased(runtime, options, named.session, named.created, resolve, body, named.created ? { release: named.release, lost: 0 } : undefined);
 }
 
-/** {@link inSession} once the target is known; `created`: this run just created it (removed again when `body` stores nothing). */
+/**
+ * {@link inSession} once the target is known; `created`: this run just created it (removed again when `body`
+ * stores nothing); `taken`: its lease, when it was taken with its creation.
+ */
 async function leased<T>(
   runtime: Pick<Runtime, "store" | "host">,
   options: TurnOptions,
@@ -116,16 +120,17 @@ async function leased<T>(
   created: boolean,
   resolve: (loaded: LoadedSession | undefined) => TurnInput,
   body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
+  taken?: { release: () => void; lost: number },
 ): Promise<T> {
   const { store, host } = runtime;
   const keeper = keeperDelay(options);
   const lease = target
-    ? await store.beginTurn(target.id, {
+    ? (taken ?? await store.beginTurn(target.id, {
         ...keeper,
         ...(options.signal ? { signal: options.signal } : {}),
         onBusy: (holder) =>
           options.onBusy ? options.onBusy(target.id, holder) : void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
-      })
+      }))
     : undefined;
   let held = lease !== undefined;
   const release = () => {
