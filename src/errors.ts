@@ -64,6 +64,7 @@ export const ERROR_CODES = {
   BUDGET_EXCEEDED: EXIT.budget,
   BUDGET_UNPRICED: EXIT.budget,
   EXPORT_FAILED: EXIT.failure,
+  STDOUT_WRITE: EXIT.failure,
   INTERRUPTED: EXIT.interrupted,
   INTERNAL: EXIT.failure,
 } as const;

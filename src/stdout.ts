@@ -1,22 +1,84 @@
 /**
- * `process.stdout`, built on first use. Bun builds it lazily and building it
- * costs several ms (40–70 ms measured under load on the 2-core bench machine,
- * more than everything else between a run's start and its request), so a
- * run touches it only when it has output to write.
+ * The one way cachet writes to stdout. `process.stdout` is built on first
+ * write: Bun builds it lazily and building it costs several ms (40–70 ms
+ * measured under load on the 2-core bench machine, more than everything else
+ * between a run's start and its request), so a run touches it only when it
+ * has output to write.
+ *
+ * A reader closing the pipe early (`| head`) is no failure: the writes stop
+ * and the command goes on, so a run still stores its turn and ledger row.
+ * Any other failed write (a full disk: ENOSPC) also stops the writes, and
+ * {@link settleStdout} turns it into an error at the command's end, after the
+ * turn was stored.
  */
+import { CachetError } from "./errors.ts";
 
-let guarded = false;
+/** What a command writes its output with. */
+export interface StdoutWriter {
+  /** Queues `chunk`; after a failed write (or a closed pipe) it writes nothing. */
+  write(chunk: string): void;
+}
+
+let stream: NodeJS.WriteStream | undefined;
+/** The reader closed the pipe (EPIPE). */
+let closed = false;
+/** The first failed write that is not EPIPE. */
+let failure: NodeJS.ErrnoException | undefined;
+let pending = 0;
+let idle: (() => void) | undefined;
+
+const writer: StdoutWriter = {
+  write(chunk) {
+    if (closed || failure !== undefined || chunk === "") return;
+    if (!stream) {
+      stream = process.stdout;
+      // Every failed write also calls its callback (below): the listener only keeps the stream from throwing.
+      stream.on("error", () => {});
+    }
+    pending++;
+    stream.write(chunk, (error) => {
+      if (error) noteStdoutFailure(error);
+      if (--pending === 0) idle?.();
+    });
+  },
+};
+
+/** The stdout writer of this process (process.stdout is built at its first write). */
+export function stdout(): StdoutWriter {
+  return writer;
+}
 
 /**
- * `process.stdout`, with a listener that makes a reader closing the pipe early
- * (`| head`) no failure: the writers stop (src/run/output.ts) and the command
- * goes on, so a run still stores its turn and ledger row.
+ * Records a write to stdout that failed outside {@link stdout} (`Bun.write`
+ * of src/cli/write-out.ts, the entry's `--version`): EPIPE closes the output
+ * quietly, any other error is reported by {@link settleStdout}.
  */
-export function stdout(): NodeJS.WriteStream {
-  const out = process.stdout;
-  if (!guarded) {
-    guarded = true;
-    out.on("error", () => {});
-  }
-  return out;
+export function noteStdoutFailure(error: unknown): void {
+  if ((error as NodeJS.ErrnoException | null)?.code === "EPIPE") closed = true;
+  else failure ??= error as NodeJS.ErrnoException;
+}
+
+/** True once nothing more reaches stdout (a closed pipe or a failed write): writers may stop producing. */
+export function stdoutStopped(): boolean {
+  return closed || failure !== undefined;
+}
+
+/**
+ * Waits until every write so far went out or failed.
+ * @param what what the command wrote ("answer" for a run, "output" for the others), for the message
+ * @throws CachetError STDOUT_WRITE (exit 1) when a write failed with anything but EPIPE
+ */
+export async function settleStdout(what: "answer" | "output"): Promise<void> {
+  if (pending > 0) await new Promise<void>((resolve) => (idle = resolve));
+  if (failure === undefined) return;
+  const code = failure.code ?? "EIO";
+  // Bun's and Node's messages read "ENOSPC: no space left on device, write".
+  const reason = /^E[A-Z0-9]+: ([^,]+)/.exec(failure.message)?.[1] ?? failure.message;
+  throw new CachetError("STDOUT_WRITE", `cannot write the ${what} to stdout: ${reason} (${code})`, {
+    cause: failure,
+    hint:
+      what === "answer"
+        ? "the turn is stored in full: make room where stdout goes (or send it elsewhere) and print it with `cachet export`"
+        : "make room where stdout goes (or send it elsewhere) and run the command again",
+  });
 }

@@ -7,6 +7,7 @@
  */
 import { defineCommand } from "citty";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "compact", description: "Compact a session now: move its older turns into the summary zone" },
@@ -29,9 +30,9 @@ export default defineCommand({
       if (a.json) {
         // The names of the run's `compaction` line (README, --json), whose `type` this line does not need.
         const { type: _type, ...fields } = event ?? { type: "" };
-        process.stdout.write(`${JSON.stringify(done ? { compacted: true, session: sessionId, ...fields } : { compacted: false, session: sessionId, why })}\n`);
-      } else if (done) process.stdout.write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
-      else process.stdout.write(`nothing to compact: ${why}\n`);
+        stdout().write(`${JSON.stringify(done ? { compacted: true, session: sessionId, ...fields } : { compacted: false, session: sessionId, why })}\n`);
+      } else if (done) stdout().write(`${done.id}: messages ${done.firstCollapsed}…${done.lastCollapsed} moved into the summary zone (${done.summarySource}); next request ~${done.tokensBefore} → ~${done.tokensAfter} tokens\n`);
+      else stdout().write(`nothing to compact: ${why}\n`);
     } finally {
       await runtime.close();
     }

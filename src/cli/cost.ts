@@ -6,6 +6,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "cost", description: "Show a session's cost, per request and per node" },
@@ -26,7 +27,7 @@ export default defineCommand({
       if (!args.tree) {
         // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
         const requests = store.figures().requests(session.id);
-        if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
+        if (args.json) stdout().write(`${JSON.stringify({ session: session.id, total, requests })}\n`);
         else {
           const [{ requestFigureLines }, { writeOut }] = await Promise.all([import("../meter/session-cost.ts"), import("./write-out.ts")]);
           await writeOut((function* () {
@@ -48,8 +49,8 @@ export default defineCommand({
       // Each row's model priced under its provider's catalog id (openai-responses and plugins with catalogId), and its
       // raw usage read by its provider's mapping (fees, modalities), as `run` priced it: the nodes sum to its cost.
       const views = sessionCost(rows, catalog, config.prices, catalogRefFor(host), rowExtrasFor(host));
-      if (args.json) process.stdout.write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
-      else process.stdout.write(formatSessionCost(views, true) + totalLine);
+      if (args.json) stdout().write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
+      else stdout().write(formatSessionCost(views, true) + totalLine);
     } finally {
       store.close();
     }

@@ -4,12 +4,14 @@
  * place errors become a message, a hint and an exit code.
  */
 import { CachetError, EXIT, isCachetError } from "../errors.ts";
-import { stdout } from "../stdout.ts";
+import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
 import { commands } from "./index.ts";
 
 let commandName: string | undefined;
 /** A run (the default command) given --json: its failures also print an `error` line on stdout. */
 let jsonRun = false;
+/** The command line runs a turn (not its help): what it writes on stdout is the answer. */
+let turnRun = false;
 
 /**
  * Runs the command line `args` (process.argv without the runtime and script).
@@ -18,6 +20,18 @@ let jsonRun = false;
  */
 export async function dispatch(args: string[]): Promise<void> {
   await main(args);
+  // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
+  await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, args.includes("--debug")));
+}
+
+/**
+ * Reports a failed write of the entry's own output (`--version`, the root
+ * `--help`), as {@link dispatch} reports a command's: EPIPE exits 0, any
+ * other error exits 1 with one line.
+ */
+export async function reportStdoutFailure(error: unknown): Promise<void> {
+  noteStdoutFailure(error);
+  await settleStdout("output").catch((failure: unknown) => report(failure, false));
 }
 
 async function main(args: string[]): Promise<void> {
@@ -39,9 +53,6 @@ async function main(args: string[]): Promise<void> {
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
     const flagsEnd = rest.indexOf("--");
     jsonRun = name === "run" && (flagsEnd === -1 ? rest : rest.slice(0, flagsEnd)).includes("--json");
-    // A reader that closes the pipe early (`| head`) is not a failure. The run command touches stdout only
-    // when it writes (building it costs more than the rest of the way to its request); the others write at once.
-    if (name !== "run") stdout();
     const help = rest.includes("--help") || rest.includes("-h");
     // A run colours nothing through citty but its help (citty's parse errors are stripped in report()): asking
     // whether stdout is a terminal would build process.stdout, or load node:tty (3-8 ms measured: Node's stream
@@ -49,7 +60,6 @@ async function main(args: string[]): Promise<void> {
     if (name !== "run" || help) plainUnlessTerminal();
     const cmd = (await commands[name]!.load()).default;
     if (help) {
-      const { showUsage } = await import("citty");
       await showUsage(cmd);
       return;
     }
@@ -58,6 +68,7 @@ async function main(args: string[]): Promise<void> {
     if (defs) assertKnownFlags(rest, defs, name);
     if (!named && defs) guardTypo(positionalWords(rest, defs), rest);
     const { runCommand } = await import("citty");
+    turnRun = name === "run";
     await runCommand(cmd, { rawArgs: rest });
   } catch (error) {
     await report(error, args.includes("--debug"));
@@ -67,12 +78,17 @@ async function main(args: string[]): Promise<void> {
 async function rootHelp(command?: string): Promise<void> {
   if (command && Object.hasOwn(commands, command)) {
     plainUnlessTerminal();
-    const { showUsage } = await import("citty");
     await showUsage((await commands[command]!.load()).default);
     return;
   }
   const { rootHelpText } = await import("./root-help.ts");
-  console.log(rootHelpText());
+  stdout().write(`${rootHelpText()}\n`);
+}
+
+/** citty's help of `cmd`, as its showUsage prints it, through src/stdout.ts (console.log drops a failed write). */
+async function showUsage(cmd: Parameters<typeof import("citty").renderUsage>[0]): Promise<void> {
+  const { renderUsage } = await import("citty");
+  stdout().write(`${await renderUsage(cmd)}\n\n`);
 }
 
 /** The hint of a usage error in the command's flags. */

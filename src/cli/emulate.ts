@@ -5,6 +5,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "emulate", description: "Serve the provider emulator on loopback" },
@@ -20,7 +21,7 @@ export default defineCommand({
     }
     const { startEmulator } = await import("../emulator/index.ts");
     const emulator = await startEmulator({ port, host: args.host });
-    process.stdout.write(`${emulator.url}\n`);
+    stdout().write(`${emulator.url}\n`);
     const { info } = await import("../log.ts");
     await info(`emulator serving on ${emulator.url} (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/...); Ctrl-C stops it`);
     await new Promise<void>((resolve) => {

@@ -9,6 +9,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "export", description: "Write a session as JSON lines, or send the ledger to an OpenTelemetry collector" },
@@ -35,7 +36,7 @@ export default defineCommand({
       const store = openStore(existsSync(storeFile()) ? storeFile() : ":memory:");
       try {
         const result = await exportOtlp(store, { url: a.otlp, format: (a["otlp-format"] as "protobuf" | "json" | undefined) ?? "protobuf", withContent: a["with-content"] === true });
-        if (a.json) process.stdout.write(`${JSON.stringify({ endpoint: result.endpoint, exported: result.exported, busy: result.busy })}\n`);
+        if (a.json) stdout().write(`${JSON.stringify({ endpoint: result.endpoint, exported: result.exported, busy: result.busy })}\n`);
         else if (result.busy) await info(`another export to ${result.endpoint} is running; nothing sent (its rows go with it or the next export)`);
         else await info(`exported ${result.exported} ledger row${result.exported === 1 ? "" : "s"} to ${result.endpoint}`);
       } finally {
@@ -49,7 +50,7 @@ export default defineCommand({
       const ref = a.session ?? store.latestSession()?.id;
       if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions to export", { hint: 'start one with `cachet "PROMPT"`' });
       const lines = exportLines(sessionDetails(store, ref));
-      process.stdout.write(`${lines.join("\n")}\n`);
+      stdout().write(`${lines.join("\n")}\n`);
     } finally {
       store.close();
     }

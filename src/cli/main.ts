@@ -6,15 +6,20 @@
  * other command line loads src/cli/dispatch.ts, which loads citty and the
  * command on demand.
  *
- * They print with console.log: Bun builds `process.stdout` (a Node stream)
+ * They print with Bun.write: Bun builds `process.stdout` (a Node stream)
  * lazily, and touching it costs more than the rest of `--version` together
- * (test/bench/startup.ts).
+ * (test/bench/startup.ts); console.log would drop a failed write (a full
+ * disk), which dispatch.ts reports as every command's.
  */
 import { packageVersion, renderedRootHelp } from "./inline.ts" with { type: "macro" };
 
 const argv = process.argv.slice(2);
 const only = argv.length === 1 ? argv[0] : undefined;
 
-if (only === "--version" || only === "-v") console.log(packageVersion());
-else if (only === "--help" || only === "-h" || only === "help") console.log(renderedRootHelp());
-else await (await import("./dispatch.ts")).dispatch(argv);
+const answer = only === "--version" || only === "-v" ? packageVersion() : only === "--help" || only === "-h" || only === "help" ? renderedRootHelp() : undefined;
+const failed = answer === undefined ? undefined : await Bun.write(Bun.stdout, `${answer}\n`).then(() => undefined, (error: unknown) => error ?? new Error("write failed"));
+if (answer === undefined || failed !== undefined) {
+  // One import site: the entry chunk stays free of any other module (build/entry.test.ts).
+  const { dispatch, reportStdoutFailure } = await import("./dispatch.ts");
+  await (failed === undefined ? dispatch(argv) : reportStdoutFailure(failed));
+}

@@ -5,6 +5,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "models", description: "List models with prices, tiers and limits" },
@@ -35,7 +36,7 @@ export default defineCommand({
       }
     }
     const rows = listModels(catalog, catalogId, args.provider);
-    if (args.json) process.stdout.write(rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
-    else process.stdout.write(formatModels(rows));
+    if (args.json) stdout().write(rows.map((r) => JSON.stringify(r)).join("\n") + (rows.length ? "\n" : ""));
+    else stdout().write(formatModels(rows));
   },
 });

@@ -12,6 +12,7 @@ import { defineCommand } from "citty";
 import { CachetError, EXIT } from "../errors.ts";
 import { printable } from "../printable.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 const ACTIONS = ["list", "add", "remove", "update", "new", "test"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -44,7 +45,7 @@ export default defineCommand({
     if (argument?.required && !target) {
       throw new CachetError("MISSING_ARGUMENT", `\`cachet plugins ${action}\` needs ${argument.name}`, { hint: `e.g. cachet plugins ${action} ${action === "add" ? "./acme" : action === "test" ? "dist/index.js" : "acme"}` });
     }
-    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const out = (line: string) => stdout().write(`${line}\n`);
     const json = (value: unknown) => out(JSON.stringify(value));
     const { info } = await import("../log.ts");
     const options = { env: process.env, fetch, cwd: process.cwd() };
@@ -113,16 +114,16 @@ async function list(asJson: boolean): Promise<void> {
     providers: p.providers.map((id) => ({ id, protocol: host.providers.get(id)!.value.protocol, env: host.providers.get(id)!.value.env })),
   }));
   if (asJson) {
-    process.stdout.write(`${JSON.stringify({ plugins, failures: host.failures })}\n`);
+    stdout().write(`${JSON.stringify({ plugins, failures: host.failures })}\n`);
   } else {
     for (const p of plugins) {
       const record = "installed" in p ? p.installed : undefined;
-      process.stdout.write(`${printable(`${p.name}  (${record ? `${record.name}@${record.version}, ${record.source}` : p.source})`)}\n`);
-      for (const pr of p.providers) process.stdout.write(`  provider  ${printable(pr.id).padEnd(18)} ${pr.protocol.padEnd(20)} ${printable(pr.env.join(", "))}\n`);
-      for (const s of p.strategies) process.stdout.write(`  strategy  ${printable(s)}\n`);
-      if (p.hooks.length) process.stdout.write(`  hooks     ${[...new Set(p.hooks)].join(", ")}\n`);
+      stdout().write(`${printable(`${p.name}  (${record ? `${record.name}@${record.version}, ${record.source}` : p.source})`)}\n`);
+      for (const pr of p.providers) stdout().write(`  provider  ${printable(pr.id).padEnd(18)} ${pr.protocol.padEnd(20)} ${printable(pr.env.join(", "))}\n`);
+      for (const s of p.strategies) stdout().write(`  strategy  ${printable(s)}\n`);
+      if (p.hooks.length) stdout().write(`  hooks     ${[...new Set(p.hooks)].join(", ")}\n`);
     }
-    for (const f of host.failures) process.stdout.write(`FAILED ${printable(`${f.plugin}: ${f.message}`)}\n`);
+    for (const f of host.failures) stdout().write(`FAILED ${printable(`${f.plugin}: ${f.message}`)}\n`);
   }
   if (host.failures.length > 0) process.exitCode = EXIT.failure;
 }

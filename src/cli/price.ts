@@ -6,6 +6,7 @@
  */
 import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 const args = {
   model: { type: "string", alias: "m", required: true, description: "provider/model (models.dev id), e.g. openai/gpt-4o" },
@@ -40,6 +41,6 @@ export default defineCommand({
       partial: a.partial === true,
       ...(pricesText === undefined ? {} : { pricesText, pricesOrigin: a.prices }),
     });
-    process.stdout.write(a.json ? `${JSON.stringify(output)}\n` : formatPriceTable(cost));
+    stdout().write(a.json ? `${JSON.stringify(output)}\n` : formatPriceTable(cost));
   },
 });

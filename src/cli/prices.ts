@@ -8,6 +8,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "prices", description: "Update (merge or replace) or reset the price catalog" },
@@ -22,7 +23,7 @@ export default defineCommand({
     const { updateCatalog, resetCatalog, DEFAULT_CATALOG_URL } = await import("../meter/catalog.ts");
     if (args.action === "reset") {
       const removed = resetCatalog();
-      if (args.json) process.stdout.write(`${JSON.stringify({ reset: removed })}\n`);
+      if (args.json) stdout().write(`${JSON.stringify({ reset: removed })}\n`);
       else process.stderr.write(removed ? "price catalog reset: the built-in catalog is in force\n" : "no stored price catalog: the built-in catalog is already in force\n");
       return;
     }
@@ -31,13 +32,13 @@ export default defineCommand({
     }
     const result = await updateCatalog(args.from ?? DEFAULT_CATALOG_URL, undefined, { replace: args.replace === true });
     if (args.json) {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
+      stdout().write(`${JSON.stringify(result)}\n`);
       return;
     }
     const show = (v: unknown): string => (v === null ? "-" : typeof v === "object" ? JSON.stringify(v) : String(v));
     for (const c of result.changes) {
       const fields = Object.entries(c.fields).map(([k, f]) => (c.kind === "added" ? `${k} ${show(f.after)}` : `${k} ${show(f.before)} → ${show(f.after)}`));
-      process.stdout.write(`${{ added: "+", changed: "~", removed: "-" }[c.kind]} ${c.model}${fields.length ? `  ${fields.join(", ")}` : ""}\n`);
+      stdout().write(`${{ added: "+", changed: "~", removed: "-" }[c.kind]} ${c.model}${fields.length ? `  ${fields.join(", ")}` : ""}\n`);
     }
     const counts = (kind: string): number => result.changes.filter((c) => c.kind === kind).length;
     process.stderr.write(

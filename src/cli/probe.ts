@@ -7,6 +7,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 const args = {
   file: { type: "positional", required: true, description: "Scenario file (JSON): models, system, tools, schema, answers, steps" },
@@ -36,10 +37,10 @@ export default defineCommand({
     });
     const report = probeReport(scenario.name, a.emulate === true, runs);
     if (a.json) {
-      process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      stdout().write(`${JSON.stringify(report, null, 2)}\n`);
     } else {
       const { formatProbe } = await import("../probe/format-probe.ts");
-      process.stdout.write(formatProbe(report));
+      stdout().write(formatProbe(report));
     }
   },
 });

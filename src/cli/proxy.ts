@@ -6,6 +6,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "proxy", description: "Record any client's LLM traffic: forward it unchanged and meter each request" },
@@ -54,7 +55,7 @@ export default defineCommand({
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);
     });
-    process.stdout.write(`${proxy.url}\n`);
+    stdout().write(`${proxy.url}\n`);
     await log.info(
       `proxy on ${proxy.url}${proxy.emulatorUrl ? " (forwarding to the built-in emulator)" : ""}: set ANTHROPIC_BASE_URL=${proxy.url}, OPENAI_BASE_URL=${proxy.url}/v1, the Gemini base URL to ${proxy.url}, or ${proxy.url}/PROVIDER for another provider; Ctrl-C stops it`,
     );

@@ -5,6 +5,7 @@
  */
 import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "schema", description: "Check a JSON schema against a provider's structured-output contract" },
@@ -25,7 +26,7 @@ export default defineCommand({
     const target = await targetOf(args.provider);
     const { schema } = await resolveSchemaArg(args.file);
     const check = checkSchema(target, schema);
-    process.stdout.write(formatSchemaCheck(target, check, args.json === true));
+    stdout().write(formatSchemaCheck(target, check, args.json === true));
     if (check.wire === undefined) {
       const count = check.violations.length;
       throw new CachetError("SCHEMA_CONTRACT", `${count} ${count === 1 ? "violation" : "violations"} of the ${target} structured-output contract`, { hint: "fix the paths listed on stdout" });

@@ -8,6 +8,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 const args = {
   action: { type: "positional", required: false, description: "list (default), show or rm" },
@@ -38,12 +39,12 @@ export default defineCommand({
         const clients = new Map(new RecordedStore(store).sessions().map((s) => [s.id, s.client]));
         const all = report.listSessions(store, (id) => (clients.has(id) ? { source: "recorded", client: clients.get(id) ?? null } : undefined));
         const listings = a.recorded ? all.filter((l) => l.source === "recorded") : all;
-        process.stdout.write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));
+        stdout().write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));
       } else if (action === "show") {
         const ref = a.session ?? store.latestSession()?.id;
         if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
         const details = report.sessionDetails(store, ref);
-        process.stdout.write(a.json ? `${JSON.stringify(details)}\n` : report.formatSessionDetails(details));
+        stdout().write(a.json ? `${JSON.stringify(details)}\n` : report.formatSessionDetails(details));
       } else {
         if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
         // A turn running on the session (or, with --force, on a fork) finishes first: rm takes each turn lease and
@@ -63,7 +64,7 @@ export default defineCommand({
           const costUsd = rows.reduce((sum, r) => sum + (r.costUsd ?? 0), 0);
           const unpriced = rows.filter((r) => r.costUsd === null).length;
           const removed = store.removeSession(a.session, { force: a.force === true });
-          if (a.json) process.stdout.write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
+          if (a.json) stdout().write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
           else {
             const { info } = await import("../log.ts");
             const spent = rows.length === 0 ? "" : ` with its ${rows.length} ledger row(s), $${costUsd.toFixed(6)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;

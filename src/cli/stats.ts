@@ -9,6 +9,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 const GROUPS = ["session", "model", "role", "day", "request", "client"] as const;
 
@@ -36,7 +37,7 @@ export default defineCommand({
         const [{ budgetReport, formatBudgetReport }, { loadConfig }] = await Promise.all([import("../budget/budget-report.ts"), import("../config.ts")]);
         const sessionId = args.session === undefined ? (store.latestSession()?.id ?? null) : store.findSession(args.session).id;
         const report = budgetReport(store, await loadConfig(), { sessionId, emulated: args.emulate === true });
-        process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : formatBudgetReport(report, args.emulate === true));
+        stdout().write(args.json ? `${JSON.stringify(report)}\n` : formatBudgetReport(report, args.emulate === true));
         return;
       }
       const sessionId = args.session === undefined ? undefined : store.findSession(args.session).id;
@@ -44,8 +45,8 @@ export default defineCommand({
       const source = sessionId !== undefined ? undefined : args.recorded ? "recorded" : "own";
       const by = (args.by as (typeof GROUPS)[number] | undefined) ?? "session";
       const { groups, total } = await ledgerSums(store, by, { ...(sessionId ? { sessionId } : {}), ...(since !== undefined ? { since } : {}), ...(source ? { source } : {}) });
-      if (args.json) process.stdout.write(`${JSON.stringify({ by, groups, total })}\n`);
-      else process.stdout.write(formatStats(groups, total));
+      if (args.json) stdout().write(`${JSON.stringify({ by, groups, total })}\n`);
+      else stdout().write(formatStats(groups, total));
     } finally {
       store.close();
     }

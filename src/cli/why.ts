@@ -5,6 +5,7 @@
  */
 import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "./_args.ts";
+import { stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "why", description: "Explain a request's cache hits and misses against the previous one" },
@@ -16,6 +17,6 @@ export default defineCommand({
   async run({ args }) {
     const { whyReport, formatWhy } = await import("../session/why.ts");
     const report = await whyReport(args.request);
-    process.stdout.write(args.json ? `${JSON.stringify(report)}\n` : formatWhy(report));
+    stdout().write(args.json ? `${JSON.stringify(report)}\n` : formatWhy(report));
   },
 });

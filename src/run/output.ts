@@ -49,33 +49,8 @@ export interface OutputSink {
   end(): Promise<void>;
 }
 
-/** A stream the sinks write to. */
-type Out = { write(chunk: string): unknown; on?(event: "error", listener: (error: NodeJS.ErrnoException) => void): unknown };
-
-/**
- * A stdout writer that stops quietly once the reader closed the pipe (`| head`), so the turn still completes and is stored.
- * `open` is called at the first write: a run with nothing to print never builds process.stdout (src/stdout.ts).
- */
-function pipeWriter(open: () => Out): (chunk: string) => void {
-  let out: Out | undefined;
-  let closed = false;
-  return (chunk) => {
-    if (closed) return;
-    if (!out) {
-      out = open();
-      // A write to a closed pipe fails later, as an error event: from then on, write nothing.
-      out.on?.("error", (error) => {
-        if (error.code === "EPIPE") closed = true;
-      });
-    }
-    try {
-      out.write(chunk);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EPIPE") throw error;
-      closed = true;
-    }
-  };
-}
+/** What the sinks write to: src/stdout.ts, which stops quietly once the reader closed the pipe (`| head`) and records any other failure. */
+type Out = { write(chunk: string): unknown };
 
 /**
  * Plain answer text on stdout, streamed as it arrives. A tool call is not
@@ -84,7 +59,7 @@ function pipeWriter(open: () => Out): (chunk: string) => void {
  * (media type and size) and a server tool's call (name and input).
  */
 export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
-  const out = { write: pipeWriter(stdout) };
+  const out = { write: (chunk: string) => void stdout().write(chunk) };
   let last = "";
   let wrote = false;
   return {
@@ -109,7 +84,7 @@ export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: 
 
 /** JSON lines on stdout, one per event; text deltas become `text` events. */
 export function jsonSink(stdout: () => Out = defaultStdout): OutputSink {
-  const out = { write: pipeWriter(stdout) };
+  const out = { write: (chunk: string) => void stdout().write(chunk) };
   return {
     text(delta) {
       if (delta !== "") out.write(`${JSON.stringify({ type: "text", delta })}\n`);

@@ -1,0 +1,62 @@
+/**
+ * Stdout that refuses the writes (/dev/full: ENOSPC) is a failure of every
+ * command: one line on stderr, exit 1, and a run's turn stored in full first.
+ * A closed pipe (EPIPE) stays no failure (test/e2e/nothing-lost.test.ts).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { exportSession } from "./session-kit.ts";
+
+afterAll(cleanHomes);
+
+/** Runs the binary with stdout on /dev/full. */
+async function toFullDevice(home: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
+  const full = openSync("/dev/full", "w");
+  try {
+    const proc = Bun.spawn([BINARY, ...args], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+      stdin: "ignore",
+      stdout: full,
+      stderr: "pipe",
+      timeout: 20_000,
+    });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { code, stderr };
+  } finally {
+    closeSync(full);
+  }
+}
+
+const ANSWER = Array.from({ length: 300 }, (_, i) => `word${i}`).join(" ");
+
+test.skipIf(!existsSync("/dev/full"))("a full stdout: every command exits 1 with one line; each run's turn is stored with its whole answer", async () => {
+  const home = freshHome();
+  const script = join(home, "answer.json");
+  writeFileSync(script, JSON.stringify([{ text: ANSWER }]));
+  const env = { CACHET_EMULATOR_SCRIPT: script };
+  const answerLine = "cachet: cannot write the answer to stdout: no space left on device (ENOSPC)";
+  const outputLine = "cachet: cannot write the output to stdout: no space left on device (ENOSPC)";
+  const runs = [["--emulate", "first"], ["--emulate", "--json", "second"], ["--emulate", "--no-stream", "third"], ["run", "--emulate", "fourth"]];
+  for (const args of runs) {
+    const r = await toFullDevice(home, args, env);
+    expect({ args, code: r.code, first: r.stderr.split("\n")[0] }).toEqual({ args, code: 1, first: answerLine });
+    expect(r.stderr).toContain("hint: the turn is stored in full");
+  }
+  for (const args of [["export"], ["sessions"], ["sessions", "--json"], ["cost"], ["cost", "--json"], ["stats"], ["--version"], ["--help"], ["sessions", "--help"], ["help", "cost"]]) {
+    const r = await toFullDevice(home, args);
+    expect({ args, code: r.code, stderr: r.stderr.split("\n")[0] }).toEqual({ args, code: 1, stderr: outputLine });
+    expect(r.stderr).not.toContain("internal error");
+  }
+  const sessions = (await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: string });
+  expect(sessions).toHaveLength(runs.length);
+  for (const { id } of sessions) {
+    const { messages, requests } = await exportSession(home, id);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(messages[1]).not.toHaveProperty("incomplete");
+    expect((messages[1]!.content as { text: string }[]).map((b) => b.text).join("")).toBe(ANSWER);
+    expect(requests.map((r) => r.status)).toEqual(["ok"]);
+  }
+});
+
