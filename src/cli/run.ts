@@ -8,6 +8,7 @@ import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
 import { refuseOwnedOptions } from "../plugin/owned-options.ts";
+import { maxStdinBytes } from "../run/stdin-limit.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 
@@ -245,7 +246,7 @@ async function readFlagFile(path: string, label: string, hint: string, maxBytes?
 
 /** The most bytes of prompt text stdin or a text file (-s @FILE, --overlay @FILE, --tool-result ID=@FILE) may hold: 1 GiB, or CACHET_MAX_STDIN_BYTES. */
 function promptMaxBytes(): number {
-  return Number(process.env.CACHET_MAX_STDIN_BYTES ?? 1 << 30);
+  return maxStdinBytes(process.env);
 }
 
 function parseOptions(rawArgs: string[]): Record<string, unknown> {

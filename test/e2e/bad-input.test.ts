@@ -267,6 +267,25 @@ test("-s @/dev/zero stops at the prompt-text cap (CACHET_MAX_STDIN_BYTES) with e
   expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
 });
 
+test("CACHET_MAX_STDIN_BYTES that is not a whole number of bytes (-5, abc, 1.5, past 4 GiB): exit 2 naming the variable and the form it takes; nothing stored", async () => {
+  const home = freshHome();
+  for (const value of ["-5", "abc", "1.5", "1e3", String(2 ** 32 + 1)]) {
+    const r = await cachet(["--emulate", "hi"], { home, stdin: "some input", env: { CACHET_MAX_STDIN_BYTES: value } });
+    expect({ value, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      value,
+      code: 2,
+      stdout: "",
+      stderr: `cachet: CACHET_MAX_STDIN_BYTES=${JSON.stringify(value)}: expected a whole number of bytes from 0 to 4294967296 (4 GiB)\n  hint: unset it for the default 1 GiB (1073741824)\n`,
+    });
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+  const fits = await cachet(["--emulate", "hi"], { home, stdin: "some input", env: { CACHET_MAX_STDIN_BYTES: "10" } });
+  expect(fits.code).toBe(0);
+  const over = await cachet(["--emulate", "hi"], { home, stdin: "some input!", env: { CACHET_MAX_STDIN_BYTES: "10" } });
+  expect(over.code).toBe(3);
+  expect(over.stderr.split("\n")[0]).toBe("cachet: stdin is larger than 10 bytes");
+});
+
 test("a --session value shaped like an id that names no session is refused, the hint says such names are reserved; no session is created; a name of another shape starts one", async () => {
   const home = freshHome();
   expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);
