@@ -51,7 +51,7 @@ export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, comm
       const kind = known.get(n);
       if (kind === undefined) {
         throw new CachetError("UNKNOWN_FLAG", `unknown flag ${arg.startsWith("--") ? "--" : "-"}${n} for \`cachet ${command}\``, {
-          hint: `run \`cachet ${command === "run" ? "" : command + " "}--help\` for the flags it accepts`,
+          hint: `run \`cachet ${command} --help\` for the flags it accepts`,
         });
       }
       if (kind === "value") {
@@ -66,28 +66,6 @@ export function assertKnownFlags(rawArgs: readonly string[], defs: ArgsDef, comm
       }
     }
   }
-}
-
-/**
- * The positional words of `rawArgs` as `defs` parses them (flag values
- * skipped): those before `--` and those after it.
- */
-export function positionalWords(rawArgs: readonly string[], defs: ArgsDef): { before: string[]; after: string[] } {
-  const kinds = flagKinds(defs);
-  const before: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i]!;
-    if (arg === "--") return { before, after: rawArgs.slice(i + 1) };
-    if (!arg.startsWith("-") || arg === "-") {
-      before.push(arg);
-      continue;
-    }
-    const body = arg.replace(/^--?/, "");
-    if (body.includes("=")) continue;
-    const names = arg.startsWith("--") || body.length === 1 ? [body] : [...body];
-    if (kinds.get(names[names.length - 1]!) === "value") i++;
-  }
-  return { before, after: [] };
 }
 
 /** Each flag name, alias and `no-` form `defs` declares: whether it takes a value. */

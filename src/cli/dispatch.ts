@@ -5,6 +5,7 @@
  */
 import { CachetError, EXIT, isCachetError } from "../errors.ts";
 import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
+import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
 
 let commandName: string | undefined;
@@ -12,6 +13,8 @@ let commandName: string | undefined;
 let jsonRun = false;
 /** The command line runs a turn (not its help): what it writes on stdout is the answer. */
 let turnRun = false;
+/** `--debug` among the flags: errors print their stacks. */
+let debugMode = false;
 
 /**
  * Runs the command line `args` (process.argv without the runtime and script).
@@ -21,7 +24,7 @@ let turnRun = false;
 export async function dispatch(args: string[]): Promise<void> {
   await main(args);
   // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
-  await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, args.includes("--debug")));
+  await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, debugMode));
 }
 
 /**
@@ -34,9 +37,10 @@ export async function reportStdoutFailure(error: unknown): Promise<void> {
   await settleStdout("output").catch((failure: unknown) => report(failure, false));
 }
 
+type LogLevel = "debug" | "verbose" | "quiet" | "normal";
+
 async function main(args: string[]): Promise<void> {
   const { setLogLevel } = await import("../log.ts");
-  setLogLevel(args.includes("--debug") ? "debug" : args.includes("--verbose") ? "verbose" : args.includes("--quiet") || args.includes("-q") ? "quiet" : "normal");
   try {
     if (args.length === 0 && process.stdin.isTTY) return await rootHelp();
     const { globalFlagsEnd } = await import("./_args.ts");
@@ -49,34 +53,57 @@ async function main(args: string[]): Promise<void> {
       throw Object.assign(new Error(`${first} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
     }
     const name = named ? first! : "run";
-    commandName = name === "run" && !named ? undefined : name;
+    commandName = name;
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
+    if (name === "run") return await run(rest, !named, setLogLevel);
     const flagsEnd = rest.indexOf("--");
-    jsonRun = name === "run" && (flagsEnd === -1 ? rest : rest.slice(0, flagsEnd)).includes("--json");
-    const help = rest.includes("--help") || rest.includes("-h");
-    // A run colours nothing through citty but its help (citty's parse errors are stripped in report()): asking
-    // whether stdout is a terminal would build process.stdout, or load node:tty (3-8 ms measured: Node's stream
-    // modules), before its request. The other commands built stdout above.
-    if (name !== "run" || help) plainUnlessTerminal();
+    const flags = flagsEnd === -1 ? rest : rest.slice(0, flagsEnd);
+    debugMode = flags.includes("--debug");
+    setLogLevel(debugMode ? "debug" : flags.includes("--verbose") ? "verbose" : flags.includes("--quiet") || flags.includes("-q") ? "quiet" : "normal");
+    plainUnlessTerminal();
     const cmd = (await commands[name]!.load()).default;
-    if (help) {
-      await showUsage(cmd);
-      return;
-    }
-    const { assertKnownFlags, positionalWords } = await import("./_args.ts");
+    if (flags.includes("--help") || flags.includes("-h")) return await showUsage(cmd);
+    const { assertKnownFlags } = await import("./_args.ts");
     const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
     if (defs) assertKnownFlags(rest, defs, name);
-    if (!named && defs) guardTypo(positionalWords(rest, defs), rest);
     const { runCommand } = await import("citty");
-    turnRun = name === "run";
     await runCommand(cmd, { rawArgs: rest });
   } catch (error) {
-    await report(error, args.includes("--debug"));
+    await report(error, debugMode);
   }
 }
 
+/**
+ * The run command: its command line is parsed once (src/cli/argv.ts) and
+ * every reader (log level, --json, --help, the command itself) takes that
+ * view, so a word after `--` is prompt text and never a flag.
+ */
+async function run(rest: string[], implicit: boolean, setLogLevel: (level: LogLevel) => void): Promise<void> {
+  // A run colours nothing through citty but its help (citty's parse errors are stripped in report(); showUsage strips
+  // its help's colour off a terminal): asking whether stdout is a terminal would build process.stdout, or load
+  // node:tty (3-8 ms measured: Node's stream modules), before its request.
+  const cmd = (await commands.run!.load()).default;
+  const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
+  const { cittyArgs, lastFlag, parseArgv } = await import("./argv.ts");
+  const view = parseArgv(rest, defs ?? {}, { command: "run", inlineValue: ["fork"] });
+  const on = (name: string) => lastFlag(view, name)?.value === true;
+  debugMode = on("debug");
+  jsonRun = on("json");
+  setLogLevel(debugMode ? "debug" : on("verbose") ? "verbose" : on("quiet") ? "quiet" : "normal");
+  if (on("help")) return await showUsage(cmd);
+  if (view.error) throw view.error;
+  if (implicit) guardTypo(view.words, rest);
+  const { runCommand } = await import("citty");
+  turnRun = true;
+  await runCommand(cmd, { rawArgs: cittyArgs(view, ["fork"]), data: view });
+}
+
 async function rootHelp(command?: string): Promise<void> {
-  if (command && Object.hasOwn(commands, command)) {
+  // `cachet --help -q`: a flag after it asks for the root help still.
+  if (command !== undefined && !command.startsWith("-")) {
+    if (!Object.hasOwn(commands, command)) {
+      throw new CachetError("UNKNOWN_COMMAND", `unknown command "${command}"`, { hint: "run `cachet --help` for the commands" });
+    }
     plainUnlessTerminal();
     await showUsage((await commands[command]!.load()).default);
     return;
@@ -85,15 +112,21 @@ async function rootHelp(command?: string): Promise<void> {
   stdout().write(`${rootHelpText()}\n`);
 }
 
-/** citty's help of `cmd`, as its showUsage prints it, through src/stdout.ts (console.log drops a failed write). */
+/**
+ * citty's help of `cmd` through src/stdout.ts (console.log drops a failed
+ * write), without the spaces citty pads each line to its longest with, and
+ * without colour unless stdout is a terminal (citty decides colour when it
+ * loads, before a run knows it is asked for help).
+ */
 async function showUsage(cmd: Parameters<typeof import("citty").renderUsage>[0]): Promise<void> {
   const { renderUsage } = await import("citty");
-  stdout().write(`${await renderUsage(cmd)}\n\n`);
+  const text = (await renderUsage(cmd)).replace(/[ \t]+$/gm, "");
+  stdout().write(`${!process.stdout.isTTY || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
 }
 
 /** The hint of a usage error in the command's flags. */
 function flagsHint(): string {
-  return `run \`cachet ${commandName ?? ""}${commandName ? " " : ""}--help\` for the flags and their values`;
+  return `run \`cachet ${commandName ?? "run"} --help\` for the flags and their values`;
 }
 
 /**
@@ -109,9 +142,9 @@ function plainUnlessTerminal(): void {
  * name is a misplaced or mistyped command, not a prompt. Words after `--`
  * are the prompt as written, and `cachet run WORD` always sends WORD.
  */
-function guardTypo(words: { before: string[]; after: string[] }, args: string[]): void {
-  if (words.before.length !== 1 || words.after.length > 0) return;
-  const word = words.before[0]!;
+function guardTypo(words: readonly ArgvWord[], args: string[]): void {
+  if (words.length !== 1 || words[0]!.literal) return;
+  const word = words[0]!.text;
   if (!/^[a-z]+$/.test(word)) return;
   const near = Object.keys(commands).find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
   if (!near) return;

@@ -9,8 +9,10 @@ import { envFlag } from "../env-flag.ts";
 import { CachetError } from "../errors.ts";
 import { refuseOwnedOptions } from "../plugin/owned-options.ts";
 import { maxStdinBytes } from "../run/stdin-limit.ts";
+import type { PreparedRun } from "../run/prepare.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { type ArgvView, flagValues, lastFlag } from "./argv.ts";
 
 const args = {
   prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt. Words after `--` are prompt text even if they start with -" },
@@ -49,23 +51,28 @@ const args = {
 export default defineCommand({
   meta: { name: "run", description: "Send a prompt (and stdin) to a model and stream the answer" },
   args,
-  async run({ args: a, rawArgs }) {
+  async run({ args: a, data }) {
+    // The parsed command line (src/cli/dispatch.ts): repeated flags, `--fork=ID` and which words follow `--`.
+    const view = data as ArgvView;
     const { readStdin, mergeInput } = await import("../run/stdin.ts");
     const { prepareRunCommand, runCommand } = await import("../run/command.ts");
     const { handleInterrupts, interruptedBeforeSend } = await import("../run/interrupt.ts");
-    const forkTarget = rawArgs.find((r) => r.startsWith("--fork="))?.slice("--fork=".length);
+    const fork = lastFlag(view, "fork");
+    const forkTarget = typeof fork?.value === "string" ? fork.value : undefined;
     checkForkTarget(forkTarget, a.session, a.continue === true);
     if (a.session !== undefined) (await import("../session/session-name.ts")).checkSessionName(a.session, "--session");
-    const words = (a._ as string[]).map(String);
-    const dashes = words.filter((w) => w === "-").length;
+    const words = view.words.map((w) => w.text);
+    // A `-` after `--` is prompt text; before it, stdin.
+    const literalFrom = view.words.findIndex((w) => w.literal);
+    const dashes = view.words.filter((w) => w.text === "-" && !w.literal).length;
     const stdinFlag = a.stdin as "wait" | "skip" | undefined;
     if (dashes > 1) throw new CachetError("BAD_FLAG", "`-` (stdin) appears more than once among the prompt words", { hint: "stdin can be read once: keep one `-`, or quote a literal dash as part of a longer word" });
     if (dashes > 0 && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "`-` reads stdin but --stdin skip ignores it", { hint: "drop one of the two" });
-    const { readsStdin, resolveToolResults, toolResultFlags } = await import("./tool-results.ts");
-    const toolResultValues = toolResultFlags(rawArgs);
+    const { readsStdin, resolveToolResults } = await import("./tool-results.ts");
+    const toolResultValues = flagValues(view, "tool-result");
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
-    const hasPrompt = words.some((w) => w !== "-" && w !== "");
+    const hasPrompt = view.words.some((w) => (w.text !== "-" || w.literal) && w.text !== "");
     // Without PROMPT words stdin is the whole input: wait for it however long it takes (like `cat`).
     const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultReadsStdin ? "wait" : "bounded");
     const limits = {
@@ -79,7 +86,7 @@ export default defineCommand({
       temperature: numberFlag(a.temperature, "--temperature"),
       retries: intFlag(a.retries, "--retries", 0) ?? 2,
       maxCostUsd: numberFlag(a["max-cost"], "--max-cost"),
-      providerOptions: parseOptions(rawArgs),
+      providerOptions: parseOptions(flagValues(view, "option")),
     };
     const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
     const baseUrl = baseUrlFlag(a["base-url"]);
@@ -93,12 +100,13 @@ export default defineCommand({
       allowUnpriced: a["allow-unpriced"] === true,
       model: a.model,
       baseUrl,
-      fork: a.fork === true || forkTarget !== undefined,
+      fork: fork !== undefined && fork.value !== false,
     };
     // While stdin is read: the runtime opens, the session is loaded and the provider's connection opened (src/run/prepare.ts).
     const prepared = prepareRunCommand({ ...early, session: sessionChoice(a, forkTarget, toolResultValues.length > 0) });
     let handedOver = false;
     try {
+      if (fork?.value === true) await refuseForkWord(prepared, view.words.find((w) => w.index === fork.index + 1 && !w.literal)?.text);
       const stdin = await readStdin({
         mode,
         terminal: dashes > 0 || stdinFlag === "wait",
@@ -110,7 +118,7 @@ export default defineCommand({
         // The signal's bare reason: say what was kept, in the words every stop before sending uses, whichever the signal.
         throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
       });
-      const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words);
+      const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words, literalFrom === -1 ? words.length : literalFrom);
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes()));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;
@@ -173,6 +181,28 @@ function checkForkTarget(target: string | undefined, session: string | undefined
       hint: `--fork=${target} alone forks ${target}; ${session !== undefined ? `--session ${session} --fork` : "-c --fork"} forks the other${session !== undefined ? " (--session names the session to continue or fork; a fork takes no name of its own)" : ""}`,
     });
   }
+}
+
+/**
+ * A bare `--fork` forks the latest (or chosen) session and the word after it
+ * is prompt text; when that word names a stored session, `--fork=NAME` was
+ * most likely meant, so the run is refused instead of forking another one.
+ * @throws CachetError BAD_FLAG naming the word and `--fork=NAME`
+ */
+async function refuseForkWord(prepared: PreparedRun, word: string | undefined): Promise<void> {
+  if (word === undefined) return;
+  let stored: boolean;
+  try {
+    (await prepared.runtime).store.findSession(word);
+    stored = true;
+  } catch {
+    // Not a session (or no runtime: the turn reports that).
+    stored = false;
+  }
+  if (!stored) return;
+  throw new CachetError("BAD_FLAG", `--fork ${word}: "${word}" names a stored session, but --fork takes it only as --fork=${word}`, {
+    hint: `write --fork=${word} to fork it; to fork the latest session and send "${word}" as prompt text, put the prompt after \`--\``,
+  });
 }
 
 /**
@@ -249,15 +279,10 @@ function promptMaxBytes(): number {
   return maxStdinBytes(process.env);
 }
 
-function parseOptions(rawArgs: string[]): Record<string, unknown> {
+/** The `-o key=value` pairs, in order (a later key overrides an earlier one). */
+function parseOptions(pairs: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i]!;
-    let pair: string | undefined;
-    if (arg === "-o" || arg === "--option") pair = rawArgs[++i];
-    else if (arg.startsWith("--option=")) pair = arg.slice(9);
-    else if (arg.startsWith("-o") && arg.length > 2 && !arg.startsWith("--")) pair = arg.slice(2).replace(/^=/, "");
-    if (pair === undefined) continue;
+  for (const pair of pairs) {
     const eq = pair.indexOf("=");
     if (eq <= 0) throw new CachetError("BAD_FLAG", `-o ${pair}: expected key=value`, { hint: "e.g. -o top_p=0.9 -o reasoning_effort=low" });
     const key = pair.slice(0, eq);

@@ -12,20 +12,6 @@ export interface ToolResultValue {
   content: string;
 }
 
-/** Every `--tool-result` value of the command line, in order (citty keeps only the last). */
-export function toolResultFlags(rawArgs: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i]!;
-    if (arg === "--tool-result") {
-      const value = rawArgs[i + 1];
-      if (value !== undefined) out.push(value);
-      i++;
-    } else if (arg.startsWith("--tool-result=")) out.push(arg.slice("--tool-result=".length));
-  }
-  return out;
-}
-
 /** True when one of the values takes stdin (`ID` alone, or `-`). */
 export function readsStdin(values: readonly string[]): boolean {
   return values.some((v) => v === "-" || !v.includes("=@"));

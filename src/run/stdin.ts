@@ -118,8 +118,9 @@ async function readToEnd(reader: ChunkReader, first: Awaited<ReturnType<ChunkRea
  * Joins stdin and the PROMPT words: the words are split at each `-`, each run
  * is joined with spaces, and the runs and stdin (at the `-`, else first) are
  * separated by a blank line (documented in README.md). Either may be absent.
+ * Words from index `literalFrom` on (those after `--`) are text, a `-` among them too.
  */
-export function mergeInput(stdin: string | undefined, words: readonly string[] | string | undefined): string | undefined {
+export function mergeInput(stdin: string | undefined, words: readonly string[] | string | undefined, literalFrom = Infinity): string | undefined {
   const list = typeof words === "string" ? [words] : (words ?? []);
   const parts: string[] = [];
   let run: string[] = [];
@@ -128,8 +129,8 @@ export function mergeInput(stdin: string | undefined, words: readonly string[] |
     run = [];
   };
   let placed = false;
-  for (const word of list) {
-    if (word !== "-") {
+  for (const [i, word] of list.entries()) {
+    if (word !== "-" || i >= literalFrom) {
       run.push(word);
       continue;
     }

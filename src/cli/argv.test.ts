@@ -1,0 +1,64 @@
+import { describe, expect, test } from "bun:test";
+import type { ArgsDef } from "citty";
+import { cittyArgs, flagValues, lastFlag, parseArgv } from "./argv.ts";
+
+const defs = {
+  prompt: { type: "positional", required: false },
+  model: { type: "string", alias: "m" },
+  system: { type: "string", alias: "s" },
+  option: { type: "string", alias: "o" },
+  continue: { type: "boolean", alias: "c" },
+  quiet: { type: "boolean", alias: "q" },
+  json: { type: "boolean" },
+  fork: { type: "boolean" },
+} as const satisfies ArgsDef;
+
+const parse = (...args: string[]) => parseArgv(args, defs, { command: "run", inlineValue: ["fork"] });
+
+describe("parseArgv", () => {
+  test("words after `--` are words, marked literal, whatever they look like", () => {
+    const view = parse("-c", "a", "-", "--", "-o", "x", "--help", "-");
+    expect(view.error).toBeUndefined();
+    expect(view.flags.map((f) => [f.name, f.value])).toEqual([["continue", true]]);
+    expect(view.words.map((w) => [w.text, w.literal])).toEqual([["a", false], ["-", false], ["-o", true], ["x", true], ["--help", true], ["-", true]]);
+  });
+
+  test("short flags: -mV, -m V and -m=V mean V; groups; repeated -o kept in order", () => {
+    const view = parse("-m=a/b", "-cs=foo", "-co", "k=1", "-ok=2", "-o=k=3", "--option", "k=4");
+    expect(view.error).toBeUndefined();
+    expect(lastFlag(view, "model")?.value).toBe("a/b");
+    expect(lastFlag(view, "system")?.value).toBe("foo");
+    expect(flagValues(view, "option")).toEqual(["k=1", "k=2", "k=3", "k=4"]);
+    expect(parse("-mopenai/gpt-5").flags).toEqual([{ name: "model", value: "openai/gpt-5", index: 0 }]);
+  });
+
+  test("a boolean letter given =VALUE is an error, not a group", () => {
+    const view = parse("-c=false", "x");
+    expect(view.error?.message).toBe("flag -c takes no value (-c=false)");
+    expect(lastFlag(view, "system")).toBeUndefined();
+    expect(parse("-qc=1").error?.message).toBe("flag -c takes no value (-qc=1)");
+  });
+
+  test("booleans: last wins; --NAME=true|false; --no-NAME; anything else is an error", () => {
+    expect(lastFlag(parse("-q", "--no-quiet"), "quiet")?.value).toBe(false);
+    expect(lastFlag(parse("--quiet=true"), "quiet")?.value).toBe(true);
+    expect(lastFlag(parse("--json", "--json=false"), "json")?.value).toBe(false);
+    expect(parse("--json=yes").error?.message).toBe("flag --json=yes: --json takes no value");
+    expect(lastFlag(parse("--fork=a", "--fork=b"), "fork")?.value).toBe("b");
+    expect(lastFlag(parse("-h"), "help")?.value).toBe(true);
+  });
+
+  test("a missing value and an unknown flag are errors naming the flag", () => {
+    expect(parse("--model").error?.message).toBe("flag --model needs a value");
+    expect(parse("--model", "--json").error?.message).toBe("flag --model needs a value");
+    expect(parse("-s=").error?.message).toBe("flag -s needs a value");
+    expect(lastFlag(parse("-m", "-"), "model")?.value).toBe("-");
+    expect(parse("what", "is", "-1").error?.message).toBe("unknown flag -1 for `cachet run`");
+    expect(parse("--modle", "x").error?.code).toBe("UNKNOWN_FLAG");
+  });
+
+  test("cittyArgs writes one unambiguous command line", () => {
+    const view = parse("-cq", "--no-json", "-m", "a/b", "--fork=x", "-o", "k=1", "hi", "--", "-o", "-");
+    expect(cittyArgs(view, ["fork"])).toEqual(["--continue", "--quiet", "--no-json", "--model=a/b", "--fork", "--option=k=1", "--", "hi", "-o", "-"]);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * One parsed view of a command line: the flags before `--` and the prompt
+ * words. Every reader of a run's command line (log level, `--json`, `--help`,
+ * `-o`, `--fork`, `--tool-result`, `-` for stdin, citty) takes it from here,
+ * so a word after `--` is never read as a flag. Node's `util.parseArgs` is
+ * the tokenizer; this module only decides what each token means.
+ */
+import { parseArgs } from "node:util";
+import type { ArgsDef } from "citty";
+import { CachetError } from "../errors.ts";
+
+/** One flag as given, under its declared (long) name. */
+export interface ArgvFlag {
+  name: string;
+  /** true/false for a boolean (`--no-NAME` is false); the text for a flag that takes a value. */
+  value: string | boolean;
+  /** Position of the flag's word in the command line. */
+  index: number;
+}
+
+/** One prompt word. */
+export interface ArgvWord {
+  text: string;
+  /** After `--`: prompt text as written, never a flag and never `-` for stdin. */
+  literal: boolean;
+  /** Position of the word in the command line. */
+  index: number;
+}
+
+/** A command line parsed against a command's flag definitions. */
+export interface ArgvView {
+  /** Every flag before `--`, in command-line order (`--help`/`-h` included as `help`). */
+  flags: ArgvFlag[];
+  words: ArgvWord[];
+  /** The first usage error found, if any: the caller throws it once it has read what it needs (log level, --json). */
+  error?: CachetError;
+}
+
+/** Which flags the view treats specially. */
+export interface ArgvOptions {
+  /** The command's name, for messages (`cachet run --help`). */
+  command: string;
+  /** Boolean flags that also take `=VALUE` (`--fork=ID`): the value is kept as text. */
+  inlineValue?: readonly string[];
+}
+
+/**
+ * Parses `args` against `defs`. Short flags: `-mVALUE`, `-m VALUE` and
+ * `-m=VALUE` all mean VALUE (one `=` after the letter is dropped); a group
+ * `-cq` is each letter; a boolean letter followed by `=` (`-c=false`) is an
+ * error. A long boolean takes `--NAME=true|false`. Never throws: the first
+ * problem is `error` (UNKNOWN_FLAG or BAD_FLAG, exit 2).
+ */
+export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvOptions): ArgvView {
+  const kinds = new Map<string, "boolean" | "value">([["help", "boolean"]]);
+  const shorts = new Map<string, string>([["h", "help"]]);
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.type === "positional") continue;
+    kinds.set(name, def.type === "boolean" ? "boolean" : "value");
+    const alias = (def as { alias?: string | string[] }).alias;
+    for (const a of alias === undefined ? [] : Array.isArray(alias) ? alias : [alias]) if (a.length === 1) shorts.set(a, name);
+  }
+  const config = Object.fromEntries(
+    [...kinds].map(([name, kind]) => [name, { type: kind === "boolean" ? "boolean" : "string", ...shortOf(shorts, name) }] as const),
+  );
+  const { tokens } = parseArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
+  const view: ArgvView = { flags: [], words: [] };
+  const fail = (error: CachetError) => {
+    view.error ??= error;
+  };
+  const inlineValue = new Set(options.inlineValue ?? []);
+  let literal = false;
+  // Letters already read from each short group (`-cq`), to find the character after the current one.
+  const groupAt = new Map<number, number>();
+  // Words refused whole (`-c=false`): the tokenizer's reading of their rest (`-=`, `-f`, ... `-s e`) is no flag.
+  const refused = new Set<number>();
+  for (const token of tokens) {
+    if (refused.has(token.index)) continue;
+    if (token.kind === "option-terminator") {
+      literal = true;
+      continue;
+    }
+    if (token.kind === "positional") {
+      view.words.push({ text: token.value, literal, index: token.index });
+      continue;
+    }
+    const short = !token.rawName.startsWith("--");
+    const at = groupAt.get(token.index) ?? 1;
+    if (short) groupAt.set(token.index, at + 1);
+    const negated = !short && !kinds.has(token.name) && token.name.startsWith("no-") && kinds.get(token.name.slice(3)) === "boolean";
+    const name = negated ? token.name.slice(3) : token.name;
+    const kind = kinds.get(name);
+    if (kind === undefined) {
+      fail(unknownFlag(token.rawName, options.command));
+      continue;
+    }
+    if (kind === "value") {
+      let value = token.value;
+      if (short && token.inlineValue && value?.startsWith("=")) value = value.slice(1);
+      const looksLikeFlag = !token.inlineValue && value !== undefined && value.startsWith("-") && value !== "-" && !/^-\d/.test(value);
+      if (value === undefined || value === "" || looksLikeFlag) {
+        fail(new CachetError("BAD_FLAG", `flag ${token.rawName} needs a value`, { hint: `run \`cachet ${options.command} --help\` for what it takes` }));
+        continue;
+      }
+      view.flags.push({ name, value, index: token.index });
+      continue;
+    }
+    if (short && args[token.index]![at + 1] === "=") {
+      fail(new CachetError("BAD_FLAG", `flag ${token.rawName} takes no value (${args[token.index]})`, { hint: `write ${token.rawName} alone, or --no-${name} for false` }));
+      refused.add(token.index);
+      continue;
+    }
+    if (token.value === undefined) view.flags.push({ name, value: !negated, index: token.index });
+    else if (inlineValue.has(name) && !negated) view.flags.push({ name, value: token.value, index: token.index });
+    else if (!negated && (token.value === "true" || token.value === "false")) view.flags.push({ name, value: token.value === "true", index: token.index });
+    else fail(new CachetError("BAD_FLAG", `flag ${token.rawName}=${token.value}: --${name} takes no value`, { hint: `write --${name} or --no-${name}` }));
+  }
+  return view;
+}
+
+/** The last value of flag `name` (later flags override earlier ones), or undefined. */
+export function lastFlag(view: ArgvView, name: string): ArgvFlag | undefined {
+  return view.flags.findLast((f) => f.name === name);
+}
+
+/** Every text value of flag `name`, in order: the repeatable flags (`-o`, `--tool-result`). */
+export function flagValues(view: ArgvView, name: string): string[] {
+  return view.flags.filter((f) => f.name === name && typeof f.value === "string").map((f) => f.value as string);
+}
+
+/**
+ * The view as a command line citty reads the same way: `--NAME=VALUE`,
+ * `--NAME`, `--no-NAME`, then `--` and the words. Flags in `inlineValue`
+ * become bare (their value is read from the view).
+ */
+export function cittyArgs(view: ArgvView, inlineValue: readonly string[] = []): string[] {
+  const out: string[] = [];
+  for (const f of view.flags) {
+    if (f.name === "help") continue;
+    if (typeof f.value === "boolean") out.push(f.value ? `--${f.name}` : `--no-${f.name}`);
+    else out.push(inlineValue.includes(f.name) ? `--${f.name}` : `--${f.name}=${f.value}`);
+  }
+  return [...out, "--", ...view.words.map((w) => w.text)];
+}
+
+function shortOf(shorts: Map<string, string>, name: string): { short?: string } {
+  for (const [letter, long] of shorts) if (long === name) return { short: letter };
+  return {};
+}
+
+/** An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`. */
+function unknownFlag(rawName: string, command: string): CachetError {
+  return new CachetError("UNKNOWN_FLAG", `unknown flag ${rawName} for \`cachet ${command}\``, {
+    hint: `run \`cachet ${command} --help\` for the flags it accepts; to send "${rawName}" as prompt text, put the prompt words after \`--\``,
+  });
+}
