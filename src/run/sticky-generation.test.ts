@@ -17,6 +17,17 @@ test("a continued session keeps its settings; a flag overrides one, -o key=null 
   expect(changed.changes).toEqual(["-o top_k 5 → (unset) for this session from now on", "--max-tokens 4096 → 8000 for this session from now on"]);
 });
 
+test("the first settings of a continued session that stored none are changes too, said as from (unset)", () => {
+  const sticky = stickyGeneration({ stream: true, providerOptions: { top_k: 5 }, maxTokens: 1000, temperature: 0.5 }, { generation: undefined, provider: "anthropic" }, "anthropic");
+  expect(sticky.stored).toEqual({ providerOptions: { top_k: 5 }, maxTokens: 1000, temperature: 0.5 });
+  expect(sticky.changes).toEqual([
+    "-o top_k (unset) → 5 for this session from now on",
+    "--max-tokens (unset) → 1000 for this session from now on",
+    "--temperature (unset) → 0.5 for this session from now on",
+  ]);
+  expect(stickyGeneration({ stream: true, providerOptions: {} }, { generation: undefined, provider: "anthropic" }, "anthropic").changes).toEqual([]);
+});
+
 test("another provider's settings are not carried to a new provider's wire, and that is said", () => {
   const sticky = stickyGeneration({ stream: true, providerOptions: { reasoning_effort: "low" } }, { generation: held, provider: "anthropic" }, "openai");
   expect(sticky.stored).toEqual({ providerOptions: { reasoning_effort: "low" } });

@@ -40,7 +40,8 @@ export interface SessionSide {
 export function stickyGeneration(flags: GenerationSettings, session: SessionSide | undefined, provider: string): StickyGeneration {
   const changes: string[] = [];
   const previous = session?.generation;
-  const carried = previous && session.provider === provider ? previous : undefined;
+  // A continued session on the same provider: a flag is a change from its settings, none stored being none set.
+  const carried = session && session.provider === provider ? (previous ?? { providerOptions: {} }) : undefined;
   if (previous && !carried) {
     const left = [...Object.keys(previous.providerOptions).map((k) => `-o ${k}`), ...(previous.maxTokens !== undefined ? ["--max-tokens"] : []), ...(previous.temperature !== undefined ? ["--temperature"] : [])];
     if (left.length > 0) changes.push(`${left.join(", ")} of the session's ${session.provider} turns not carried to ${provider}: pass them again if ${provider} takes them`);

@@ -155,3 +155,16 @@ describe("keys and text mode", () => {
     expect(r.stdout.trim().split(" ").length).toBeGreaterThan(3);
   });
 });
+
+test("the first -o, --max-tokens and --temperature on a continued session that stored none are each said on stderr, from (unset); a later change too", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "hi"], { home })).code).toBe(0);
+  const first = await cachet(["--emulate", "-c", "-o", "top_k=5", "--max-tokens", "900", "again"], { home });
+  expect(first.code).toBe(0);
+  expect(first.stderr.trim().split("\n")).toEqual(["[warn] -o top_k (unset) → 5 for this session from now on", "[warn] --max-tokens (unset) → 900 for this session from now on"]);
+  const second = await cachet(["--emulate", "-c", "--temperature", "0.5", "--max-tokens", "900", "more"], { home });
+  expect(second.code).toBe(0);
+  expect(second.stderr.trim().split("\n")).toEqual(["[warn] --temperature (unset) → 0.5 for this session from now on"]);
+  const same = await cachet(["--emulate", "-c", "-o", "top_k=5", "still"], { home });
+  expect({ code: same.code, stderr: same.stderr }).toEqual({ code: 0, stderr: "" });
+});
