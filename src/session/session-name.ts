@@ -13,8 +13,10 @@ export const MAX_SESSION_NAME = 128;
 /**
  * Refuses a name that cannot be a session name: empty, longer than
  * {@link MAX_SESSION_NAME} characters, holding U+FFFD (invalid UTF-8 in the
- * argument), a control character, or an invisible character that reorders
- * or breaks a line.
+ * argument), a control character, an invisible character that reorders
+ * or breaks a line, or one that shows nothing (U+200B zero width space, U+00AD
+ * soft hyphen, U+FEFF: Unicode's default-ignorable code points) outside an
+ * emoji sequence, where joiners and variation selectors belong.
  * @param flag how the error names the flag, e.g. `--session`
  * @throws CachetError BAD_FLAG (exit 2) naming the first offending character and its position (1-based)
  */
@@ -25,8 +27,27 @@ export function checkSessionName(name: string, flag: string): void {
   if (chars.length > MAX_SESSION_NAME) {
     throw new CachetError("BAD_FLAG", `${flag} ${printable(chars.slice(0, 24).join(""))}…: a session name has at most ${MAX_SESSION_NAME} characters, this one ${chars.length}`, { hint });
   }
-  const at = chars.findIndex((c) => c === "\ufffd" || printable(c) !== c);
+  const hidden = hiddenCharacters(name);
+  const at = chars.findIndex((c, i) => c === "\ufffd" || printable(c) !== c || hidden.has(i));
   if (at === -1) return;
-  const what = chars[at] === "\ufffd" ? "is not valid UTF-8 (U+FFFD" : `holds a control or invisible character (${printable(chars[at]!)}`;
-  throw new CachetError("BAD_FLAG", `${flag} "${printable(name)}": the name ${what} at character ${at + 1})`, { hint });
+  // A character that shows nothing is shown as its escape, as printable() shows a control character.
+  const shown = chars.map((c, i) => (hidden.has(i) ? `\\u{${c.codePointAt(0)!.toString(16)}}` : printable(c)));
+  const what = chars[at] === "\ufffd" ? "is not valid UTF-8 (U+FFFD" : `holds a control or invisible character (${shown[at]}`;
+  throw new CachetError("BAD_FLAG", `${flag} "${shown.join("")}": the name ${what} at character ${at + 1})`, { hint });
+}
+
+const IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;
+/** Clusters that may hold ignorable code points: emoji (ZWJ sequences, variation selectors, tag flags) and keycaps. */
+const EMOJI_CLUSTER = /^(?:[\p{Extended_Pictographic}\p{Regional_Indicator}]|[0-9#*]\ufe0f?\u20e3$)/u;
+
+/** Positions (in code points) of the default-ignorable characters of `name` that are not part of an emoji. */
+function hiddenCharacters(name: string): Set<number> {
+  const hidden = new Set<number>();
+  let at = 0;
+  for (const { segment } of new Intl.Segmenter("en", { granularity: "grapheme" }).segment(name)) {
+    const chars = [...segment];
+    if (!EMOJI_CLUSTER.test(segment)) chars.forEach((c, i) => IGNORABLE.test(c) && hidden.add(at + i));
+    at += chars.length;
+  }
+  return hidden;
 }

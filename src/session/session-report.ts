@@ -130,8 +130,10 @@ function isoMinute(ms: number): string {
   return new Date(ms).toISOString().slice(0, 16).replace("T", " ");
 }
 
+/** Columns padded by display width (a CJK character or an emoji takes two terminal cells), not by UTF-16 length. */
 function table(cells: string[][]): string {
   const rows = cells.map((row) => row.map(printable));
-  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => row[col]!.length)));
-  return rows.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : cell.padEnd(widths[col]!))).join("  ")).join("\n") + "\n";
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((row) => Bun.stringWidth(row[col]!))));
+  const padded = (cell: string, width: number) => cell + " ".repeat(width - Bun.stringWidth(cell));
+  return rows.map((row) => row.map((cell, col) => (col === row.length - 1 ? cell : padded(cell, widths[col]!))).join("  ")).join("\n") + "\n";
 }

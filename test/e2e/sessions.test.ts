@@ -204,3 +204,16 @@ describe("eight processes starting one new named session at once", () => {
     }
   }, 300_000);
 });
+
+test("`cachet sessions` aligns its columns by display width: CJK and emoji names (two cells a character) keep MODEL in one column", async () => {
+  const home = freshHome();
+  const names = ["日本語の名前", "👨‍👩‍👧 family", "❤️", "plain-name"];
+  for (const name of names) await ok(["--emulate", "--session", name, "hi"], { home });
+  const lines = (await ok(["sessions"], { home })).stdout.trimEnd().split("\n");
+  expect(lines).toHaveLength(names.length + 1);
+  const modelColumn = (line: string, word: string) => Bun.stringWidth(line.slice(0, line.indexOf(word)));
+  const header = modelColumn(lines[0]!, "MODEL");
+  expect(lines.slice(1).map((line) => modelColumn(line, "anthropic/"))).toEqual(Array(names.length).fill(header));
+  // The widest name sets the column: 12 cells for 日本語の名前, 2 spaces after it.
+  expect(header).toBe("s_xxxxxxxxxxxx  ".length + 12 + 2);
+});
