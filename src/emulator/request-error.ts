@@ -15,9 +15,17 @@ export class EmulatorRequestError extends Error {
     readonly param: string | null = null,
     /** The provider's machine-readable code (OpenAI `code`), when it gives one. */
     readonly code: string | null = null,
+    /** Each wrong field with why (Gemini's `google.rpc.BadRequest` details), when the provider lists them. */
+    readonly violations: readonly FieldViolation[] = [],
   ) {
     super(message);
   }
+}
+
+/** One wrong field of a request: its path when the provider names one, and the provider's description. */
+export interface FieldViolation {
+  field?: string;
+  description: string;
 }
 
 /** Shorthand for a 400 invalid_request_error, with the provider's `param` and `code` when it gives them. */

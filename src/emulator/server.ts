@@ -110,7 +110,7 @@ export async function handleRequest(request: Request, state: ServerState): Promi
     return finish(answer(request, route, handler, body, now, fault, received, state));
   } catch (error) {
     if (error instanceof EmulatorRequestError) {
-      return finish(Response.json(handler.errorBody(error.status, error.type, error.message, error.param, error.code), { status: error.status }));
+      return finish(Response.json(handler.errorBody(error.status, error.type, error.message, error.param, error.code, error.violations), { status: error.status }));
     }
     const message = error instanceof Error ? error.message : String(error);
     return finish(Response.json(handler.errorBody(500, "api_error", `emulator internal error: ${message}`), { status: 500 }));

@@ -103,6 +103,10 @@ const GEMINI: Refusal[] = [
   { rule: "an empty text part", path: G, body: { contents: [{ role: "user", parts: [{ text: "" }] }] }, status: 400, type: "INVALID_ARGUMENT", message: "Unable to submit request because it has an empty text parameter." },
   { rule: "an unknown role", path: G, body: { contents: [text("assistant", "x")] }, status: 400, type: "INVALID_ARGUMENT", message: "Please use a valid role: user, model." },
   { rule: "Gemini 3: a function call of the current turn sent back without its thought signature", path: G3, body: { contents: [text("user", "q"), { role: "model", parts: [fc("lookup")] }, { role: "user", parts: [fr("lookup")] }] }, status: 400, type: "INVALID_ARGUMENT", message: "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:lookup` , position 2." },
+  { rule: "an unknown top-level field (temperature belongs in generationConfig)", path: G, body: { temperature: 0.2, contents: [text("user", "q")] }, status: 400, type: "INVALID_ARGUMENT", message: 'Invalid JSON payload received. Unknown name "temperature": Cannot find field.' },
+  { rule: "a dotted name is not a path", path: G, body: { "generationConfig.temperature": 0.1, contents: [text("user", "q")] }, status: 400, type: "INVALID_ARGUMENT", message: 'Invalid JSON payload received. Unknown name "generationConfig.temperature": Cannot find field.' },
+  { rule: "an unknown generationConfig field", path: G, body: { generationConfig: { temprature: 0.1 }, contents: [text("user", "q")] }, status: 400, type: "INVALID_ARGUMENT", message: `Invalid JSON payload received. Unknown name "temprature" at 'generation_config': Cannot find field.` },
+  { rule: "temperature above the model's range (0 to 2)", path: G, body: { generationConfig: { temperature: 3 }, contents: [text("user", "q")] }, status: 400, type: "INVALID_ARGUMENT", message: "Unable to submit request because it has a temperature value of 3 but the supported range is from 0 (inclusive) to 2.0001 (exclusive). Update the value and try again." },
   { rule: "prompt over the context window", path: "/google/v1beta/models/gemini-2.0-flash:generateContent", body: { contents: [text("user", tokens(1_050_000))] }, status: 400, type: "INVALID_ARGUMENT", message: "The input token count (1050000) exceeds the maximum number of tokens allowed (1048576)." },
 ];
 
@@ -148,6 +152,7 @@ const VALID: [string, string, Record<string, unknown>][] = [
   ["chat: DeepSeek thinking mode with reasoning_content sent back", "/deepseek/chat/completions", { model: "deepseek-v4-flash", tools: chatTools, messages: [user("q"), { role: "assistant", content: null, reasoning_content: "let me look", tool_calls: [call("call_1")] }, { role: "tool", tool_call_id: "call_1", content: "42" }] }],
   ["chat: DeepSeek with thinking disabled needs no reasoning_content", "/deepseek/chat/completions", { model: "deepseek-v4-flash", thinking: { type: "disabled" }, tools: chatTools, messages: [user("q"), { role: "assistant", content: null, tool_calls: [call("call_1")] }, { role: "tool", tool_call_id: "call_1", content: "42" }] }],
   ["responses: parallel calls each answered", "/v1/responses", { ...R, input: [user("q"), fnCall("call_1"), fnCall("call_2"), fnOutput("call_1"), fnOutput("call_2"), user("and now?")] }],
+  ["gemini: every request and generationConfig field, snake_case spellings too, temperature 2", G, { safety_settings: [], toolConfig: { functionCallingConfig: { mode: "AUTO" } }, system_instruction: { parts: [{ text: "be brief" }] }, generationConfig: { temperature: 2, top_p: 0.9, topK: 40, maxOutputTokens: 100, stopSequences: ["END"], seed: 1, candidateCount: 1, presencePenalty: 0, frequencyPenalty: 0, responseMimeType: "text/plain", thinkingConfig: { thinkingBudget: 0 }, mediaResolution: "MEDIA_RESOLUTION_LOW" }, contents: [text("user", "q")] }],
   ["gemini: parallel calls each answered", G, { contents: [text("user", "q"), { role: "model", parts: [fc("a"), fc("b")] }, { role: "user", parts: [fr("a"), fr("b")] }] }],
   ["gemini 3: the signature sent back on the first call of the step", G3, { contents: [text("user", "q"), { role: "model", parts: [fc("a", "sig"), fc("b")] }, { role: "user", parts: [fr("a"), fr("b")] }] }],
   ["gemini 3: older turns need no signature", G3, { contents: [text("user", "q"), { role: "model", parts: [fc("a")] }, { role: "user", parts: [fr("a")] }, text("model", "done"), text("user", "next")] }],
@@ -158,6 +163,28 @@ describe("accepts the valid forms", () => {
     const { status, json } = await post(`${emu.url}${path}`, body);
     expect(json.error ?? undefined).toBeUndefined();
     expect(status).toBe(200);
+  });
+});
+
+test("gemini: unknown names come all at once, each a BadRequest field violation, as the API's JSON parser reports them", async () => {
+  const { status, json } = await post(`${emu.url}${G}`, { temperature: 0.2, top_k: 3, generationConfig: { temprature: 0.1 }, contents: [text("user", "q")] });
+  expect(status).toBe(400);
+  expect(json).toEqual({
+    error: {
+      code: 400,
+      status: "INVALID_ARGUMENT",
+      message: 'Invalid JSON payload received. Unknown name "temperature": Cannot find field.\nInvalid JSON payload received. Unknown name "top_k": Cannot find field.\nInvalid JSON payload received. Unknown name "temprature" at \'generation_config\': Cannot find field.',
+      details: [
+        {
+          "@type": "type.googleapis.com/google.rpc.BadRequest",
+          fieldViolations: [
+            { description: 'Invalid JSON payload received. Unknown name "temperature": Cannot find field.' },
+            { description: 'Invalid JSON payload received. Unknown name "top_k": Cannot find field.' },
+            { field: "generation_config", description: `Invalid JSON payload received. Unknown name "temprature" at 'generation_config': Cannot find field.` },
+          ],
+        },
+      ],
+    },
   });
 });
 

@@ -12,13 +12,14 @@ import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
 import { invalidRequest } from "../request-error.ts";
 import { EMULATED_IMAGE, imageOutputTokens } from "../facts/image-output.ts";
-import { requiresThoughtSignatures } from "../validate/gemini.ts";
+import { checkGeminiFields, requiresThoughtSignatures } from "../validate/gemini.ts";
 import type { ContentItem } from "../types.ts";
 import { type Exchange, MEDIA_TOKENS, type ParsedRequest, type ProtocolHandler, sse, textPieces } from "./protocol.ts";
 
 /** The Gemini generateContent protocol handler. */
 export const gemini: ProtocolHandler = {
   parse(body, route) {
+    checkGeminiFields(body);
     const model = (route.model ?? "").replace(/^models\//, "");
     if (body.cachedContent !== undefined) throw invalidRequest("cachedContent (explicit caching) is not supported by the cachet emulator; implicit caching is emulated");
     if (!Array.isArray(body.contents)) throw invalidRequest("contents is required");
@@ -119,9 +120,11 @@ export const gemini: ProtocolHandler = {
   streamError(message) {
     return sse({ error: { code: 503, message, status: "UNAVAILABLE" } });
   },
-  errorBody(status, _type, message) {
+  errorBody(status, _type, message, _param, _code, violations = []) {
     const names: Record<number, string> = { 400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 529: "UNAVAILABLE" };
-    return { error: { code: status, message, status: names[status] ?? "UNKNOWN" } };
+    const error = { code: status, message, status: names[status] ?? "UNKNOWN" };
+    if (violations.length === 0) return { error };
+    return { error: { ...error, details: [{ "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: violations }] } };
   },
 };
 

@@ -5,6 +5,7 @@
  */
 import type { Route } from "../router.ts";
 import type { Answer, CacheOutcome, ContentItem, Prompt, RequestSettings, Ttl } from "../types.ts";
+import type { FieldViolation } from "../request-error.ts";
 
 /** What a parser read from a request body. */
 export interface ParsedRequest extends RequestSettings {
@@ -72,8 +73,8 @@ export interface ProtocolHandler {
   chatter: string[];
   /** An in-stream error event (`overloaded_error`). */
   streamError(message: string): string;
-  /** An HTTP error body for status and Anthropic-style error type, with OpenAI's `param` and `code` where the shape has them. */
-  errorBody(status: number, type: string, message: string, param?: string | null, code?: string | null): unknown;
+  /** An HTTP error body for status and Anthropic-style error type, with OpenAI's `param` and `code` and Gemini's field violations where the shape has them. */
+  errorBody(status: number, type: string, message: string, param?: string | null, code?: string | null, violations?: readonly FieldViolation[]): unknown;
 }
 
 /** Frames one SSE event: `event:` line when named, one `data:` line of JSON. */

@@ -4,11 +4,14 @@
  * text parts, function call/response turns (a call turn follows a user or
  * function-response turn; the next turn answers every call of it), and the
  * thought signatures Gemini 3 models require back on the first function
- * call of each model step of the current turn.
+ * call of each model step of the current turn. Unknown field names (top
+ * level and in `generationConfig`) are refused as the API's JSON parser does,
+ * and `temperature` outside the model's documented range.
+ * @see https://ai.google.dev/api/generate-content (request body, GenerationConfig)
  * @see https://ai.google.dev/gemini-api/docs/function-calling
  * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
-import { invalidRequest } from "../request-error.ts";
+import { EmulatorRequestError, type FieldViolation, invalidRequest } from "../request-error.ts";
 
 type Content = { role?: string; parts?: Record<string, unknown>[] };
 
@@ -21,11 +24,79 @@ export function requiresThoughtSignatures(model: string): boolean {
   return match !== null && Number(match[1]) >= 3;
 }
 
+/** The request body's fields (GenerateContentRequest; `model` is also the path's). */
+const REQUEST_FIELDS = new Set(["model", "contents", "tools", "toolConfig", "safetySettings", "systemInstruction", "generationConfig", "cachedContent"]);
+
+/** GenerationConfig's fields (v1beta). */
+const GENERATION_FIELDS = new Set([
+  "stopSequences",
+  "responseMimeType",
+  "responseSchema",
+  "responseJsonSchema",
+  "responseJsonSchemaOrdered",
+  "responseModalities",
+  "candidateCount",
+  "maxOutputTokens",
+  "temperature",
+  "topP",
+  "topK",
+  "seed",
+  "presencePenalty",
+  "frequencyPenalty",
+  "responseLogprobs",
+  "logprobs",
+  "enableEnhancedCivicAnswers",
+  "speechConfig",
+  "thinkingConfig",
+  "imageConfig",
+  "mediaResolution",
+]);
+
+/** Proto JSON reads a field by its lowerCamelCase name or its original snake_case one. */
+const camel = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * Refuses field names the API does not know, all at once as its JSON parser
+ * does: one line per unknown name, `at 'generation_config'` for one inside
+ * the generation config. Checked before anything else is read.
+ * @throws EmulatorRequestError 400 INVALID_ARGUMENT "Invalid JSON payload received. Unknown name …: Cannot find field.", with a BadRequest field violation per name
+ */
+export function checkGeminiFields(body: Record<string, unknown>): void {
+  const violations: FieldViolation[] = [];
+  for (const key of Object.keys(body)) {
+    if (!REQUEST_FIELDS.has(camel(key))) violations.push({ description: `Invalid JSON payload received. Unknown name ${JSON.stringify(key)}: Cannot find field.` });
+  }
+  const config = body.generationConfig ?? body.generation_config;
+  if (config !== null && typeof config === "object" && !Array.isArray(config)) {
+    for (const key of Object.keys(config)) {
+      if (!GENERATION_FIELDS.has(camel(key))) {
+        violations.push({ field: "generation_config", description: `Invalid JSON payload received. Unknown name ${JSON.stringify(key)} at 'generation_config': Cannot find field.` });
+      }
+    }
+  }
+  if (violations.length > 0) throw new EmulatorRequestError(400, "invalid_request_error", violations.map((v) => v.description).join("\n"), null, null, violations);
+}
+
+/**
+ * The largest temperature a model accepts: 1.0 for Gemini 1.0, 2.0 for later
+ * models (the Models API's `maxTemperature`).
+ * @see https://ai.google.dev/api/models (Model.maxTemperature)
+ * @see https://cloud.google.com/vertex-ai/generative-ai/docs/learn/prompts/adjust-parameter-values (temperature range per model)
+ */
+export function maxTemperature(model: string): number {
+  return /^gemini-(1\.0-|pro(-vision)?$)/.test(model.toLowerCase()) ? 1 : 2;
+}
+
 /**
  * Checks a generateContent body.
  * @throws EmulatorRequestError 400 (rendered INVALID_ARGUMENT) worded as the API does.
  */
 export function validateGemini(body: Record<string, unknown>, model: string): void {
+  const temperature = (body.generationConfig as { temperature?: unknown } | undefined)?.temperature;
+  const max = maxTemperature(model);
+  if (typeof temperature === "number" && (temperature < 0 || temperature > max)) {
+    throw invalidRequest(`Unable to submit request because it has a temperature value of ${temperature} but the supported range is from 0 (inclusive) to ${max + 0.0001} (exclusive). Update the value and try again.`);
+  }
   const contents = body.contents as Content[];
   if (contents.length === 0) throw invalidRequest("* GenerateContentRequest.contents: contents is not specified\n");
   contents.forEach((content, i) => {
