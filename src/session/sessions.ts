@@ -83,9 +83,10 @@ export class SessionTable {
     return row?.generation ? (JSON.parse(row.generation) as SessionGeneration) : undefined;
   }
 
-  setGeneration(sessionId: string, generation: SessionGeneration): void {
+  /** Stores the sticky generation settings; undefined clears them (none stored, as before the session's first turn). */
+  setGeneration(sessionId: string, generation: SessionGeneration | undefined): void {
     this.core.touch(sessionId);
-    this.core.db.query("UPDATE sessions SET generation = ? WHERE id = ?").run(JSON.stringify(generation), sessionId);
+    this.core.db.query("UPDATE sessions SET generation = ? WHERE id = ?").run(generation === undefined ? null : JSON.stringify(generation), sessionId);
   }
 
   /** Deletes one session row (its own rows in other tables go with it by foreign key). */

@@ -204,8 +204,8 @@ export class Store {
     this.core.write(() => this.sessions.setModel(sessionId, model));
   }
 
-  /** Stores the generation settings the session's turns send from now on (src/run/sticky-generation.ts). */
-  setGeneration(sessionId: string, generation: SessionGeneration): void {
+  /** Stores the generation settings the session's turns send from now on (src/run/sticky-generation.ts); undefined clears them. */
+  setGeneration(sessionId: string, generation: SessionGeneration | undefined): void {
     this.core.write(() => this.sessions.setGeneration(sessionId, generation));
   }
 

@@ -41,6 +41,8 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "bad enum --cache maybe", args: () => ["--emulate", "--cache", "maybe", "hi"], code: 2, line: /^cachet: .*--cache.*maybe.*auto.*off/ },
   { name: "--max-tokens -5", args: () => ["--emulate", "--max-tokens", "-5", "hi"], code: 2, line: /^cachet: --max-tokens -5: / },
   { name: "-o novalue", args: () => ["--emulate", "-o", "novalue", "hi"], code: 2, line: /^cachet: -o novalue: expected key=value$/ },
+  // An option that would replace a part cachet prices as nodes (here the system prompt on the wire) is refused before anything is sent.
+  { name: "-o systemInstruction=… (cachet owns the system prompt)", args: () => ["--emulate", "-m", "google/gemini-2.5-flash", "-o", 'systemInstruction={"parts":[{"text":"EVIL"}]}', "hi"], code: 2, line: /^cachet: -o systemInstruction: cachet sets "systemInstruction" itself \(it is part of the session and its cached prefix\); use -s\/--system instead$/ },
   { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 3, line: /^cachet: --tools .*nope\.json: no such file$/ },
   { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
   { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
@@ -132,6 +134,33 @@ describe("one line, the documented exit code, nothing on stdout, nothing stored 
     }
     expect((await cachet(["export"], { home })).stdout).toBe(stored);
   });
+});
+
+test("a Gemini option or temperature the API refuses: the provider's error as one line (and its hint), exit 4, nothing on stdout, nothing stored lost, the option not kept for the next turn", async () => {
+  // A home of its own: the good turn at the end would become the shared home's latest session.
+  const own = freshHome();
+  expect((await cachet(["--emulate", "-m", "google/gemini-2.5-flash", "remember this turn"], { home: own })).code).toBe(0);
+  const before = (await cachet(["export"], { home: own })).stdout;
+  const cases: [string[], RegExp][] = [
+    [["-o", "temperature=0.2"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Invalid JSON payload received\. Unknown name "temperature": Cannot find field\.$/],
+    [["-o", "generationConfig.temperature=0.1"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Invalid JSON payload received\. Unknown name "generationConfig\.temperature": Cannot find field\.$/],
+    [["--temperature", "3"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Unable to submit request because it has a temperature value of 3 but the supported range is from 0 \(inclusive\) to 2\.0001 \(exclusive\)\. Update the value and try again\.$/],
+  ];
+  for (const [flags, expected] of cases) {
+    const r = await cachet(["--emulate", "-c", ...flags, "hi"], { home: own });
+    const [line, hint, ...rest] = textLines(r.stderr);
+    expect({ flags, code: r.code, stdout: r.stdout, line, hint: hint?.startsWith("  hint: "), rest }).toEqual({ flags, code: 4, stdout: "", line: expect.stringMatching(expected), hint: true, rest: [] });
+  }
+  // Everything stored is kept as it was (the session's updatedAt aside); each refused request is a ledger row of its own (status error, $0).
+  const lines = (text: string) => text.split("\n").filter(Boolean).map((l) => l.replace(/"updatedAt":\d+/, '"updatedAt":0'));
+  const after = lines((await cachet(["export"], { home: own })).stdout);
+  const kept = lines(before);
+  expect(after.filter((l) => kept.includes(l))).toEqual(kept);
+  expect(after.filter((l) => !kept.includes(l)).map((l) => JSON.parse(l)).map((r) => [r.type, r.request?.status, r.request?.costUsd])).toEqual(Array(3).fill(["request", "error", 0]));
+  // A refused option does not stick to the session: the next plain turn is answered, and so is a valid option.
+  const next = await cachet(["--emulate", "-c", "again"], { home: own });
+  expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: "" });
+  expect((await cachet(["--emulate", "-c", "-o", 'generationConfig={"temperature":0.3}', "hi"], { home: own })).code).toBe(0);
 });
 
 test("CACHET_PLUGINS naming a file with a syntax error: the plugin is named, the run still works", async () => {

@@ -13,6 +13,7 @@ import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum } from "../.
 import { usageEvent } from "../output.ts";
 import type { Priced, Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
+import { generationChanged } from "../sticky-generation.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
 import { refusedWrite, type FailedAttempt, type SendOutcome } from "./send.ts";
@@ -84,6 +85,9 @@ export async function recordCall(
   // A prompt that got no answer at all leaves the log as it was before the turn, so the next request
   // (`cachet -c` again) is well formed; its ledger rows stay.
   if (failure !== undefined && result.content.length === 0 && !sent.answer.saved && store.rollbackUnanswered(sessionId, input.userMessage.id)) {
+    // So are its generation settings: an option the provider refused must not be resent by every later `-c`.
+    const held = opened.loaded.generation;
+    if (generationChanged(held, input.generation.stored)) store.setGeneration(sessionId, held);
     sent.failure = withNote(failure, "the prompt was not kept in the session (no answer came): run the same command again to resend it");
   }
   if (report) {
