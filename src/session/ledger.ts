@@ -55,7 +55,8 @@ export class Ledger {
     if (this.core.db.query("SELECT 1 FROM requests WHERE id = ?").get(row.id)) {
       throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
     }
-    const delta = encodeChain(row.chain, this.chainBase(row.sessionId));
+    // An empty chain (a row in flight) shares no link with any base: the base is not looked up for it.
+    const delta = encodeChain(row.chain, row.chain.length > 0 ? this.chainBase(row.sessionId) : undefined);
     this.core.db
       .query(`INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
       .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
