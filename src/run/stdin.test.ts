@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { mergeInput, readStdin, type ChunkReader } from "./stdin.ts";
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileReader, mergeInput, readStdin, type ChunkReader } from "./stdin.ts";
 
 describe("stdin and PROMPT words (CASES.md case 23)", () => {
   test("stdin first, a blank line, then the prompt; either alone as it is", () => {
@@ -83,5 +86,33 @@ describe("readStdin", () => {
     const stdin = controlledStdin();
     expect(await readStdin({ ...base, mode: "skip" }, stdin.source)).toMatchObject({ text: undefined, timedOut: false });
     expect(stdin.pending()).toBe(0);
+  });
+
+  test("a redirected file is read from the shell's offset, a chunk at a time, characters split across chunks intact", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cachet-stdin-file-"));
+    try {
+      const text = "héllo 缓存 😀 données\n".repeat(50);
+      const path = join(dir, "in.txt");
+      writeFileSync(path, `SKIP${text}`);
+      const fd = openSync(path, "r");
+      try {
+        readSync(fd, new Uint8Array(4), 0, 4, null);
+        const chunks: number[] = [];
+        const reader = fileReader(fd, 7);
+        const counted: ChunkReader = { ...reader, read: async () => {
+          const r = await reader.read();
+          if (!r.done) chunks.push(r.value.byteLength);
+          return r;
+        } };
+        const result = await readStdin({ ...base, mode: "wait" }, () => ({ isTTY: false, open: () => counted }));
+        expect(result.text).toBe(text);
+        expect(result.bytes).toBe(new TextEncoder().encode(text).byteLength);
+        expect(Math.max(...chunks)).toBe(7);
+      } finally {
+        closeSync(fd);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@
  * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets,
  * the bytes collected and decoded once at the end.
  */
-import { fstatSync } from "node:fs";
+import { fstatSync, read, type Stats } from "node:fs";
 import { CachetError } from "../errors.ts";
 import { Utf8Collector, type Utf8Mode } from "../input/read-input.ts";
 
@@ -150,10 +150,38 @@ function processStdin(): ChunkSource {
   return {
     isTTY: stdinIsTerminal(),
     open: () => {
+      const stat = stdinStat();
       // `cachet … < DIR`: the shell opens a directory, which no read can serve.
-      if (stdinIsDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
+      if (stat?.isDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
+      if (stat?.isFile()) return fileReader(0);
       return (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader;
     },
+  };
+}
+
+/** Bytes asked of a redirected file at a time. */
+const FILE_CHUNK_BYTES = 1 << 20;
+
+/**
+ * A redirected file (`cachet … < FILE`) read a chunk when asked, from the
+ * shell's offset on, into one buffer reused for every chunk (the collector
+ * copies each before the next read): the runtime's stream gives each chunk of
+ * a file as a new allocation, so a file read at disk speed left up to its
+ * whole size of chunks as garbage next to the collected bytes until a
+ * collection (measured: 200 MiB of mixed-script prose peaked 22 MiB lower).
+ */
+export function fileReader(fd: number, chunkBytes: number = FILE_CHUNK_BYTES): ChunkReader {
+  const buffer = new Uint8Array(chunkBytes);
+  return {
+    read: () =>
+      new Promise((resolve, reject) =>
+        read(fd, buffer, 0, chunkBytes, null, (error, n) => {
+          if (error) reject(error);
+          else resolve(n === 0 ? { done: true } : { done: false, value: buffer.subarray(0, n) });
+        }),
+      ),
+    cancel: async () => {},
+    releaseLock: () => {},
   };
 }
 
@@ -169,11 +197,12 @@ function stdinIsTerminal(): boolean {
   return typeof isTTY === "function" ? isTTY(0) === true : process.stdin.isTTY === true;
 }
 
-function stdinIsDirectory(): boolean {
+/** What fd 0 is; undefined when it cannot be asked (closed). */
+function stdinStat(): Stats | undefined {
   try {
-    return fstatSync(0).isDirectory();
+    return fstatSync(0);
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -19,12 +19,14 @@
  * sent as ASCII prose made of pseudo-random words (the common case), and on
  * the OpenAI-compatible wire also as prose mixing those words with accented
  * words, CJK words and emoji (a JavaScript string of it takes two bytes per
- * character, a UTF-8 byte of it one).
+ * character, a UTF-8 byte of it one). The mixed prose is also redirected
+ * from a file (`cachet … < FILE`, read by another path than a pipe) at
+ * BIG_STDIN_FILE_MIB (default 100 MiB).
  *
  *   bun test/bench/big-stdin.ts              10, 100 and 500 MiB
- *   BIG_STDIN_MIB=10,100 bun test/bench/big-stdin.ts
+ *   BIG_STDIN_MIB=10,100 BIG_STDIN_FILE_MIB=200 bun test/bench/big-stdin.ts
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, unlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ratio } from "./ratios.ts";
@@ -32,6 +34,8 @@ import { ratio } from "./ratios.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 const BINARY = process.env.CACHET_BENCH_BINARY ?? join(ROOT, "dist", "cachet");
 const SIZES_MIB = (process.env.BIG_STDIN_MIB ?? "10,100,500").split(",").map(Number);
+/** Sizes of the mixed prose redirected from a file: one size by default, the bench's time being mostly the emulator's. */
+const FILE_SIZES_MIB = (process.env.BIG_STDIN_FILE_MIB ?? "100").split(",").map(Number);
 /** The issue's goal: peak RSS ≤ base + TARGET × N. */
 const TARGET = 3;
 const MIB = 1 << 20;
@@ -39,13 +43,15 @@ const MIB = 1 << 20;
 const WINDOWED_MODEL = "anthropic/claude-sonnet-4-6";
 /** Which prose the input is. */
 type Kind = "ascii" | "nonascii";
+/** How stdin is given: a pipe the bench writes, or a file the shell would redirect (`< FILE`). */
+type Via = "pipe" | "file";
 /**
  * The wires measured, each under a model id no catalog lists (no context window is known, so nothing refuses the
  * input locally), with the emulator path of its base URL, the prefix of its ratio names and the prose sent (the
  * non-ASCII prose once: what it costs is held before any wire).
  */
-const WIRES: { model: string; path: string; name: string; kinds: readonly Kind[] }[] = [
-  { model: "openai-compatible/bench-unlisted-model", path: "/openai-compatible/v1", name: "big_stdin", kinds: ["ascii", "nonascii"] },
+const WIRES: { model: string; path: string; name: string; kinds: readonly Kind[]; fromFile?: boolean }[] = [
+  { model: "openai-compatible/bench-unlisted-model", path: "/openai-compatible/v1", name: "big_stdin", kinds: ["ascii", "nonascii"], fromFile: true },
   { model: "google/bench-unlisted-model", path: "/google", name: "big_stdin.gemini", kinds: ["ascii"] },
   { model: "openai-responses/bench-unlisted-model", path: "/openai/v1", name: "big_stdin.openai_responses", kinds: ["ascii"] },
 ];
@@ -69,11 +75,13 @@ try {
     const base = await run(args, 0);
     console.log(`base (tiny stdin, ${wire.model}): peak ${mib(base.peak)} MiB, ${base.seconds.toFixed(1)} s, exit ${base.code}`);
     if (base.code !== 0) fail(`the base run exited ${base.code}: ${base.stderr}`);
-    for (const [kind, n] of SIZES_MIB.flatMap((n) => wire.kinds.map((kind) => [kind, n] as const))) {
+    const cases: (readonly [Kind, number, Via])[] = SIZES_MIB.flatMap((n) => wire.kinds.map((kind) => [kind, n, "pipe"] as const));
+    if (wire.fromFile) cases.push(...FILE_SIZES_MIB.map((n) => ["nonascii", n, "file"] as const));
+    for (const [kind, n, via] of cases) {
       const answered = await counter(emulator.url, "status.200");
-      const r = await run(args, n * MIB, {}, kind);
+      const r = await run(args, n * MIB, {}, kind, via);
       const perMiB = (r.peak - base.peak) / (n * MIB);
-      console.log(`${wire.model}, ${n} MiB ${kind}: peak ${mib(r.peak)} MiB, base ${mib(base.peak)} MiB, ratio (X-B)/N ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${r.seconds.toFixed(1)} s, exit ${r.code}`);
+      console.log(`${wire.model}, ${n} MiB ${kind} from a ${via}: peak ${mib(r.peak)} MiB, base ${mib(base.peak)} MiB, ratio (X-B)/N ${perMiB.toFixed(2)} (target ≤ ${TARGET}), ${r.seconds.toFixed(1)} s, exit ${r.code}`);
       if (r.code !== 0) fail(`${wire.model}, ${n} MiB: exit ${r.code}: ${r.stderr}`);
       if ((await counter(emulator.url, "status.200")) !== answered + 1) fail(`${wire.model}, ${n} MiB: the emulator did not answer the request with 200`);
       // Reading a request back serializes its body as JSON in the emulator: affordable up to 100 MiB.
@@ -82,7 +90,7 @@ try {
         console.log(`  the emulator received ${received === n * MIB ? "every byte" : `${received} bytes of ${n * MIB}`}`);
         if (received !== n * MIB) fail(`${wire.model}, ${n} MiB: the emulator received ${received} bytes of text`);
       }
-      ratio(`${wire.name}.peak_rss_per_input.${kind === "ascii" ? "" : "nonascii."}${n}mib`, perMiB, TARGET);
+      ratio(`${wire.name}.peak_rss_per_input.${via === "file" ? "file." : kind === "ascii" ? "" : "nonascii."}${n}mib`, perMiB, TARGET);
       // The emulator keeps every request it received for inspection: let go of this one.
       await fetch(`${emulator.url}/_emulator/reset`, { method: "POST" });
     }
@@ -119,21 +127,27 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the binary in a fresh state directory with `bytes` of generated text piped to stdin. */
-async function run(args: string[], bytes: number, env: Record<string, string> = {}, kind: Kind = "ascii"): Promise<Run> {
+/**
+ * Runs the binary in a fresh state directory with `bytes` of generated text on stdin: piped, or written to a file
+ * first (not timed) and given as the child's stdin as a shell's `< FILE` does.
+ */
+async function run(args: string[], bytes: number, env: Record<string, string> = {}, kind: Kind = "ascii", via: Via = "pipe"): Promise<Run> {
   const home = mkdtempSync(join(tmpdir(), "cachet-big-stdin-"));
   homes.push(home);
+  const input = join(home, "input.txt");
+  if (via === "file") await writeInput(Bun.file(input).writer(), bytes, kind);
   const started = performance.now();
   const proc = Bun.spawn([BINARY, ...args], {
-    stdin: "pipe",
+    stdin: via === "file" ? Bun.file(input) : "pipe",
     stdout: "ignore",
     stderr: "pipe",
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
   });
   const stderr = new Response(proc.stderr).text();
-  await writeInput(proc.stdin, bytes, kind);
+  if (via === "pipe") await writeInput(proc.stdin as import("bun").FileSink, bytes, kind);
   const code = await proc.exited;
   const seconds = (performance.now() - started) / 1000;
+  if (via === "file") unlinkSync(input);
   return { code, peak: proc.resourceUsage()?.maxRSS ?? Number.NaN, seconds, stderr: await stderr };
 }
 
