@@ -44,13 +44,14 @@ export default defineCommand({
       }
       return;
     }
-    const { exportLines, sessionDetails } = await import("../session/session-report.ts");
+    const { exportPieces } = await import("../session/session-report.ts");
+    const { writeOut } = await import("./write-out.ts");
     const store = openStore(undefined, { readonly: true });
     try {
       const ref = a.session ?? store.latestSession()?.id;
       if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions to export", { hint: 'start one with `cachet "PROMPT"`' });
-      const lines = exportLines(sessionDetails(store, ref));
-      stdout().write(`${lines.join("\n")}\n`);
+      // Written as read, a stored part of a message at a time: the peak is a part's, not the session's.
+      await writeOut(exportPieces(store, ref));
     } finally {
       store.close();
     }

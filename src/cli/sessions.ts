@@ -43,8 +43,9 @@ export default defineCommand({
       } else if (action === "show") {
         const ref = a.session ?? store.latestSession()?.id;
         if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
-        const details = report.sessionDetails(store, ref);
-        stdout().write(a.json ? `${JSON.stringify(details)}\n` : report.formatSessionDetails(details));
+        const { writeOut } = await import("./write-out.ts");
+        // A message is read a stored part at a time (a session may hold one of hundreds of MB): never whole.
+        await writeOut(a.json ? report.detailsJsonPieces(store, ref) : [report.formatSessionDetails(report.sessionOverview(store, ref))]);
       } else {
         if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
         // A turn running on the session (or, with --force, on a fork) finishes first: rm takes each turn lease and

@@ -6,7 +6,7 @@
 import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
-import { contentParts, joinParts, writeParts } from "./message-parts.ts";
+import { contentParts, eachPart, joinParts, writeParts } from "./message-parts.ts";
 import { toEntry, type MessageRow } from "./rows.ts";
 
 /** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
@@ -17,6 +17,28 @@ export interface LogEntry {
   /** Unix epoch ms when the message was appended. */
   createdAt: number;
   message: Message;
+}
+
+/**
+ * A message of a visible log as stored, its content JSON left in the parts it
+ * is stored in (message-parts.ts): a reader that prints a huge message holds
+ * one part of it at a time.
+ */
+export interface StoredMessage {
+  /** The owning session (a fork's parent for shared messages). */
+  sessionId: string;
+  seq: number;
+  /** Unix epoch ms when the message was appended. */
+  createdAt: number;
+  id: string;
+  role: Message["role"];
+  incomplete: boolean;
+  /** The first part of the content JSON (the whole JSON when `parts` is 0). */
+  firstPart: string;
+  /** Parts after the first. */
+  parts: number;
+  /** The content JSON's parts in order, each read from the store as it is reached; joined, `JSON.stringify(content)`. */
+  contentParts(): Iterable<string>;
 }
 
 /** The cached visible log of a session. Shared: callers copy. */
@@ -109,6 +131,31 @@ export class MessageLog {
     }
     this.logCache.set(sessionId, log);
     return log;
+  }
+
+  /**
+   * The session's visible log as stored (the messages of {@link visible}, in
+   * order), read row by row and never cached: what each holds is a part.
+   * @throws CachetError SESSION_NOT_FOUND
+   */
+  *stored(sessionId: string): Generator<StoredMessage> {
+    const db = this.core.db;
+    for (const segment of this.segments(sessionId)) {
+      const rows = db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").iterate(segment.sessionId, segment.maxSeq) as IterableIterator<MessageRow>;
+      for (const row of rows) {
+        yield {
+          sessionId: row.session_id,
+          seq: row.seq,
+          createdAt: row.created_at,
+          id: row.id,
+          role: row.role as Message["role"],
+          incomplete: row.incomplete !== 0,
+          firstPart: row.content,
+          parts: row.parts,
+          contentParts: () => eachPart(db, row.session_id, row.id, row.content, row.parts),
+        };
+      }
+    }
   }
 
   /** A row as a log entry, its content parts joined. */

@@ -67,3 +67,15 @@ export function joinParts(db: Database, sessionId: string, messageId: string, fi
   const rest = db.query("SELECT content FROM message_parts WHERE session_id = ? AND message_id = ? ORDER BY part").all(sessionId, messageId) as { content: string }[];
   return first + rest.map((row) => row.content).join("");
 }
+
+/**
+ * The whole content JSON of a stored message as its parts, in order, one
+ * part read from the store at a time: `first` (its `messages.content`) and
+ * its `parts` more. Joined, exactly what {@link joinParts} returns.
+ */
+export function* eachPart(db: Database, sessionId: string, messageId: string, first: string, parts: number): Generator<string> {
+  yield first;
+  if (parts === 0) return;
+  const rows = db.query("SELECT content FROM message_parts WHERE session_id = ? AND message_id = ? ORDER BY part").iterate(sessionId, messageId) as IterableIterator<{ content: string }>;
+  for (const row of rows) yield row.content;
+}

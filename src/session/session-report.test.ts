@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StablePrefix } from "../context/types.ts";
 import { hashJson } from "../wire/hash.ts";
-import { exportLines, formatSessionDetails, formatSessionList, listSessions, sessionDetails } from "./session-report.ts";
+import { PART_CHARS } from "./message-parts.ts";
+import { detailsJsonPieces, exportPieces, formatSessionDetails, formatSessionList, listSessions, sessionOverview } from "./session-report.ts";
 import { openStore, type Store } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
 
@@ -59,7 +60,9 @@ async function cli(...args: string[]) {
 
 describe("library", () => {
   test("export lines: session, prefixes, messages (shared ones name the parent), requests", () => {
-    const lines = exportLines(sessionDetails(store, fork)).map((l) => JSON.parse(l));
+    const text = [...exportPieces(store, fork)].join("");
+    expect(text.endsWith("\n")).toBe(true);
+    const lines = text.slice(0, -1).split("\n").map((l) => JSON.parse(l));
     expect(lines.map((l) => l.type)).toEqual(["session", "prefix", "message", "message", "message", "message", "request"]);
     expect(lines[0].session.id).toBe(fork);
     expect(lines[1].prefix.prefix.system[0].text).toBe("be very brief");
@@ -79,11 +82,42 @@ describe("library", () => {
   });
 
   test("show lists prefix versions with reasons, messages and requests", () => {
-    const text = formatSessionDetails(sessionDetails(store, "main"));
+    const text = formatSessionDetails(sessionOverview(store, "main"));
     expect(text).toContain("v1");
     expect(text).toMatch(/v2 .* system changed/);
     expect(text).toContain("[tool_use calc]");
     expect(text).toMatch(/r_1\s+main\s+openai\/gpt-5\s+ok\s+100\s+1024\s+\?\s+20\s+0\.000420/);
+  });
+});
+
+describe("a message stored in parts (a huge input)", () => {
+  // Escapes, CJK, an emoji split across parts, and a block after the long text.
+  const long = `${"Ünïcode 缓存 \"quoted\"\n😀 ".repeat(Math.ceil((3 * PART_CHARS) / 20))}end`;
+  const content = [{ type: "text" as const, text: `  first   words ${long}` }, { type: "tool_use" as const, id: "t9", name: "after", arguments: "{}" }];
+
+  test("export writes it exactly as JSON.stringify of the whole entry, in pieces of about a part", () => {
+    store.appendMessage(fork, { id: "big", role: "user", content });
+    const pieces = [...exportPieces(store, fork)];
+    const lines = pieces.join("").slice(0, -1).split("\n");
+    const entry = store.logEntries(fork).at(-1)!;
+    expect(lines.at(-2)).toBe(JSON.stringify({ type: "message", sessionId: entry.sessionId, seq: entry.seq, createdAt: entry.createdAt, message: entry.message }));
+    expect(JSON.parse(lines.at(-2)!).message.content).toEqual(content);
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(JSON.stringify(content).length / 2);
+  });
+
+  test("show --json is JSON.stringify of the details, written a part at a time", () => {
+    store.appendMessage(fork, { id: "big", role: "user", content, incomplete: true });
+    const pieces = [...detailsJsonPieces(store, fork)];
+    const details = { session: store.findSession(fork), prefixes: store.prefixVersions(fork), summary: store.summary(fork), messages: store.logEntries(fork), requests: store.requests(fork) };
+    expect(pieces.join("")).toBe(`${JSON.stringify(details)}\n`);
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(JSON.stringify(content).length / 2);
+  });
+
+  test("show previews it from its first part, marked as cut", () => {
+    store.appendMessage(fork, { id: "big", role: "user", content });
+    const big = sessionOverview(store, fork).messages.at(-1)!;
+    expect(big).toMatchObject({ id: "big", role: "user", incomplete: false });
+    expect(big.preview).toBe(`${`first words ${long}`.replace(/\s+/g, " ").slice(0, 71)}…`);
   });
 });
 

@@ -3,9 +3,10 @@
  * store's records, so tests call them without a terminal.
  */
 import { printable } from "../printable.ts";
-import type { Block, SummaryState } from "../context/types.ts";
+import type { Message, SummaryState } from "../context/types.ts";
+import { closeJsonPrefix } from "./json-prefix.ts";
 import type { SessionSource } from "./recorded.ts";
-import type { LogEntry, Store } from "./store.ts";
+import type { LogEntry, StoredMessage, Store } from "./store.ts";
 import type { LedgerRow, PrefixVersion, SessionRecord } from "./types.ts";
 
 /** A session with the counts `cachet sessions list` shows. */
@@ -23,7 +24,7 @@ export interface SessionListing extends SessionRecord {
 /** Where a session came from (src/session/recorded.ts); cachet's own when unknown. */
 export type SessionOrigin = (sessionId: string) => { source: SessionSource; client: string | null } | undefined;
 
-/** Everything `cachet sessions show` prints about one session. */
+/** Everything `cachet sessions show --json` prints about one session (its visible log and ledger rows). */
 export interface SessionDetails {
   session: SessionRecord;
   prefixes: PrefixVersion[];
@@ -32,41 +33,97 @@ export interface SessionDetails {
   requests: LedgerRow[];
 }
 
+/** A message as `cachet sessions show` lists it. */
+export interface MessageHead {
+  /** The owning session (a fork's parent for shared messages). */
+  sessionId: string;
+  seq: number;
+  id: string;
+  role: Message["role"];
+  incomplete: boolean;
+  /** The start of its text on one line, at most 72 characters, printable. */
+  preview: string;
+}
+
+/** What `cachet sessions show` prints: {@link SessionDetails} with each message as its head. */
+export interface SessionOverview extends Omit<SessionDetails, "messages"> {
+  messages: MessageHead[];
+}
+
 /** Every session with its counts and origin, most recently updated first. */
 export function listSessions(store: Store, origin: SessionOrigin = () => undefined): SessionListing[] {
   return store.listSessions().map((session) => ({ ...session, ...store.sessionCounts(session.id), source: "own", client: null, ...origin(session.id) }));
 }
 
 /**
- * One session's prefix versions, summary, visible log and ledger rows.
+ * One session's prefix versions, summary, visible log (each message as its
+ * head) and ledger rows. A message's preview is made from the first stored
+ * part of its content JSON (message-parts.ts: from 256 Ki characters to a few
+ * times that), so a message of hundreds of MB is never read whole to show it.
  * @throws CachetError SESSION_NOT_FOUND
  */
-export function sessionDetails(store: Store, idOrName: string): SessionDetails {
+export function sessionOverview(store: Store, idOrName: string): SessionOverview {
   const session = store.findSession(idOrName);
-  return {
-    session,
-    prefixes: store.prefixVersions(session.id),
-    summary: store.summary(session.id),
-    messages: store.logEntries(session.id),
-    requests: store.requests(session.id),
-  };
+  const messages: MessageHead[] = [];
+  for (const m of store.storedLog(session.id)) {
+    const content = JSON.parse(m.parts === 0 ? m.firstPart : closeJsonPrefix(m.firstPart)) as unknown;
+    messages.push({ sessionId: m.sessionId, seq: m.seq, id: m.id, role: m.role, incomplete: m.incomplete, preview: preview(Array.isArray(content) ? content : [], m.parts > 0) });
+  }
+  return { session, prefixes: store.prefixVersions(session.id), summary: store.summary(session.id), messages, requests: store.requests(session.id) };
 }
 
 /**
- * `cachet export` lines, in order: one `session` line, the `prefix` versions,
- * a `summary` line when the session has summary state, the visible log's
- * `message` lines (with the owning session and sequence number; a fork's
- * shared messages name the parent), then the ledger's `request` lines.
- * Each line is one JSON object `{ "type": ..., <type>: {...} }`; unknown usage
- * counts are absent.
+ * `cachet export`, as text to write in order: one `session` line, the
+ * `prefix` versions, a `summary` line when the session has summary state,
+ * the visible log's `message` lines (with the owning session and sequence
+ * number; a fork's shared messages name the parent), then the ledger's
+ * `request` lines. Each line is one JSON object `{ "type": ..., <type>: {...} }`;
+ * unknown usage counts are absent. A message line is written as its content
+ * is read, a stored part at a time: a piece holds at most one part of a
+ * message, never a whole one.
+ * @throws CachetError SESSION_NOT_FOUND (on the first piece)
  */
-export function exportLines(details: SessionDetails): string[] {
-  const lines: unknown[] = [{ type: "session", session: details.session }];
-  for (const prefix of details.prefixes) lines.push({ type: "prefix", prefix });
-  if (details.summary.messages.length > 0 || details.summary.coversThrough !== null) lines.push({ type: "summary", summary: details.summary });
-  for (const entry of details.messages) lines.push({ type: "message", sessionId: entry.sessionId, seq: entry.seq, createdAt: entry.createdAt, message: entry.message });
-  for (const request of details.requests) lines.push({ type: "request", request });
-  return lines.map((line) => JSON.stringify(line));
+export function* exportPieces(store: Store, idOrName: string): Generator<string> {
+  const session = store.findSession(idOrName);
+  yield `${JSON.stringify({ type: "session", session })}\n`;
+  for (const prefix of store.prefixVersions(session.id)) yield `${JSON.stringify({ type: "prefix", prefix })}\n`;
+  const summary = store.summary(session.id);
+  if (summary.messages.length > 0 || summary.coversThrough !== null) yield `${JSON.stringify({ type: "summary", summary })}\n`;
+  for (const m of store.storedLog(session.id)) {
+    yield* messagePieces({ type: "message", sessionId: m.sessionId, seq: m.seq, createdAt: m.createdAt }, m);
+    yield "\n";
+  }
+  for (const request of store.requests(session.id)) yield `${JSON.stringify({ type: "request", request })}\n`;
+}
+
+/**
+ * `cachet sessions show --json`: the JSON of {@link SessionDetails}, written
+ * as {@link exportPieces} writes messages (a part at a time), then a newline.
+ * @throws CachetError SESSION_NOT_FOUND (on the first piece)
+ */
+export function* detailsJsonPieces(store: Store, idOrName: string): Generator<string> {
+  const session = store.findSession(idOrName);
+  const head = JSON.stringify({ session, prefixes: store.prefixVersions(session.id), summary: store.summary(session.id) });
+  yield `${head.slice(0, -1)},"messages":[`;
+  let first = true;
+  for (const m of store.storedLog(session.id)) {
+    if (!first) yield ",";
+    first = false;
+    yield* messagePieces({ sessionId: m.sessionId, seq: m.seq, createdAt: m.createdAt }, m);
+  }
+  yield `],"requests":${JSON.stringify(store.requests(session.id))}}\n`;
+}
+
+/**
+ * `JSON.stringify({ ...fields, message })` of a stored message, its content
+ * JSON copied from the store part by part (joined, the parts are exactly
+ * `JSON.stringify(content)`): the message's keys in {@link Message}'s order.
+ */
+function* messagePieces(fields: Record<string, unknown>, m: StoredMessage): Generator<string> {
+  const head = JSON.stringify({ ...fields, message: { id: m.id, role: m.role } });
+  yield `${head.slice(0, -2)},"content":`;
+  yield* m.contentParts();
+  yield `${m.incomplete ? ',"incomplete":true' : ""}}}`;
 }
 
 /** The human-readable session list, one line per session, with a header. */
@@ -80,7 +137,7 @@ export function formatSessionList(listings: SessionListing[]): string {
 }
 
 /** The human-readable `cachet sessions show`. */
-export function formatSessionDetails(d: SessionDetails): string {
+export function formatSessionDetails(d: SessionOverview): string {
   const s = d.session;
   const out: string[] = [
     `session   ${s.id}${s.name ? ` (${printable(s.name)})` : ""}`,
@@ -98,7 +155,7 @@ export function formatSessionDetails(d: SessionDetails): string {
   out.push("", `Messages (${d.messages.length}):`);
   for (const e of d.messages) {
     const owner = e.sessionId === s.id ? "" : ` [${e.sessionId}]`;
-    out.push(`  ${String(e.seq).padStart(4)} ${e.message.role.padEnd(9)} ${e.message.id}${owner}${e.message.incomplete ? " (incomplete)" : ""}  ${preview(e.message.content)}`);
+    out.push(`  ${String(e.seq).padStart(4)} ${e.role.padEnd(9)} ${e.id}${owner}${e.incomplete ? " (incomplete)" : ""}  ${e.preview}`);
   }
   out.push("", `Requests (${d.requests.length}):`);
   if (d.requests.length > 0) {
@@ -112,13 +169,26 @@ export function formatSessionDetails(d: SessionDetails): string {
   return `${out.join("\n")}\n`;
 }
 
-function preview(content: Block[]): string {
+/**
+ * A message's text on one line, cut at 72 characters. `content` may be the
+ * start of the content only (`cut`), its last block missing fields: what is
+ * missing is left out and the preview ends with "…".
+ */
+function preview(content: readonly unknown[], cut: boolean): string {
   const text = content
-    .map((b) => (b.type === "text" || b.type === "thinking" ? b.text : b.type === "tool_use" ? `[tool_use ${b.name}]` : b.type === "tool_result" ? `[tool_result ${b.toolUseId}]` : b.type === "provider" ? `[${String(b.data.type)}]` : "[image]"))
+    .map((block) => {
+      const b = (block ?? {}) as Record<string, unknown>;
+      const field = (name: string) => (typeof b[name] === "string" ? (b[name] as string) : "");
+      if (b.type === "text" || b.type === "thinking") return field("text");
+      if (b.type === "tool_use") return `[tool_use ${field("name")}]`;
+      if (b.type === "tool_result") return `[tool_result ${field("toolUseId")}]`;
+      if (b.type === "provider") return `[${String((b.data as { type?: unknown } | undefined)?.type)}]`;
+      return b.type === "image" ? "[image]" : "";
+    })
     .join(" ")
     .replace(/\s+/g, " ")
     .trim();
-  const shown = text.length > 72 ? `${text.slice(0, 71)}…` : text;
+  const shown = cut || text.length > 72 ? `${text.slice(0, 71)}…` : text;
   return printable(shown);
 }
 

@@ -19,7 +19,7 @@ import { StoreCore } from "./core.ts";
 import type { OpenOptions } from "./database.ts";
 import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
 import { DEFAULT_LEASE_MS, Leases, type TurnOptions } from "./leases.ts";
-import { MessageLog, type LogEntry } from "./log.ts";
+import { MessageLog, type LogEntry, type StoredMessage } from "./log.ts";
 import { PrefixTable } from "./prefixes.ts";
 import { SessionTable } from "./sessions.ts";
 import { TokenMemo } from "./token-memo.ts";
@@ -29,7 +29,7 @@ import type { LedgerRow, LoadedSession, PrefixVersion, SessionGeneration, Sessio
 
 export type { LedgerFilter, LedgerPatch } from "./ledger.ts";
 export type { TurnOptions } from "./leases.ts";
-export type { LogEntry } from "./log.ts";
+export type { LogEntry, StoredMessage } from "./log.ts";
 
 /** Options of {@link Store.createSession}. */
 export interface NewSession {
@@ -329,6 +329,16 @@ export class Store {
    */
   logEntries(sessionId: string): LogEntry[] {
     return this.log.visible(sessionId).entries.slice();
+  }
+
+  /**
+   * The visible log of {@link logEntries} as stored, read as iterated, each
+   * message's content JSON in its stored parts: for readers that print a
+   * message without holding it whole (`sessions show`, `export`).
+   * @throws CachetError SESSION_NOT_FOUND
+   */
+  storedLog(sessionId: string): Iterable<StoredMessage> {
+    return this.log.stored(sessionId);
   }
 
   /**
