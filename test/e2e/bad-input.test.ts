@@ -148,8 +148,17 @@ test("a Gemini option or temperature the API refuses: the provider's error as on
   ];
   for (const [flags, expected] of cases) {
     const r = await cachet(["--emulate", "-c", ...flags, "hi"], { home: own });
-    const [line, hint, ...rest] = textLines(r.stderr);
-    expect({ flags, code: r.code, stdout: r.stdout, line, hint: hint?.startsWith("  hint: "), rest }).toEqual({ flags, code: 4, stdout: "", line: expect.stringMatching(expected), hint: true, rest: [] });
+    // The change of setting is announced before the request; the hint then says it was not kept.
+    const [announced, line, hint, ...rest] = textLines(r.stderr);
+    expect({ flags, code: r.code, stdout: r.stdout, announced, line, hint, rest }).toEqual({
+      flags,
+      code: 4,
+      stdout: "",
+      announced: `[warn] ${flags[0] === "-o" ? `-o ${flags[1]!.split("=")[0]}` : flags[0]} (unset) → ${flags[0] === "-o" ? flags[1]!.split("=")[1] : flags[1]} for this session from now on`,
+      line: expect.stringMatching(expected),
+      hint: expect.stringMatching(/^  hint: .*the prompt was not kept in the session \(no answer came\), nor were this turn's setting changes: run the same command again to resend it$/),
+      rest: [],
+    });
   }
   // Everything stored is kept as it was (the session's updatedAt aside); each refused request is a ledger row of its own (status error, $0).
   const lines = (text: string) => text.split("\n").filter(Boolean).map((l) => l.replace(/"updatedAt":\d+/, '"updatedAt":0'));

@@ -87,8 +87,9 @@ export async function recordCall(
   if (failure !== undefined && result.content.length === 0 && !sent.answer.saved && store.rollbackUnanswered(sessionId, input.userMessage.id)) {
     // So are its generation settings: an option the provider refused must not be resent by every later `-c`.
     const held = opened.loaded.generation;
-    if (generationChanged(held, input.generation.stored)) store.setGeneration(sessionId, held);
-    sent.failure = withNote(failure, "the prompt was not kept in the session (no answer came): run the same command again to resend it");
+    const settings = generationChanged(held, input.generation.stored);
+    if (settings) store.setGeneration(sessionId, held);
+    sent.failure = withNote(failure, `the prompt was not kept in the session (no answer came)${settings ? ", nor were this turn's setting changes" : ""}: run the same command again to resend it`);
   }
   if (report) {
     // An observer failing after the answer is stored must not turn a good turn into a failed run.
