@@ -1,9 +1,10 @@
 /**
- * One parsed view of a command line: the flags before `--` and the prompt
- * words. Every reader of a run's command line (log level, `--json`, `--help`,
- * `-o`, `--fork`, `--tool-result`, `-` for stdin, citty) takes it from here,
- * so a word after `--` is never read as a flag. Node's `util.parseArgs` is
- * the tokenizer; this module only decides what each token means.
+ * One parsed view of a command line: the flags before `--` and the words
+ * (a run's prompt). Every reader of a command line (log level, `--json`,
+ * `--help`, a run's `-o`, `--fork`, `--tool-result` and `-` for stdin, probe's
+ * `-m`, citty) takes it from here, so a word after `--` is never read as a
+ * flag and an unknown flag is a usage error. Node's `util.parseArgs` is the
+ * tokenizer; this module only decides what each token means.
  */
 import { parseArgs } from "node:util";
 import type { ArgsDef } from "citty";
@@ -151,6 +152,6 @@ function shortOf(shorts: Map<string, string>, name: string): { short?: string } 
 /** An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`. */
 function unknownFlag(rawName: string, command: string): CachetError {
   return new CachetError("UNKNOWN_FLAG", `unknown flag ${rawName} for \`cachet ${command}\``, {
-    hint: `run \`cachet ${command} --help\` for the flags it accepts; to send "${rawName}" as prompt text, put the prompt words after \`--\``,
+    hint: `run \`cachet ${command} --help\` for the flags it accepts${command === "run" ? `; to send "${rawName}" as prompt text, put the prompt words after \`--\`` : ""}`,
   });
 }

@@ -55,47 +55,37 @@ async function main(args: string[]): Promise<void> {
     const name = named ? first! : "run";
     commandName = name;
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
-    if (name === "run") return await run(rest, !named, setLogLevel);
-    const flagsEnd = rest.indexOf("--");
-    const flags = flagsEnd === -1 ? rest : rest.slice(0, flagsEnd);
-    debugMode = flags.includes("--debug");
-    setLogLevel(debugMode ? "debug" : flags.includes("--verbose") ? "verbose" : flags.includes("--quiet") || flags.includes("-q") ? "quiet" : "normal");
-    plainUnlessTerminal();
-    const cmd = (await commands[name]!.load()).default;
-    if (flags.includes("--help") || flags.includes("-h")) return await showUsage(cmd);
-    const { assertKnownFlags } = await import("./_args.ts");
-    const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
-    if (defs) assertKnownFlags(rest, defs, name);
-    const { runCommand } = await import("citty");
-    await runCommand(cmd, { rawArgs: rest });
+    await execute(name, rest, !named, setLogLevel);
   } catch (error) {
     await report(error, debugMode);
   }
 }
 
 /**
- * The run command: its command line is parsed once (src/cli/argv.ts) and
- * every reader (log level, --json, --help, the command itself) takes that
- * view, so a word after `--` is prompt text and never a flag.
+ * Runs command `name`: its command line is parsed once (src/cli/argv.ts) and
+ * every reader (log level, --json, --help, the command itself through citty)
+ * takes that view, so a word after `--` is an argument and never a flag.
  */
-async function run(rest: string[], implicit: boolean, setLogLevel: (level: LogLevel) => void): Promise<void> {
+async function execute(name: string, rest: string[], implicit: boolean, setLogLevel: (level: LogLevel) => void): Promise<void> {
   // A run colours nothing through citty but its help (citty's parse errors are stripped in report(); showUsage strips
   // its help's colour off a terminal): asking whether stdout is a terminal would build process.stdout, or load
-  // node:tty (3-8 ms measured: Node's stream modules), before its request.
-  const cmd = (await commands.run!.load()).default;
+  // node:tty (3-8 ms measured: Node's stream modules), before its request. The other commands write at once.
+  if (name !== "run") plainUnlessTerminal();
+  const cmd = (await commands[name]!.load()).default;
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
   const { cittyArgs, lastFlag, parseArgv } = await import("./argv.ts");
-  const view = parseArgv(rest, defs ?? {}, { command: "run", inlineValue: ["fork"] });
-  const on = (name: string) => lastFlag(view, name)?.value === true;
+  const inlineValue = name === "run" ? ["fork"] : [];
+  const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue });
+  const on = (flag: string) => lastFlag(view, flag)?.value === true;
   debugMode = on("debug");
-  jsonRun = on("json");
+  jsonRun = name === "run" && on("json");
   setLogLevel(debugMode ? "debug" : on("verbose") ? "verbose" : on("quiet") ? "quiet" : "normal");
   if (on("help")) return await showUsage(cmd);
   if (view.error) throw view.error;
   if (implicit) guardTypo(view.words, rest);
   const { runCommand } = await import("citty");
-  turnRun = true;
-  await runCommand(cmd, { rawArgs: cittyArgs(view, ["fork"]), data: view });
+  turnRun = name === "run";
+  await runCommand(cmd, { rawArgs: cittyArgs(view, inlineValue), data: view });
 }
 
 async function rootHelp(command?: string): Promise<void> {

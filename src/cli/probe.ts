@@ -5,8 +5,8 @@
  * runs), with a side-by-side cost forecast for several models or cache settings.
  */
 import { defineCommand } from "citty";
-import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { type ArgvView, flagValues } from "./argv.ts";
 import { stdout } from "../stdout.ts";
 
 const args = {
@@ -21,7 +21,7 @@ const args = {
 export default defineCommand({
   meta: { name: "probe", description: "Run a multi-turn cache experiment from a scenario file" },
   args,
-  async run({ args: a, rawArgs }) {
+  async run({ args: a, data }) {
     const { loadScenario } = await import("../probe/scenario.ts");
     const { runProbe } = await import("../probe/run-probe.ts");
     const { probeReport } = await import("../probe/probe-report.ts");
@@ -30,7 +30,8 @@ export default defineCommand({
     const cache = a.cache === undefined ? undefined : a.cache === "both" ? (["auto", "off"] as const) : ([a.cache as "auto" | "off"] as const);
     const runs = await runProbe(scenario, {
       emulate: a.emulate === true,
-      models: repeatedModels(rawArgs),
+      // Every -m in order (citty keeps only the last), each once.
+      models: [...new Set(flagValues(data as ArgvView, "model"))],
       ...(cache ? { cache: [...cache] } : {}),
       notice: (m) => void warn(m),
       turnNotice: (m) => void verbose(m),
@@ -44,20 +45,3 @@ export default defineCommand({
     }
   },
 });
-
-/** Every `--model`/`-m` value in order; citty keeps only the last one. */
-function repeatedModels(rawArgs: readonly string[]): string[] {
-  const models: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i]!;
-    if (arg === "--") break;
-    let value: string | undefined;
-    if (arg === "--model" || arg === "-m") value = rawArgs[++i];
-    else if (arg.startsWith("--model=")) value = arg.slice("--model=".length);
-    else if (arg.startsWith("-m=")) value = arg.slice(3);
-    else continue;
-    if (value === undefined || value === "" || value.startsWith("-")) throw new CachetError("BAD_FLAG", "--model needs a provider/model value", { hint: "e.g. --model anthropic/claude-sonnet-4-6 --model openai/gpt-5" });
-    if (!models.includes(value)) models.push(value);
-  }
-  return models;
-}

@@ -180,3 +180,22 @@ test("`cachet help nosuch` is refused (exit 2); help lines carry no trailing spa
     expect(r.stdout.split("\n").filter((line) => / $/.test(line))).toEqual([]);
   }
 });
+
+test("every command reads the same view: a word after `--` is an argument, -q=1 is refused, probe keeps each -m", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "x"], { home })).code).toBe(0);
+  const weird = await cachet(["export", "--", "--weird"], { home });
+  expect(weird.code).toBe(2);
+  expect(weird.stderr.split("\n")[0]).toBe('cachet: no session "--weird"');
+  const quiet = await cachet(["sessions", "-q=1"], { home });
+  expect(quiet.code).toBe(2);
+  expect(quiet.stderr.split("\n")[0]).toBe("cachet: flag -q takes no value (-q=1)");
+  const unknown = await cachet(["sessions", "--frob"], { home });
+  expect(unknown.stderr).toBe("cachet: unknown flag --frob for `cachet sessions`\n  hint: run `cachet sessions --help` for the flags it accepts\n");
+
+  const scenario = join(home, "s.json");
+  writeFileSync(scenario, JSON.stringify({ steps: [{ user: "hi" }] }));
+  const probe = await cachet(["probe", scenario, "--emulate", "--json", "-m=anthropic/claude-sonnet-4-6", "-mopenai/gpt-5", "--model", "anthropic/claude-sonnet-4-6"], { home });
+  expect(probe.code).toBe(0);
+  expect((JSON.parse(probe.stdout).variants as { model: string }[]).map((v) => v.model)).toEqual(["anthropic/claude-sonnet-4-6", "openai/gpt-5"]);
+});
