@@ -30,7 +30,9 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
     const scripted = loadScript(scriptPath)[prompt.assistantTurns];
     if (scripted) {
       const toolCalls = (scripted.tool_calls ?? []).map((call, i) => ({ id: callId(seed, i), name: call.name, arguments: call.arguments }));
-      const text = scripted.text ?? "";
+      // A scripted text is cut at the output limit like any answer.
+      const whole = scripted.text ?? "";
+      const text = prompt.maxTokens === undefined ? whole : cutToTokens(whole, prompt.maxTokens);
       const thinking = scripted.thinking ?? "";
       const callTokens = toolCalls.reduce((sum, call) => sum + countTokens(call.name) + countTokens(call.arguments), 0);
       const reasoningTokens = countTokens(thinking);
@@ -40,7 +42,7 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
         toolCalls,
         outputTokens: countTokens(text) + callTokens,
         reasoningTokens,
-        truncated: false,
+        truncated: text !== whole,
         ...(scripted.refusal ? { refused: true } : {}),
         ...(scripted.images ? { images: scripted.images } : {}),
         ...(scripted.web_search ? { webSearches: scripted.web_search } : {}),

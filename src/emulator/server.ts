@@ -129,7 +129,9 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   const scope = `${cacheProvider}|${parsed.model}`;
   const { blocks, total } = buildBlocks(parsed.items, scope);
   const { items: _items, stream: _stream, includeUsage: _includeUsage, ...settings } = parsed;
-  const prompt: Prompt = { ...settings, provider: route.provider, protocol: route.protocol, blocks, total };
+  // No answer is longer than the model's output limit, whether the request asked for less or for nothing.
+  const maxTokens = facts.output === undefined ? settings.maxTokens : Math.min(settings.maxTokens ?? facts.output, facts.output);
+  const prompt: Prompt = { ...settings, maxTokens, provider: route.provider, protocol: route.protocol, blocks, total };
   if (route.endpoint === "count_tokens") return Response.json({ input_tokens: total });
   checkContextWindow(route.protocol, facts, total, parsed.maxTokens);
   const seed = `${scope}|${blocks.at(-1)?.prefix ?? ""}`;

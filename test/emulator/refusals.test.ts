@@ -6,6 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { EmulatorHandle } from "../../src/emulator/index.ts";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { emulator, post, tokens } from "./_helpers.ts";
 
 let emu: EmulatorHandle;
@@ -69,6 +72,8 @@ const CHAT: Refusal[] = [
   { rule: "temperature other than the default on a reasoning model", path: "/v1/chat/completions", body: { model: "gpt-5", temperature: 0.2, messages: [user("q")] }, status: 400, type: "invalid_request_error", message: "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", param: "temperature", code: "unsupported_value" },
   { rule: "top_p other than the default on a reasoning model", path: "/v1/chat/completions", body: { model: "gpt-5", top_p: 0.5, messages: [user("q")] }, status: 400, type: "invalid_request_error", message: "Unsupported value: 'top_p' does not support 0.5 with this model.", param: "top_p", code: "unsupported_value" },
   { rule: "max_tokens on a reasoning model", path: "/v1/chat/completions", body: { model: "gpt-5", max_tokens: 100, messages: [user("q")] }, status: 400, type: "invalid_request_error", message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", param: "max_tokens", code: "unsupported_parameter" },
+  { rule: "max_completion_tokens above the model's output limit (gpt-5: 128,000)", path: "/v1/chat/completions", body: { model: "gpt-5", max_completion_tokens: 480_002, messages: [user("q")] }, status: 400, type: "invalid_request_error", message: "max_completion_tokens is too large: 480002. This model supports at most 128000 completion tokens, whereas you provided 480002.", param: "max_completion_tokens", code: "invalid_value" },
+  { rule: "max_tokens above the model's output limit (gpt-4o: 16,384)", path: "/v1/chat/completions", body: { ...C, max_tokens: 20_000, messages: [user("q")] }, status: 400, type: "invalid_request_error", message: "max_tokens is too large: 20000. This model supports at most 16384 completion tokens, whereas you provided 20000.", param: "max_tokens", code: "invalid_value" },
   { rule: "prompt over the context window", path: "/v1/chat/completions", body: { ...C, max_tokens: 1_000, messages: [user(tokens(130_000))] }, status: 400, type: "invalid_request_error", message: "This model's maximum context length is 128000 tokens. However, you requested 131000 tokens (130000 in the messages, 1000 in the completion).", param: "messages", code: "context_length_exceeded" },
   { rule: "DeepSeek thinking mode: a tool-calling turn sent back without reasoning_content (case 38)", path: "/deepseek/chat/completions", body: { model: "deepseek-v4-flash", tools: chatTools, messages: [user("q"), { role: "assistant", content: null, tool_calls: [call("call_1")] }, { role: "tool", tool_call_id: "call_1", content: "42" }] }, status: 400, type: "invalid_request_error", message: "The `reasoning_content` in the thinking mode must be passed back to the API.", code: "invalid_request_error" },
   { rule: "DeepSeek: tool call unanswered", path: "/deepseek/chat/completions", body: { model: "deepseek-chat", tools: chatTools, messages: [user("q"), { role: "assistant", content: "", tool_calls: [call("call_1")] }, user("never mind")] }, status: 400, type: "invalid_request_error", message: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'." },
@@ -85,6 +90,7 @@ const RESPONSES: Refusal[] = [
   { rule: "an unknown message role", path: "/v1/responses", body: { ...R, input: [{ role: "tool", content: "x" }] }, status: 400, type: "invalid_request_error", message: "Invalid value: 'tool'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", param: "input[0].role", code: "invalid_value" },
   { rule: "temperature other than the default on a reasoning model", path: "/v1/responses", body: { ...R, temperature: 0, input: "q" }, status: 400, type: "invalid_request_error", message: "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.", param: "temperature", code: "unsupported_value" },
   { rule: "max_output_tokens below 16", path: "/v1/responses", body: { ...R, max_output_tokens: 8, input: "q" }, status: 400, type: "invalid_request_error", message: "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 8 instead.", param: "max_output_tokens", code: "integer_below_min_value" },
+  { rule: "max_output_tokens above the model's output limit (gpt-5: 128,000)", path: "/v1/responses", body: { ...R, max_output_tokens: 480_002, input: "q" }, status: 400, type: "invalid_request_error", message: "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 128000, but got 480002 instead.", param: "max_output_tokens", code: "integer_above_max_value" },
   { rule: "input over the model's input limit (gpt-5: 272,000)", path: "/v1/responses", body: { ...R, input: tokens(280_000) }, status: 400, type: "invalid_request_error", message: "Your input exceeds the context window of this model. Please adjust your input and try again.", param: "input", code: "context_length_exceeded" },
 ];
 
@@ -149,6 +155,8 @@ const VALID: [string, string, Record<string, unknown>][] = [
   ["anthropic: temperature 1 with thinking", "/anthropic/v1/messages", { ...A, max_tokens: 2000, thinking, temperature: 1, messages: [user("hi")] }],
   ["chat: parallel calls each answered", "/v1/chat/completions", { ...C, tools: chatTools, messages: [user("q"), { role: "assistant", content: null, tool_calls: [call("call_1"), call("call_2")] }, { role: "tool", tool_call_id: "call_1", content: "1" }, { role: "tool", tool_call_id: "call_2", content: "2" }, user("and now?")] }],
   ["chat: a reasoning model with max_completion_tokens and the default temperature", "/v1/chat/completions", { model: "gpt-5", max_completion_tokens: 50, temperature: 1, messages: [user("q")] }],
+  ["chat: max_completion_tokens at the model's output limit", "/v1/chat/completions", { model: "gpt-5", max_completion_tokens: 128_000, messages: [user("q")] }],
+  ["responses: max_output_tokens at the model's output limit", "/v1/responses", { ...R, max_output_tokens: 128_000, input: "q" }],
   ["chat: DeepSeek thinking mode with reasoning_content sent back", "/deepseek/chat/completions", { model: "deepseek-v4-flash", tools: chatTools, messages: [user("q"), { role: "assistant", content: null, reasoning_content: "let me look", tool_calls: [call("call_1")] }, { role: "tool", tool_call_id: "call_1", content: "42" }] }],
   ["chat: DeepSeek with thinking disabled needs no reasoning_content", "/deepseek/chat/completions", { model: "deepseek-v4-flash", thinking: { type: "disabled" }, tools: chatTools, messages: [user("q"), { role: "assistant", content: null, tool_calls: [call("call_1")] }, { role: "tool", tool_call_id: "call_1", content: "42" }] }],
   ["responses: parallel calls each answered", "/v1/responses", { ...R, input: [user("q"), fnCall("call_1"), fnCall("call_2"), fnOutput("call_1"), fnOutput("call_2"), user("and now?")] }],
@@ -189,6 +197,23 @@ test("gemini: unknown names come all at once, each a BadRequest field violation,
 });
 
 describe("output limit", () => {
+  test("no answer is longer than the model's output limit (gpt-4o: 16,384), asked for or scripted, with or without max_tokens: cut, finish reason length", async () => {
+    const script = join(mkdtempSync(join(tmpdir(), "cachet-limit-")), "script.json");
+    writeFileSync(script, JSON.stringify([{ text: tokens(20_000) }]));
+    const long = await emulator({ CACHET_EMULATOR_ANSWER_TOKENS: "480002" });
+    try {
+      const asked = await post(`${long.url}/v1/chat/completions`, { ...C, messages: [user("q")] });
+      expect([asked.json.usage.completion_tokens, asked.json.choices[0].finish_reason]).toEqual([16_384, "length"]);
+      const scripted = await post(`${long.url}/v1/chat/completions`, { ...C, messages: [user("q")] }, { "x-emulator-script": script });
+      expect([scripted.json.usage.completion_tokens, scripted.json.choices[0].finish_reason]).toEqual([16_384, "length"]);
+      const below = await post(`${long.url}/v1/chat/completions`, { ...C, max_tokens: 100, messages: [user("q")] }, { "x-emulator-script": script });
+      expect([below.json.usage.completion_tokens, below.json.choices[0].finish_reason]).toEqual([100, "length"]);
+    } finally {
+      long.stop();
+    }
+  });
+
+
   test("a structured answer is cut at max_tokens, with finish reason length (chat) and max_tokens (anthropic)", async () => {
     const schema = { type: "object", additionalProperties: false, required: ["reasoning", "answer"], properties: { reasoning: { type: "string", minLength: 200 }, answer: { type: "string" } } };
     const chat = await post(`${emu.url}/v1/chat/completions`, { ...C, max_tokens: 16, response_format: { type: "json_schema", json_schema: { name: "out", schema, strict: true } }, messages: [user("q")] });

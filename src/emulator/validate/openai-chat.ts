@@ -5,7 +5,8 @@
  * assistant message answered by the tool messages right after it; no tool
  * message without a call), assistant messages with neither content nor
  * calls, temperature/top_p on models that accept only the default,
- * `max_tokens` on OpenAI reasoning models, and DeepSeek's thinking-mode rule
+ * `max_tokens` on OpenAI reasoning models, an output limit above the
+ * model's (OpenAI), and DeepSeek's thinking-mode rule
  * (an assistant message with tool calls carries its `reasoning_content`,
  * CASES.md case 38).
  * @see https://platform.openai.com/docs/api-reference/chat/create
@@ -28,6 +29,7 @@ export function validateChat(body: Record<string, unknown>, provider: EmulatedPr
   if (provider === "openai" && facts.reasoning && body.max_tokens !== undefined) {
     throw invalidRequest("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "max_tokens", "unsupported_parameter");
   }
+  if (provider === "openai") checkOutputLimit(body, facts);
   const messages = body.messages as Message[];
   messages.forEach((message, i) => {
     if (!ROLES.has(String(message.role))) {
@@ -44,6 +46,18 @@ export function validateChat(body: Record<string, unknown>, provider: EmulatedPr
         throw new EmulatorRequestError(400, "invalid_request_error", "The `reasoning_content` in the thinking mode must be passed back to the API.", null, "invalid_request_error");
       }
     });
+  }
+}
+
+/**
+ * `max_completion_tokens` (or `max_tokens`) above the model's output limit
+ * (catalog `limit.output`, e.g. 128,000 for gpt-5) is refused, not clamped.
+ */
+function checkOutputLimit(body: Record<string, unknown>, facts: ModelFacts): void {
+  const name = body.max_completion_tokens !== undefined ? "max_completion_tokens" : "max_tokens";
+  const value = body[name];
+  if (typeof value === "number" && facts.output !== undefined && value > facts.output) {
+    throw invalidRequest(`${name} is too large: ${value}. This model supports at most ${facts.output} completion tokens, whereas you provided ${value}.`, name, "invalid_value");
   }
 }
 

@@ -3,7 +3,7 @@
  * `param` and `code`: message roles, every `function_call` answered by a
  * `function_call_output` with its `call_id` and no output without its call,
  * temperature/top_p on models that accept only the default, and
- * `max_output_tokens` below 16.
+ * `max_output_tokens` below 16 or above the model's output limit.
  * @see https://platform.openai.com/docs/api-reference/responses/create
  */
 import type { ModelFacts } from "../facts/model-facts.ts";
@@ -21,6 +21,9 @@ export function validateResponses(body: Record<string, unknown>, facts: ModelFac
   const max = body.max_output_tokens;
   if (typeof max === "number" && max < 16) {
     throw invalidRequest(`Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got ${max} instead.`, "max_output_tokens", "integer_below_min_value");
+  }
+  if (typeof max === "number" && facts.output !== undefined && max > facts.output) {
+    throw invalidRequest(`Invalid 'max_output_tokens': integer above maximum value. Expected a value <= ${facts.output}, but got ${max} instead.`, "max_output_tokens", "integer_above_max_value");
   }
   if (!Array.isArray(body.input)) return;
   const items = body.input as Record<string, unknown>[];
