@@ -31,3 +31,16 @@ export function structuredFinishError(finish: FinishEvent | undefined, maxTokens
       return undefined;
   }
 }
+
+/**
+ * The stderr notice of an answer that ended refused (the model's refusal, or
+ * a provider's content filter: OpenAI `content_filter`, Gemini `SAFETY`,
+ * `RECITATION`, …), or undefined for any other finish. A text-mode run prints
+ * such an answer like any other, so only this line says it is not one.
+ */
+export function refusedFinishNotice(finish: FinishEvent | undefined): string | undefined {
+  const raw = finish?.rawReason ? ` (finish reason ${finish.rawReason})` : "";
+  if (finish?.reason === "content_filter") return `the provider's content filter stopped the answer${raw}: what came is printed and stored, and may be cut short`;
+  if (finish?.reason === "refusal") return `the model refused to answer${raw}: its reply is printed and stored as the answer`;
+  return undefined;
+}

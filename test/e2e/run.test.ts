@@ -6,6 +6,8 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 afterAll(cleanHomes);
 
@@ -167,4 +169,21 @@ test("the first -o, --max-tokens and --temperature on a continued session that s
   expect(second.stderr.trim().split("\n")).toEqual(["[warn] --temperature (unset) → 0.5 for this session from now on"]);
   const same = await cachet(["--emulate", "-c", "-o", "top_k=5", "still"], { home });
   expect({ code: same.code, stderr: same.stderr }).toEqual({ code: 0, stderr: "" });
+});
+
+test("an answer ended by a refusal or a content filter prints as text (exit 0) with one stderr line naming the finish reason, on each provider", async () => {
+  const home = freshHome();
+  const script = join(home, "refuse.json");
+  writeFileSync(script, JSON.stringify([{ text: "I can't help with that.", refusal: true }]));
+  const expected: [string, string][] = [
+    ["google/gemini-2.5-flash", "[warn] the provider's content filter stopped the answer (finish reason SAFETY): what came is printed and stored, and may be cut short"],
+    ["openai/gpt-4o", "[warn] the provider's content filter stopped the answer (finish reason content_filter): what came is printed and stored, and may be cut short"],
+    ["anthropic/claude-sonnet-4-6", "[warn] the model refused to answer (finish reason refusal): its reply is printed and stored as the answer"],
+  ];
+  for (const [model, line] of expected) {
+    const r = await cachet(["--emulate", "-m", model, "please"], { home, env: { CACHET_EMULATOR_SCRIPT: script } });
+    expect({ model, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ model, code: 0, stdout: "I can't help with that.\n", stderr: `${line}\n` });
+  }
+  const plain = await cachet(["--emulate", "-m", "google/gemini-2.5-flash", "please"], { home });
+  expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: "" });
 });
