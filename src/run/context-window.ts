@@ -39,8 +39,24 @@ export async function checkContextWindow(catalogRef: string, context: RequestCon
   throw new CachetError(
     "CONTEXT_TOO_LONG",
     `the request does not fit ${catalogRef}'s context window: about ${estimate.toLocaleString("en-US")} prompt tokens${output ? ` + ${output.toLocaleString("en-US")} output` : ""} > ${window.toLocaleString("en-US")}; nothing was sent`,
-    { hint: "compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, lower --max-tokens, or pick a model with a larger window (`cachet models`)" },
+    { hint: tooLongHint(context.messages.length > 1, estimate < window ? output : 0) },
   );
+}
+
+/**
+ * What can make a request fit, and only that: compaction when earlier
+ * messages could go into a summary (a session's first prompt has none), a
+ * lower --max-tokens when the prompt alone fits and the output reserved is
+ * what overflows.
+ * @param reservedTokens output tokens reserved in the window that lowering --max-tokens would give back; 0 when that cannot help
+ */
+function tooLongHint(earlierMessages: boolean, reservedTokens: number): string {
+  const ways = [
+    ...(earlierMessages ? ["compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false)"] : []),
+    "send less input",
+    ...(reservedTokens > 0 ? [`lower --max-tokens (${reservedTokens.toLocaleString("en-US")} output tokens are reserved in the window)`] : []),
+  ];
+  return `${ways.join(", ")}, or pick a model with a larger window (\`cachet models\`)`;
 }
 
 /** UTF-8 bytes of the request's text: an upper bound of its tokens. */

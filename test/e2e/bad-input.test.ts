@@ -184,7 +184,7 @@ test("CACHET_PLUGINS naming a file with a syntax error: the plugin is named, the
   expect(lines[0]).toContain(plugin);
 });
 
-test("a prompt over the model's window: one error line whose hint offers compaction (no separate 'compaction due' warning), exit 3, nothing stored", async () => {
+test("a first prompt over the model's window: one error line whose hint offers only what can help (no compaction: nothing earlier to compact; no --max-tokens: the prompt alone overflows), exit 3, nothing stored", async () => {
   // gpt-3.5-turbo's window is 16,385 tokens; "word " is one token.
   const r = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "summarise"], { home, stdin: "word ".repeat(20_000) });
   expect(r.code).toBe(3);
@@ -192,9 +192,24 @@ test("a prompt over the model's window: one error line whose hint offers compact
   const lines = textLines(r.stderr);
   expect(lines).toHaveLength(2);
   expect(lines[0]).toBe("cachet: the request does not fit openai/gpt-3.5-turbo's context window: about 20,004 prompt tokens > 16,385; nothing was sent");
-  expect(lines[1]).toStartWith("  hint: compact the session (`cachet compact`");
+  expect(lines[1]).toBe("  hint: send less input, or pick a model with a larger window (`cachet models`)");
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
   expect((await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n")).toHaveLength(1);
+});
+
+test("the too-long hint follows the case: --max-tokens when the reserved output overflows, compaction when earlier messages could be summarised", async () => {
+  const own = freshHome();
+  // 15,000 prompt tokens fit gpt-3.5-turbo's 16,385; with 4,096 reserved for output they do not.
+  const reserved = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "--max-tokens", "4096", "summarise"], { home: own, stdin: "word ".repeat(15_000) });
+  expect(reserved.code).toBe(3);
+  expect(textLines(reserved.stderr)).toEqual([
+    "cachet: the request does not fit openai/gpt-3.5-turbo's context window: about 15,004 prompt tokens + 4,096 output > 16,385; nothing was sent",
+    "  hint: send less input, lower --max-tokens (4,096 output tokens are reserved in the window), or pick a model with a larger window (`cachet models`)",
+  ]);
+  expect((await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "hello"], { home: own })).code).toBe(0);
+  const later = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "-c", "--no-compact", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
+  expect(later.code).toBe(3);
+  expect(textLines(later.stderr)[1]).toBe("  hint: compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, or pick a model with a larger window (`cachet models`)");
 });
 
 test("--json, a new session (or new NAME) refused before anything is stored (over the window, over --max-cost): only the error line, no session line for a session that never exists", async () => {
