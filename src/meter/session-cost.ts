@@ -25,7 +25,8 @@ export interface CostTreeNode extends AttributedTokens {
 
 /** One request of the session, attributed. */
 export interface RequestCostView {
-  requestId: string;
+  /** The request's id (`r_…`), as every `--json` request object names it (`cost --json`, `why --json`, `export`). */
+  id: string;
   role: string;
   model: string;
   startedAt: number;
@@ -94,7 +95,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
       const a = meter.attribute(row.chain, row.usage, options);
       const nodes = a.nodes();
       return {
-        requestId: row.id,
+        id: row.id,
         role: row.role,
         model: modelId,
         startedAt: row.startedAt,
@@ -216,7 +217,7 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
   for (const v of views) {
     const u = v.usage;
     lines.push(
-      `${v.requestId}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
+      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
     if (v.estimatedPrompt > 0 && v.estimatedPrompt !== v.billedPrompt) {

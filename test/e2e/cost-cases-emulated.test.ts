@@ -83,7 +83,7 @@ async function treeSumsToCost(home: string): Promise<Raw[]> {
   const lines = text.stdout.split("\n");
   for (const v of views) {
     // A request's own lines: from its header to the next request's header; the nodes, output and charges are indented by two.
-    const start = lines.findIndex((l) => l.startsWith(v.requestId));
+    const start = lines.findIndex((l) => l.startsWith(v.id));
     const end = lines.findIndex((l, i) => i > start && !l.startsWith(" "));
     const dollars = lines.slice(start + 1, end).filter((l) => /^  \S/.test(l) && !l.startsWith("  nodes:")).map((l) => Number(/\$([0-9.]+)$/.exec(l)![1]));
     const header = Number(/\$([0-9.]+)/.exec(lines[start]!)![1]);

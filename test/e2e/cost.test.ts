@@ -52,7 +52,7 @@ describe("cachet cost --tree on an emulated 10-turn session (issue 5)", () => {
         let cacheReads = 0;
         for (const [n, request] of (report.requests as Raw[]).entries()) {
           const row = requests[n]!;
-          expect(request.requestId).toBe(row.id);
+          expect(request.id).toBe(row.id);
           expect(request.usage).toEqual(row.usage);
           const total = sums(request.tree);
           for (const c of CATEGORIES) expect(total[c]).toBe(row.usage[c] ?? 0);
@@ -72,4 +72,19 @@ describe("cachet cost --tree on an emulated 10-turn session (issue 5)", () => {
       60_000,
     );
   }
+});
+
+test("cost --json and cost --tree --json name each request's id the same way, `id`, as why --json and export do", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "hi"], { home });
+  await ok(["--emulate", "-c", "again"], { home });
+  const { requests } = await exportSession(home);
+  const ids = requests.map((r) => r.id);
+  expect(ids).toHaveLength(2);
+  for (const args of [["cost", "--json"], ["cost", "--tree", "--json"]]) {
+    const listed = (JSON.parse((await ok(args, { home })).stdout) as { requests: Record<string, unknown>[] }).requests;
+    expect({ args, ids: listed.map((r) => r.id), requestId: listed.map((r) => r.requestId) }).toEqual({ args, ids, requestId: [undefined, undefined] });
+  }
+  const why = JSON.parse((await ok(["why", ids[1]!, "--json"], { home })).stdout) as { request: { id: string } };
+  expect(why.request.id).toBe(ids[1]!);
 });
