@@ -187,3 +187,32 @@ test("an answer ended by a refusal or a content filter prints as text (exit 0) w
   const plain = await cachet(["--emulate", "-m", "google/gemini-2.5-flash", "please"], { home });
   expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: "" });
 });
+
+test("tool calls left without a result are counted in good grammar: '1 of the 3 … has', '2 of the 3 … have', 'a pending tool call … leaves it'", async () => {
+  const home = freshHome();
+  const tools = join(home, "tools.json");
+  writeFileSync(tools, JSON.stringify([{ name: "lookup", description: "Look a word up.", parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }]));
+  const script = join(home, "script.json");
+  const call = (q: string) => ({ name: "lookup", arguments: JSON.stringify({ q }) });
+  writeFileSync(script, JSON.stringify([{ tool_calls: [call("a"), call("b"), call("c")] }]));
+  const env = { CACHET_EMULATOR_SCRIPT: script };
+  const first = await cachet(["--emulate", "--tools", tools, "--json", "look up a, b and c"], { home, env });
+  const ids = ofType(events(first.stdout), "tool_call").map((e) => e.id as string);
+  expect(ids).toHaveLength(3);
+  const result = join(home, "result.txt");
+  writeFileSync(result, "found");
+  const firstLine = async (args: string[]) => {
+    const r = await cachet(["--emulate", "-c", ...args], { home, env });
+    expect(r.code).toBe(2);
+    return r.stderr.split("\n")[0];
+  };
+  expect(await firstLine(["--tool-result", `${ids[0]}=@${result}`])).toBe(`cachet: 2 of the 3 pending tool calls have no result: ${ids[1]}, ${ids[2]}; the provider refuses a new turn that leaves them unanswered`);
+  expect(await firstLine(["--tool-result", `${ids[0]}=@${result}`, "--tool-result", `${ids[1]}=@${result}`])).toBe(`cachet: 1 of the 3 pending tool calls has no result: ${ids[2]}; the provider refuses a new turn that leaves it unanswered`);
+  expect(await firstLine(["next"])).toBe(`cachet: the last answer has 3 pending tool calls: ${ids.join(", ")}; the provider refuses a new turn that leaves them unanswered`);
+  const one = freshHome();
+  writeFileSync(script, JSON.stringify([{ tool_calls: [call("z")] }]));
+  const single = await cachet(["--emulate", "--tools", tools, "--json", "look up z"], { home: one, env });
+  const [only] = ofType(events(single.stdout), "tool_call").map((e) => e.id as string);
+  const refused = await cachet(["--emulate", "-c", "next"], { home: one, env });
+  expect({ code: refused.code, line: refused.stderr.split("\n")[0] }).toEqual({ code: 2, line: `cachet: the last answer has a pending tool call: ${only}; the provider refuses a new turn that leaves it unanswered` });
+});

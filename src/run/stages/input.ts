@@ -86,8 +86,9 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
   const unanswered = pending.filter((call) => !given.has(call.id));
   if (unanswered.length > 0 && !options.dropPending) {
     const ids = unanswered.map((c) => c.id).join(", ");
-    const what = given.size > 0 ? `${unanswered.length} of the ${pending.length} pending tool calls have no result` : `the last answer has ${pending.length === 1 ? "a pending tool call" : `${pending.length} pending tool calls`}`;
-    throw new CachetError("BAD_FLAG", `${what}: ${ids}; the provider refuses a new turn that leaves them unanswered`, {
+    const one = unanswered.length === 1;
+    const what = given.size > 0 ? `${unanswered.length} of the ${pending.length} pending tool calls ${one ? "has" : "have"} no result` : `the last answer has ${one ? "a pending tool call" : `${pending.length} pending tool calls`}`;
+    throw new CachetError("BAD_FLAG", `${what}: ${ids}; the provider refuses a new turn that leaves ${one ? "it" : "them"} unanswered`, {
       hint: `answer each: --tool-result ID=@FILE (repeatable), or pass --drop-pending to answer them with "${DROPPED_RESULT}"`,
     });
   }
