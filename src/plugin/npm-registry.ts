@@ -10,6 +10,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { isHttpUrl, NOT_HTTP_URL } from "../config.ts";
 import { CachetError } from "../errors.ts";
 
 /** The public registry, unless `CACHET_NPM_REGISTRY` or `npm_config_registry` names another. */
@@ -30,9 +31,17 @@ export interface PackageVersion {
   dist: { tarball: string; integrity?: string; shasum?: string };
 }
 
-/** The registry URL for an environment. */
+/**
+ * The registry URL for an environment.
+ * @throws CachetError BAD_FLAG (exit 2) naming the variable when its value is not an http:// or https:// URL
+ */
 export function registryUrl(env: Record<string, string | undefined>): string {
-  return (env.CACHET_NPM_REGISTRY || env.npm_config_registry || DEFAULT_REGISTRY).replace(/\/+$/, "");
+  const variable = env.CACHET_NPM_REGISTRY ? "CACHET_NPM_REGISTRY" : env.npm_config_registry ? "npm_config_registry" : undefined;
+  const url = variable === undefined ? DEFAULT_REGISTRY : env[variable]!;
+  if (variable !== undefined && !isHttpUrl(url)) {
+    throw new CachetError("BAD_FLAG", `${variable}=${JSON.stringify(url)}: ${NOT_HTTP_URL}`, { hint: `e.g. ${variable}=${DEFAULT_REGISTRY}, or unset it for that default` });
+  }
+  return url.replace(/\/+$/, "");
 }
 
 /** Splits `name`, `name@1.2.3`, `name@^1`, `@scope/name@latest`. */

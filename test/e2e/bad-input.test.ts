@@ -342,6 +342,21 @@ test("CACHET_MAX_STDIN_BYTES that is not a whole number of bytes (-5, abc, 1.5, 
   expect(over.stderr.split("\n")[0]).toBe("cachet: stdin is larger than 10 bytes");
 });
 
+test("a registry variable that is not an http(s) URL (CACHET_NPM_REGISTRY, npm_config_registry): exit 2 naming it, not an internal error; nothing installed", async () => {
+  const home = freshHome();
+  for (const [variable, value] of [["CACHET_NPM_REGISTRY", "notaurl"], ["CACHET_NPM_REGISTRY", "ftp://registry.example"], ["npm_config_registry", "registry.example"]] as const) {
+    const r = await cachet(["plugins", "add", "some-plugin"], { home, env: { [variable]: value } });
+    expect({ variable, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      variable,
+      code: 2,
+      stdout: "",
+      stderr: `cachet: ${variable}=${JSON.stringify(value)}: expected an http:// or https:// URL\n  hint: e.g. ${variable}=https://registry.npmjs.org, or unset it for that default\n`,
+    });
+  }
+  const listed = JSON.parse((await cachet(["plugins", "list", "--json"], { home })).stdout) as { plugins: { source: string }[] };
+  expect(listed.plugins.map((p) => p.source)).toEqual(["builtin:anthropic", "builtin:openai", "builtin:gemini", "builtin:openai-compatible"]);
+});
+
 test("a --session value shaped like an id that names no session is refused, the hint says such names are reserved; no session is created; a name of another shape starts one", async () => {
   const home = freshHome();
   expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);
