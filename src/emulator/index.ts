@@ -24,6 +24,8 @@ import { join } from "node:path";
 import { CachetError } from "../errors.ts";
 import { statePaths } from "../paths.ts";
 import { CacheStore } from "./cache-store.ts";
+import { checkClockEnv } from "./clock.ts";
+import { checkByokEnv } from "./facts/openrouter-byok.ts";
 import { FaultPlan } from "./faults.ts";
 import { Inspection } from "./inspection.ts";
 import { handleRequest } from "./server.ts";
@@ -70,6 +72,9 @@ export function defaultStatePath(env: Record<string, string | undefined> = proce
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
   const env = options.env ?? process.env;
+  // A mistyped clock or billing variable would be ignored request after request: refused once, here.
+  checkClockEnv(env);
+  checkByokEnv(env);
   const statePath = options.statePath === undefined ? defaultStatePath(env) : options.statePath;
   let store: CacheStore;
   try {

@@ -357,6 +357,22 @@ test("a registry variable that is not an http(s) URL (CACHET_NPM_REGISTRY, npm_c
   expect(listed.plugins.map((p) => p.source)).toEqual(["builtin:anthropic", "builtin:openai", "builtin:gemini", "builtin:openai-compatible"]);
 });
 
+test("an emulator clock or billing variable that cannot be read (CACHET_EMULATOR_CLOCK_MS, _CLOCK_OFFSET_MS, _BYOK): exit 2 naming it when the emulator starts, nothing stored", async () => {
+  const home = freshHome();
+  const cases = [
+    ["CACHET_EMULATOR_CLOCK_MS", "abc", "expected ms since the epoch, e.g. 1767225600000", "unset CACHET_EMULATOR_CLOCK_MS for the wall clock"],
+    ["CACHET_EMULATOR_CLOCK_OFFSET_MS", "2026-01-01", "expected a shift in ms, e.g. 300000 or -60000", "unset CACHET_EMULATOR_CLOCK_OFFSET_MS for the wall clock"],
+    ["CACHET_EMULATOR_BYOK", "Free", "expected free or fee", "unset CACHET_EMULATOR_BYOK for requests paid with OpenRouter credits"],
+  ] as const;
+  for (const [variable, value, form, hint] of cases) {
+    const r = await cachet(["--emulate", "hi"], { home, env: { [variable]: value } });
+    expect({ variable, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ variable, code: 2, stdout: "", stderr: `cachet: ${variable}=${JSON.stringify(value)}: ${form}\n  hint: ${hint}\n` });
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+  const fixed = await cachet(["--emulate", "--json", "hi"], { home, env: { CACHET_EMULATOR_CLOCK_MS: "1767225600000", CACHET_EMULATOR_BYOK: "fee" } });
+  expect(fixed.code).toBe(0);
+});
+
 test("a --session value shaped like an id that names no session is refused, the hint says such names are reserved; no session is created; a name of another shape starts one", async () => {
   const home = freshHome();
   expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);

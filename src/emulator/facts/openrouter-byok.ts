@@ -8,17 +8,29 @@
  * Whether a request is BYOK is the account's setting (a provider key stored
  * on OpenRouter), not part of the request, so a test chooses it with
  * `x-emulator-byok` / `CACHET_EMULATOR_BYOK`: `free` (within the monthly
- * waiver: `cost` 0, as in CASES.md case 35) or `fee` (5% fee); unset or
- * anything else: the request is paid with OpenRouter credits.
+ * waiver: `cost` 0, as in CASES.md case 35) or `fee` (5% fee); unset (or
+ * empty): the request is paid with OpenRouter credits. Another value of the
+ * variable is refused when the emulator starts ({@link checkByokEnv}).
  * @see https://openrouter.ai/docs/use-cases/usage-accounting (is_byok, cost_details.upstream_inference_cost)
  * @see https://openrouter.ai/docs/use-cases/byok
  * @see https://openrouter.ai/docs/faq (BYOK fee 5%, first 1M BYOK requests a month free)
  */
+import { CachetError } from "../../errors.ts";
 
 /** Request header choosing the BYOK mode of an OpenRouter request. */
 export const BYOK_HEADER = "x-emulator-byok";
 /** Environment variable choosing the BYOK mode of every OpenRouter request. */
 export const BYOK_ENV = "CACHET_EMULATOR_BYOK";
+
+/**
+ * Refuses a `CACHET_EMULATOR_BYOK` other than `free` or `fee`: a typo would bill credits without a word.
+ * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the words it takes
+ */
+export function checkByokEnv(env: Record<string, string | undefined>): void {
+  const value = env[BYOK_ENV];
+  if (value === undefined || value === "" || value === "free" || value === "fee") return;
+  throw new CachetError("BAD_FLAG", `${BYOK_ENV}=${JSON.stringify(value)}: expected free or fee`, { hint: `unset ${BYOK_ENV} for requests paid with OpenRouter credits` });
+}
 
 /** How an OpenRouter request is paid. */
 export type OpenRouterBilling = "credits" | "byok-free" | "byok-fee";
