@@ -60,6 +60,15 @@ test("responses non-streaming: the rendered body as sent; text, tool call and us
   expect(responsesUsage(finish.rawUsage).usage).toMatchObject({ input: 4262, cacheRead: 4864, output: 3197, reasoning: 1024 });
 });
 
+test("responses non-streaming: a message whose content is a refusal part is the answer's text, finished as a refusal", async () => {
+  const response = { id: "resp_1", status: "completed", output: [{ type: "message", role: "assistant", content: [{ type: "refusal", refusal: "I can't help with that." }] }], usage: { input_tokens: 3, output_tokens: 6 } };
+  const { fetch } = replayFetch([jsonResponse(JSON.stringify(response))]);
+  const config: ProviderConfig = { providerId: "openai-responses", apiKey: "k-123456", baseUrl: "http://127.0.0.1:1/openai/v1", fetch, options: {} };
+  const events = await collect(sendResponses(openaiClient(config), renderResponses(ctx, pluginServices), { signal: new AbortController().signal }, pluginServices, config));
+  expect(events[0]).toEqual({ type: "text", delta: "I can't help with that." });
+  expect(events[1]).toMatchObject({ type: "finish", reason: "refusal", rawReason: "refusal" });
+});
+
 test("incremental form: previous_response_id and only the items after the stored conversation; refused when nothing is stored", () => {
   const context: RequestContext = {
     model: "gpt-4.1",

@@ -8,6 +8,7 @@
  * `function_call_output` items.
  * @see https://platform.openai.com/docs/api-reference/responses/create
  * @see https://platform.openai.com/docs/guides/prompt-caching
+ * @see https://platform.openai.com/docs/api-reference/responses-streaming (response.refusal.delta: a refusal content part)
  */
 import { refuseServerTools } from "../shared/server-tools.ts";
 import type {
@@ -196,6 +197,8 @@ export async function* sendResponses(
     for await (const event of stream) {
       switch (event.type) {
         case "response.output_text.delta":
+        // The model's refusal comes as its own content part; it is the answer's text (the finish says it was a refusal).
+        case "response.refusal.delta":
           yield { type: "text", delta: event.delta ?? "" };
           break;
         case "response.reasoning_summary_text.delta":
@@ -231,7 +234,7 @@ interface RawItem {
   call_id?: string;
   name?: string;
   arguments?: string;
-  content?: { type?: string; text?: string }[];
+  content?: { type?: string; text?: string; refusal?: string }[];
   summary?: { text?: string }[];
 }
 
@@ -262,7 +265,10 @@ function* responseEvents(response: RawResponse): Generator<StreamEvent> {
     if (item.type === "reasoning") {
       for (const s of item.summary ?? []) if (s.text) yield { type: "thinking", delta: s.text };
     } else if (item.type === "message") {
-      for (const c of item.content ?? []) if (c.type === "output_text" && c.text) yield { type: "text", delta: c.text };
+      for (const c of item.content ?? []) {
+        if (c.type === "output_text" && c.text) yield { type: "text", delta: c.text };
+        if (c.type === "refusal" && c.refusal) yield { type: "text", delta: c.refusal };
+      }
     } else if (item.type === "function_call") {
       calls = true;
       yield { type: "tool_call", id: item.call_id ?? "", name: item.name ?? "", arguments: item.arguments ?? "" };
@@ -274,9 +280,11 @@ function* responseEvents(response: RawResponse): Generator<StreamEvent> {
 function finish(response: RawResponse, calls: boolean): StreamEvent {
   const incomplete = response.incomplete_details?.reason;
   let reason: FinishReason = "other";
-  if (response.status === "completed") reason = calls ? "tool_calls" : "stop";
+  // A completed response whose message is a `refusal` content part is the model's refusal.
+  const refused = response.output?.some((item) => item.type === "message" && item.content?.some((c) => c.type === "refusal")) ?? false;
+  if (response.status === "completed") reason = calls ? "tool_calls" : refused ? "refusal" : "stop";
   else if (incomplete === "max_output_tokens") reason = "length";
   else if (incomplete === "content_filter") reason = "content_filter";
-  const event: StreamEvent = { type: "finish", reason, rawReason: incomplete ?? response.status, rawUsage: response.usage ?? undefined, requestId: response.id };
+  const event: StreamEvent = { type: "finish", reason, rawReason: incomplete ?? (reason === "refusal" ? "refusal" : response.status), rawUsage: response.usage ?? undefined, requestId: response.id };
   return response.service_tier ? { ...event, serviceTier: response.service_tier } : event;
 }

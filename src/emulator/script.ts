@@ -8,7 +8,8 @@
  *   "tool_calls"?: [{ "name": string, "arguments": "<JSON object as a string>" }],
  *   "refusal"?: true, "images"?: number, "web_search"?: [query, ...] }]`
  *   (`refusal`: the answer ends as a refusal: Anthropic
- *   `stop_reason: "refusal"`, OpenAI `content_filter`, Gemini `SAFETY`;
+ *   `stop_reason: "refusal"`, OpenAI Chat `content_filter`, the Responses API a
+ *   `refusal` content part, Gemini `SAFETY`;
  *   `images`: the number of images an image-output model returns, Gemini
  *   protocol only; `web_search`: the queries the model runs with Anthropic's
  *   server web search tool, which the request must declare).

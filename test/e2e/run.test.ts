@@ -179,11 +179,15 @@ test("an answer ended by a refusal or a content filter prints as text (exit 0) w
     ["google/gemini-2.5-flash", "[warn] the provider's content filter stopped the answer (finish reason SAFETY): what came is printed and stored, and may be cut short"],
     ["openai/gpt-4o", "[warn] the provider's content filter stopped the answer (finish reason content_filter): what came is printed and stored, and may be cut short"],
     ["anthropic/claude-sonnet-4-6", "[warn] the model refused to answer (finish reason refusal): its reply is printed and stored as the answer"],
+    // The Responses API sends a refusal as a `refusal` content part, streamed (response.refusal.delta) or not.
+    ["openai-responses/gpt-5", "[warn] the model refused to answer (finish reason refusal): its reply is printed and stored as the answer"],
   ];
   for (const [model, line] of expected) {
     const r = await cachet(["--emulate", "-m", model, "please"], { home, env: { CACHET_EMULATOR_SCRIPT: script } });
     expect({ model, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ model, code: 0, stdout: "I can't help with that.\n", stderr: `${line}\n` });
   }
+  const unstreamed = await cachet(["--emulate", "-m", "openai-responses/gpt-5", "--no-stream", "please"], { home, env: { CACHET_EMULATOR_SCRIPT: script } });
+  expect({ code: unstreamed.code, stdout: unstreamed.stdout, stderr: unstreamed.stderr }).toEqual({ code: 0, stdout: "I can't help with that.\n", stderr: `${expected[3]![1]}\n` });
   const plain = await cachet(["--emulate", "-m", "google/gemini-2.5-flash", "please"], { home });
   expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: "" });
 });

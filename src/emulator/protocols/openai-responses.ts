@@ -110,13 +110,23 @@ export const openaiResponses: ProtocolHandler = {
     items.forEach((item, output_index) => {
       const id = String(item.id);
       if (item.type === "message") {
-        const text = String(((item.content as { text: string }[])[0] ?? { text: "" }).text);
+        const part = (item.content as { type: string; text?: string; refusal?: string }[])[0];
         events.push(event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", content: [] } }));
-        const emptyPart = { type: "output_text", text: "", annotations: [], logprobs: [] };
-        events.push(event("response.content_part.added", { item_id: id, output_index, content_index: 0, part: emptyPart }));
-        for (const delta of textPieces(text)) events.push(event("response.output_text.delta", { item_id: id, output_index, content_index: 0, delta, logprobs: [] }));
-        events.push(event("response.output_text.done", { item_id: id, output_index, content_index: 0, text, logprobs: [] }));
-        events.push(event("response.content_part.done", { item_id: id, output_index, content_index: 0, part: { ...emptyPart, text } }));
+        if (part?.type === "refusal") {
+          // A refusal is its own content part, streamed with response.refusal.delta / .done.
+          const refusal = String(part.refusal);
+          events.push(event("response.content_part.added", { item_id: id, output_index, content_index: 0, part: { type: "refusal", refusal: "" } }));
+          for (const delta of textPieces(refusal)) events.push(event("response.refusal.delta", { item_id: id, output_index, content_index: 0, delta }));
+          events.push(event("response.refusal.done", { item_id: id, output_index, content_index: 0, refusal }));
+          events.push(event("response.content_part.done", { item_id: id, output_index, content_index: 0, part }));
+        } else {
+          const text = String(part?.text ?? "");
+          const emptyPart = { type: "output_text", text: "", annotations: [], logprobs: [] };
+          events.push(event("response.content_part.added", { item_id: id, output_index, content_index: 0, part: emptyPart }));
+          for (const delta of textPieces(text)) events.push(event("response.output_text.delta", { item_id: id, output_index, content_index: 0, delta, logprobs: [] }));
+          events.push(event("response.output_text.done", { item_id: id, output_index, content_index: 0, text, logprobs: [] }));
+          events.push(event("response.content_part.done", { item_id: id, output_index, content_index: 0, part: { ...emptyPart, text } }));
+        }
       } else if (item.type === "function_call") {
         events.push(event("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } }));
         for (const delta of halves(String(item.arguments))) events.push(event("response.function_call_arguments.delta", { item_id: id, output_index, delta }));
@@ -152,7 +162,9 @@ export function outputItems({ answer, id }: Exchange): Record<string, unknown>[]
   const items: Record<string, unknown>[] = [];
   if (answer.thinking) items.push({ id: `rs_emu${id}`, type: "reasoning", summary: [] });
   if (answer.text || answer.toolCalls.length === 0) {
-    items.push({ id: `msg_emu${id}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: answer.text, annotations: [], logprobs: [] }] });
+    // The model's refusal is a `refusal` content part of a completed message, not output_text.
+    const part = answer.refused ? { type: "refusal", refusal: answer.text } : { type: "output_text", text: answer.text, annotations: [], logprobs: [] };
+    items.push({ id: `msg_emu${id}`, type: "message", status: "completed", role: "assistant", content: [part] });
   }
   answer.toolCalls.forEach((call, i) => {
     items.push({ id: `fc_emu${id}${i}`, type: "function_call", status: "completed", call_id: `call_${call.id}`, name: call.name, arguments: call.arguments });
