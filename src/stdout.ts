@@ -78,7 +78,7 @@ export async function settleStdout(what: "answer" | "output"): Promise<void> {
     cause: failure,
     hint:
       what === "answer"
-        ? "the turn is stored in full: make room where stdout goes (or send it elsewhere) and print it with `cachet export`"
+        ? "make room where stdout goes (or send it elsewhere); the turn is stored in full (`cachet export` prints it) unless --no-store"
         : "make room where stdout goes (or send it elsewhere) and run the command again",
   });
 }
