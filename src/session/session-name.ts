@@ -30,10 +30,22 @@ export function checkSessionName(name: string, flag: string): void {
   const hidden = hiddenCharacters(name);
   const at = chars.findIndex((c, i) => c === "\ufffd" || printable(c) !== c || hidden.has(i));
   if (at === -1) return;
-  // A character that shows nothing is shown as its escape, as printable() shows a control character.
-  const shown = chars.map((c, i) => (hidden.has(i) ? `\\u{${c.codePointAt(0)!.toString(16)}}` : printable(c)));
+  const shown = shownChars(chars, hidden);
   const what = chars[at] === "\ufffd" ? "is not valid UTF-8 (U+FFFD" : `holds a control or invisible character (${shown[at]}`;
   throw new CachetError("BAD_FLAG", `${flag} "${shown.join("")}": the name ${what} at character ${at + 1})`, { hint });
+}
+
+/**
+ * A stored name as tables and messages print it: {@link printable}, and a
+ * character that shows nothing as its escape (`a\u{200b}b`), so a name stored
+ * before such names were refused cannot pass for another (`ab`).
+ */
+export function shownName(name: string): string {
+  return shownChars([...name], hiddenCharacters(name)).join("");
+}
+
+function shownChars(chars: string[], hidden: Set<number>): string[] {
+  return chars.map((c, i) => (hidden.has(i) ? `\\u{${c.codePointAt(0)!.toString(16)}}` : printable(c)));
 }
 
 const IGNORABLE = /\p{Default_Ignorable_Code_Point}/u;

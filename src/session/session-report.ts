@@ -5,6 +5,7 @@
 import { printable } from "../printable.ts";
 import type { Message, SummaryState } from "../context/types.ts";
 import { closeJsonPrefix } from "./json-prefix.ts";
+import { shownName } from "./session-name.ts";
 import type { SessionSource } from "./recorded.ts";
 import type { LogEntry, StoredMessage, Store } from "./store.ts";
 import type { LedgerRow, PrefixVersion, SessionRecord } from "./types.ts";
@@ -131,7 +132,7 @@ export function formatSessionList(listings: SessionListing[]): string {
   if (listings.length === 0) return "no sessions yet\n";
   const rows = [["ID", "NAME", "MODEL", "MSGS", "REQS", "UPDATED", "FORK OF", "SOURCE"]];
   for (const s of listings) {
-    rows.push([s.id, s.name ?? "-", s.model, String(s.messages), String(s.requests), isoMinute(s.updatedAt), s.parentId ?? "-", s.source === "recorded" ? `recorded (${s.client ?? "unknown client"})` : "own"]);
+    rows.push([s.id, s.name === null ? "-" : shownName(s.name), s.model, String(s.messages), String(s.requests), isoMinute(s.updatedAt), s.parentId ?? "-", s.source === "recorded" ? `recorded (${s.client ?? "unknown client"})` : "own"]);
   }
   return table(rows);
 }
@@ -140,7 +141,7 @@ export function formatSessionList(listings: SessionListing[]): string {
 export function formatSessionDetails(d: SessionOverview): string {
   const s = d.session;
   const out: string[] = [
-    `session   ${s.id}${s.name ? ` (${printable(s.name)})` : ""}`,
+    `session   ${s.id}${s.name ? ` (${shownName(s.name)})` : ""}`,
     `model     ${s.model}`,
     `affinity  ${s.affinityKey}`,
     `created   ${isoMinute(s.createdAt)}   updated ${isoMinute(s.updatedAt)}`,

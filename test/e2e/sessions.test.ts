@@ -8,6 +8,8 @@
  * stay on their blocks (case 17).
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { canonicalJson } from "../../src/wire/canonical-json.ts";
 import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
 import { LARGE_SYSTEM, against, cacheParts, exportSession, ok, startEmulatorProcess, withoutMarkers } from "./session-kit.ts";
@@ -216,4 +218,16 @@ test("`cachet sessions` aligns its columns by display width: CJK and emoji names
   expect(lines.slice(1).map((line) => modelColumn(line, "anthropic/"))).toEqual(Array(names.length).fill(header));
   // The widest name sets the column: 12 cells for 日本語の名前, 2 spaces after it.
   expect(header).toBe("s_xxxxxxxxxxxx  ".length + 12 + 2);
+});
+
+test("a name holding a zero width space, stored before such names were refused, is listed with it escaped (a\\u{200b}b), never as a look-alike of \"ab\"", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "--session", "plain", "hi"], { home });
+  const db = new Database(join(home, "cachet.db"));
+  expect(db.query("UPDATE sessions SET name = ? WHERE name = 'plain'").run("a\u200bb").changes).toBe(1);
+  db.close();
+  const [, row] = (await ok(["sessions"], { home })).stdout.trimEnd().split("\n");
+  expect(row!.split(/\s+/)[1]).toBe("a\\u{200b}b");
+  const id = row!.split(/\s+/)[0]!;
+  expect((await ok(["sessions", "show", id], { home })).stdout.split("\n")[0]).toBe(`session   ${id} (a\\u{200b}b)`);
 });
