@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs } from "./_args.ts";
-import { stdout } from "../stdout.ts";
+import { settleStdout, stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "emulate", description: "Serve the provider emulator on loopback" },
@@ -22,6 +22,11 @@ export default defineCommand({
     const { startEmulator } = await import("../emulator/index.ts");
     const emulator = await startEmulator({ port, host: args.host });
     stdout().write(`${emulator.url}\n`);
+    // A caller reads the URL line to find the server: if it never arrived, serving on would only hang that caller.
+    await settleStdout("output").catch(async (error: unknown) => {
+      await emulator.stop();
+      throw error;
+    });
     const { info } = await import("../log.ts");
     await info(`emulator serving on ${emulator.url} (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/...); Ctrl-C stops it`);
     await new Promise<void>((resolve) => {

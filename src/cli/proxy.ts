@@ -6,7 +6,7 @@
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
 import { globalArgs } from "./_args.ts";
-import { stdout } from "../stdout.ts";
+import { settleStdout, stdout } from "../stdout.ts";
 
 export default defineCommand({
   meta: { name: "proxy", description: "Record any client's LLM traffic: forward it unchanged and meter each request" },
@@ -56,6 +56,11 @@ export default defineCommand({
       process.once("SIGTERM", resolve);
     });
     stdout().write(`${proxy.url}\n`);
+    // A caller reads the URL line to find the proxy: if it never arrived, serving on would only hang that caller.
+    await settleStdout("output").catch(async (error: unknown) => {
+      await proxy.stop();
+      throw error;
+    });
     await log.info(
       `proxy on ${proxy.url}${proxy.emulatorUrl ? " (forwarding to the built-in emulator)" : ""}: set ANTHROPIC_BASE_URL=${proxy.url}, OPENAI_BASE_URL=${proxy.url}/v1, the Gemini base URL to ${proxy.url}, or ${proxy.url}/PROVIDER for another provider; Ctrl-C stops it`,
     );

@@ -60,3 +60,16 @@ test.skipIf(!existsSync("/dev/full"))("a full stdout: every command exits 1 with
   }
 });
 
+
+test.skipIf(!existsSync("/dev/full"))("a full stdout: emulate and proxy --emulate exit 1 at once when their URL line fails, instead of serving on", async () => {
+  const home = freshHome();
+  // No signal is ever sent: before the fix, each served until toFullDevice's 20 s timeout killed it (exit 143).
+  for (const args of [["emulate"], ["proxy", "--emulate"]]) {
+    const r = await toFullDevice(home, args);
+    expect({ args, code: r.code, stderr: r.stderr.split("\n").filter((l) => l.startsWith("cachet:")) }).toEqual({
+      args,
+      code: 1,
+      stderr: ["cachet: cannot write the output to stdout: no space left on device (ENOSPC)"],
+    });
+  }
+});
