@@ -27,13 +27,23 @@ function context(providerOptions: Record<string, unknown>): RequestContext {
 }
 
 const ADAPTERS: { name: string; render: (c: RequestContext) => WireRequest; owned: Record<string, unknown> }[] = [
-  { name: "anthropic", render: (c) => renderAnthropic(c, pluginServices), owned: { system: "EVIL", messages: [], cache_control: { type: "ephemeral" }, output_config: { format: { type: "json_schema" } } } },
+  { name: "anthropic", render: (c) => renderAnthropic(c, pluginServices), owned: { system: "EVIL", messages: [], cache_control: { type: "ephemeral" }, output_config: { format: { type: "json_schema" } }, metadata: { user_id: "mine" } } },
   {
     name: "openai chat",
     render: (c) => renderChat(c, pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage }),
-    owned: { messages: [{ role: "system", content: "EVIL" }], tools: [], response_format: { type: "json_object" }, model: "gpt-4o" },
+    owned: {
+      messages: [{ role: "system", content: "EVIL" }],
+      tools: [],
+      response_format: { type: "json_object" },
+      model: "gpt-4o",
+      functions: [{ name: "f", parameters: { type: "object" } }],
+      function_call: "auto",
+      prompt_cache_key: "mine",
+      n: 3,
+      session_id: "mine",
+    },
   },
-  { name: "openai responses", render: (c) => renderResponses(c, pluginServices), owned: { instructions: "EVIL", input: "EVIL", previous_response_id: "resp_1", text: { format: { type: "text" } } } },
+  { name: "openai responses", render: (c) => renderResponses(c, pluginServices), owned: { instructions: "EVIL", input: "EVIL", previous_response_id: "resp_1", text: { format: { type: "text" } }, prompt_cache_key: "mine" } },
   {
     name: "gemini",
     render: (c) => renderGemini(c, pluginServices),
@@ -68,6 +78,8 @@ describe("owned request parts are refused as provider options on every wire", ()
     expect([responses.text, responses.reasoning]).toEqual([{ verbosity: "low" }, { effort: "low" }]);
     const anthropic = renderAnthropic(context({ tool_choice: { type: "auto" }, top_k: 40 }), pluginServices).body;
     expect([anthropic.tool_choice, anthropic.top_k]).toEqual([{ type: "auto" }, 40]);
+    const fresh = renderAnthropic(context({ metadata: {} }), pluginServices).body;
+    expect(fresh.metadata).toEqual({});
   });
 
   test("the message names what to use instead", () => {
@@ -75,5 +87,12 @@ describe("owned request parts are refused as provider options on every wire", ()
       '-o systemInstruction: cachet sets "systemInstruction" itself (it is part of the session and its cached prefix); use -s/--system instead',
     );
     expect(() => renderResponses(context({ text: { format: { type: "text" } } }), pluginServices)).toThrow('-o text: cachet sets "text.format" itself (it is part of the session and its cached prefix); use --schema instead');
+    expect(() => renderAnthropic(context({ metadata: { user_id: "mine" } }), pluginServices)).toThrow(
+      '-o metadata: cachet sets "metadata.user_id" itself (it is the session\'s cache affinity key); use --cache auto|off (cachet places the session\'s affinity key) instead',
+    );
+    expect(() => renderChat(context({ n: 3 }), pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage })).toThrow(
+      '-o n: cachet sets "n" itself (cachet reads and stores one choice per turn); use one request per answer (leave n unset) instead',
+    );
+    expect(() => renderChat(context({ functions: [] }), pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage })).toThrow('-o functions: cachet sets "functions" itself (it is part of the session and its cached prefix); use --tools instead');
   });
 });

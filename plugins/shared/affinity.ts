@@ -1,7 +1,8 @@
 /**
  * Affinity keys: body fields or headers that pin a session's requests to one
  * cache. Each helper returns a new wire request and leaves a value the body
- * or headers already carry (set by the user through provider options) alone.
+ * or headers already carry alone (provider options may not set a body key:
+ * src/plugin/owned-options.ts).
  */
 import type { WireRequest } from "../../src/plugin/index.ts";
 

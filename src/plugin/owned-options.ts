@@ -3,8 +3,11 @@
  * not replace or add to a part of the request that cachet renders from the
  * session and prices as nodes (system prompt, messages, tools, output schema)
  * or that decides what is sent and how (model, stream, cache markers, a
- * server-held context). Such an option would put on the wire something the
- * session does not record, so `cost --tree` would price what was never sent.
+ * server-held context, the session's affinity key). Such an option would put
+ * on the wire something the session does not record, so `cost --tree` would
+ * price what was never sent. Legacy tool definitions (`functions`,
+ * `function_call`) are tools outside the frozen prefix; `n` asks for several
+ * choices while cachet reads and stores one.
  *
  * The list covers every wire's spelling at once (a key one wire does not know
  * would be refused by that provider anyway), so every adapter and the command
@@ -14,6 +17,9 @@
  * @see https://platform.openai.com/docs/api-reference/chat/create (messages, tools, response_format)
  * @see https://platform.openai.com/docs/api-reference/responses/create (instructions, input, previous_response_id, conversation, prompt, text.format)
  * @see https://ai.google.dev/api/generate-content (systemInstruction, contents, tools, cachedContent, generationConfig.responseJsonSchema)
+ * @see https://platform.openai.com/docs/api-reference/chat/create (functions, function_call, n, prompt_cache_key)
+ * @see https://docs.claude.com/en/api/messages (metadata.user_id)
+ * @see https://openrouter.ai/docs/features/prompt-caching (session_id)
  */
 import { CachetError } from "../errors.ts";
 
@@ -21,13 +27,18 @@ import { CachetError } from "../errors.ts";
 const SYSTEM = "-s/--system";
 const LOG = "the prompt, -c/--session, --fork and --tool-result";
 const SCHEMA = "--schema";
+const TOOLS = "--tools";
+/** Why an owned part is cachet's, unless the entry says otherwise. */
+const PREFIX = "it is part of the session and its cached prefix";
+const AFFINITY = { use: "--cache auto|off (cachet places the session's affinity key)", why: "it is the session's cache affinity key" };
 
 /**
- * Owned request parts by top-level key: `use` is what to use instead; with
- * `within`, only those sub-keys are owned and the rest of the object stays the
- * user's (e.g. `-o text={"verbosity":"low"}` is fine, `text.format` is not).
+ * Owned request parts by top-level key: `use` is what to use instead, `why`
+ * why cachet owns it (default {@link PREFIX}); with `within`, only those
+ * sub-keys are owned and the rest of the object stays the user's (e.g.
+ * `-o text={"verbosity":"low"}` is fine, `text.format` is not).
  */
-const OWNED: Readonly<Record<string, { use: string; within?: readonly string[] }>> = {
+const OWNED: Readonly<Record<string, { use: string; why?: string; within?: readonly string[] }>> = {
   model: { use: "-m/--model" },
   stream: { use: "--no-stream" },
   system: { use: SYSTEM },
@@ -40,7 +51,13 @@ const OWNED: Readonly<Record<string, { use: string; within?: readonly string[] }
   previous_response_id: { use: LOG },
   conversation: { use: LOG },
   prompt: { use: `${SYSTEM} and ${LOG}` },
-  tools: { use: "--tools" },
+  tools: { use: TOOLS },
+  functions: { use: TOOLS },
+  function_call: { use: TOOLS },
+  n: { use: "one request per answer (leave n unset)", why: "cachet reads and stores one choice per turn" },
+  prompt_cache_key: AFFINITY,
+  session_id: AFFINITY,
+  metadata: { ...AFFINITY, within: ["user_id"] },
   cachedContent: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
   cached_content: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
   cache_control: { use: "--cache auto|off and --cache-ttl 5m|1h (cachet places the cache breakpoints)" },
@@ -57,13 +74,14 @@ const OWNED: Readonly<Record<string, { use: string; within?: readonly string[] }
  * A `value` that is not a plain object replaces a partly owned object whole,
  * so it is refused too.
  */
-export function ownedOption(key: string, value: unknown): { part: string; use: string } | undefined {
+export function ownedOption(key: string, value: unknown): { part: string; use: string; why: string } | undefined {
   if (!Object.hasOwn(OWNED, key)) return undefined;
   const owned = OWNED[key]!;
-  if (!owned.within) return { part: key, use: owned.use };
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return { part: key, use: owned.use };
+  const found = (part: string) => ({ part, use: owned.use, why: owned.why ?? PREFIX });
+  if (!owned.within) return found(key);
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return found(key);
   const sub = owned.within.find((k) => Object.hasOwn(value, k));
-  return sub === undefined ? undefined : { part: `${key}.${sub}`, use: owned.use };
+  return sub === undefined ? undefined : found(`${key}.${sub}`);
 }
 
 /**
@@ -78,6 +96,6 @@ export function refuseOwnedOptions(options: Record<string, unknown>): void {
     if (value === null || value === undefined) continue;
     const owned = ownedOption(key, value);
     if (!owned) continue;
-    throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${owned.part}" itself (it is part of the session and its cached prefix); use ${owned.use} instead`);
+    throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${owned.part}" itself (${owned.why}); use ${owned.use} instead`);
   }
 }
