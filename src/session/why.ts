@@ -6,6 +6,7 @@ import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, type Explanation } from "../wire/divergence.ts";
+import { printable } from "../printable.ts";
 import { openStore } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
 
@@ -16,6 +17,12 @@ export interface WhyReport extends Explanation {
   previous: { id: string; session: string; model: string; startedAt: number } | null;
   /** Nodes (chain links) in this request. */
   links: number;
+  /**
+   * Set when the provider refused this request (an HTTP error answer, no
+   * usage): nothing was read from the cache or billed. `httpStatus` is the
+   * answer's status code; `error` the stored one-line message.
+   */
+  refused?: { httpStatus: number; error: string };
   /** The compaction made just before this request (a deliberate change of everything after Z0 + Z1), if any. */
   compaction?: { id: string; reason: string; summarySource: string; collapsed: [string, string]; summaryRequest: string | null };
 }
@@ -60,6 +67,13 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     const compaction = store.compactions(current.sessionId).findLast((c) => c.createdAt >= since && c.createdAt <= current.startedAt);
     // A fork's first request is measured against the parent's last request alone, as its expectation was recorded.
     const explained = explain(previous, current, rules, index > 0 ? before.slice(-LIVE_ENTRY_ROWS) : before.slice(-1));
+    const refused = refusal(current);
+    if (refused) {
+      // What the wire comparison expected never happened: the provider read and billed nothing.
+      explained.causes = [`the provider refused this request (${refused.error}): nothing was read from the cache or billed`];
+    } else if (current.status === "error" && current.usage.input === undefined) {
+      explained.causes = [`the request failed before the provider reported usage${current.error ? ` (${current.error})` : ""}`];
+    }
     if (compaction) {
       explained.causes.unshift(
         `compaction ${compaction.id} (${compaction.reason}) moved messages ${compaction.firstCollapsed}…${compaction.lastCollapsed} into the summary zone: a deliberate change after the stable prefix and the summary zone`,
@@ -69,6 +83,7 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
       ...(compaction
         ? { compaction: { id: compaction.id, reason: compaction.reason, summarySource: compaction.summarySource, collapsed: [compaction.firstCollapsed, compaction.lastCollapsed] as [string, string], summaryRequest: compaction.summaryRequest } }
         : {}),
+      ...(refused ? { refused } : {}),
       request: { id: current.id, session: current.sessionId, model: `${current.provider}/${current.model}`, index, startedAt: current.startedAt },
       previous: previous ? { id: previous.id, session: previous.sessionId, model: `${previous.provider}/${previous.model}`, startedAt: previous.startedAt } : null,
       links: current.chain.length,
@@ -77,6 +92,14 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
   } finally {
     store.close();
   }
+}
+
+/** The provider's refusal of `row` (an error row with an HTTP status and no usage), if that is how it ended. */
+function refusal(row: LedgerRow): WhyReport["refused"] {
+  if (row.status !== "error" || row.usage.input !== undefined || !row.error) return undefined;
+  // Both the run's and the proxy's error rows name the answer's status as "HTTP 400".
+  const status = /\bHTTP (\d{3})\b/.exec(row.error)?.[1];
+  return status === undefined ? undefined : { httpStatus: Number(status), error: row.error.split("\n")[0]! };
 }
 
 /**
@@ -102,8 +125,11 @@ export function formatWhy(r: WhyReport): string {
     `previous  ${r.previous ? `${r.previous.id}  (${r.previous.session === r.request.session ? r.previous.model : `${r.previous.model}, parent session ${r.previous.session}`})` : "none"}`,
     `shared    ${r.sharedLinks} of ${r.links} nodes`,
     `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : r.previous ? "nowhere: this request extends the previous one" : "-"}`,
-    `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,
-    ...r.causes.map((c, i) => `${i === 0 ? "cause" : "     "}     ${c}`),
+    r.refused
+      ? `cached    none: refused by the provider (HTTP ${r.refused.httpStatus}), nothing read or billed`
+      : `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,
+    // A refusal quotes the provider's own message: no escape sequence of it reaches the terminal.
+    ...r.causes.map((c, i) => `${i === 0 ? "cause" : "     "}     ${printable(c)}`),
   ];
   return `${lines.join("\n")}\n`;
 }

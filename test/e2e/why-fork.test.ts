@@ -52,3 +52,23 @@ test("--fork=p --session NEWNAME is refused (exit 2) and creates no session", as
   ]);
   expect((await cachet(["sessions"], { home })).stdout.trim().split("\n").length).toBe(2);
 });
+
+test("why on a request the provider refused says so (HTTP 400 and its message) and that nothing was read or billed", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "mt", "-m", "google/gemini-2.5-flash", "hello"], { home })).code).toBe(0);
+  const bad = await cachet(["--emulate", "--session", "mt", "-m", "google/gemini-2.5-flash", "-o", "top_p=0.9", "bad"], { home });
+  expect(bad.code).toBe(4);
+  const refusal = /cachet: (google: HTTP 400: .*)/.exec(bad.stderr)![1]!;
+
+  const why = await cachet(["why", "mt"], { home });
+  expect(why.code).toBe(0);
+  const lines = why.stdout.split("\n");
+  expect(lines.find((l) => l.startsWith("cached"))).toBe("cached    none: refused by the provider (HTTP 400), nothing read or billed");
+  expect(lines.filter((l) => l.startsWith("cause"))).toEqual([`cause     the provider refused this request (${refusal}): nothing was read from the cache or billed`]);
+  expect(why.stdout).not.toContain("usage unknown");
+
+  const report = JSON.parse((await cachet(["why", "mt", "--json"], { home })).stdout);
+  expect(report.refused).toEqual({ httpStatus: 400, error: refusal });
+  expect(report.causes).toEqual([`the provider refused this request (${refusal}): nothing was read from the cache or billed`]);
+  expect(report.actualCacheRead).toBeUndefined();
+});
