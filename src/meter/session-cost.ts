@@ -28,7 +28,10 @@ export interface RequestCostView {
   /** The request's id (`r_…`), as every `--json` request object names it (`cost --json`, `why --json`, `export`). */
   id: string;
   role: string;
+  /** `provider/model` as the session used it (`openai-responses/gpt-5`), as `cost` without `--tree` names it. */
   model: string;
+  /** The catalog id its prices came from (`openai/gpt-5` for `openai-responses/gpt-5`). */
+  pricedAs: string;
   startedAt: number;
   usage: Usage;
   /** Cost recorded in the ledger, USD. */
@@ -97,7 +100,8 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
       return {
         id: row.id,
         role: row.role,
-        model: modelId,
+        model: `${row.provider}/${row.model}`,
+        pricedAs: modelId,
         startedAt: row.startedAt,
         usage: row.usage,
         costUsd: row.costUsd,

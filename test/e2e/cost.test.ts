@@ -88,3 +88,13 @@ test("cost --json and cost --tree --json name each request's id the same way, `i
   const why = JSON.parse((await ok(["why", ids[1]!, "--json"], { home })).stdout) as { request: { id: string } };
   expect(why.request.id).toBe(ids[1]!);
 });
+
+test("cost and cost --tree name an openai-responses request by the provider the session used; --tree --json also says the catalog id it was priced as", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "-m", "openai-responses/gpt-5", "--session", "r", "hi"], { home });
+  const label = (text: string) => text.split("\n")[0]!.split("  ")[2];
+  expect(label((await ok(["cost", "r"], { home })).stdout)).toBe("openai-responses/gpt-5");
+  expect(label((await ok(["cost", "r", "--tree"], { home })).stdout)).toBe("openai-responses/gpt-5");
+  const tree = (JSON.parse((await ok(["cost", "r", "--tree", "--json"], { home })).stdout) as { requests: Raw[] }).requests;
+  expect(tree.map((r) => [r.model, r.pricedAs])).toEqual([["openai-responses/gpt-5", "openai/gpt-5"]]);
+});
