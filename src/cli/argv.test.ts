@@ -13,7 +13,7 @@ const defs = {
   fork: { type: "boolean" },
 } as const satisfies ArgsDef;
 
-const parse = (...args: string[]) => parseArgv(args, defs, { command: "run", inlineValue: ["fork"] });
+const parse = (...args: string[]) => parseArgv(args, defs, { command: "run", inlineValue: ["fork"], restWords: true });
 
 describe("parseArgv", () => {
   test("words after `--` are words, marked literal, whatever they look like", () => {
@@ -60,5 +60,16 @@ describe("parseArgv", () => {
   test("cittyArgs writes one unambiguous command line", () => {
     const view = parse("-cq", "--no-json", "-m", "a/b", "--fork=x", "-o", "k=1", "hi", "--", "-o", "-");
     expect(cittyArgs(view, ["fork"])).toEqual(["--continue", "--quiet", "--no-json", "--model=a/b", "--fork", "--option=k=1", "--", "hi", "-o", "-"]);
+  });
+});
+
+describe("declared positionals", () => {
+  const one = { session: { type: "positional", required: false }, json: { type: "boolean" } } as const satisfies ArgsDef;
+  test("a word past them, before or after `--`, is EXTRA_WORD naming it; within them is fine", () => {
+    expect(parseArgv(["a"], one, { command: "cost" }).error).toBeUndefined();
+    expect(parseArgv(["a", "--json", "b"], one, { command: "cost" }).error?.message).toBe('cachet cost takes at most one word; "b" is one too many');
+    expect(parseArgv(["--", "a", "-b"], one, { command: "cost" }).error?.code).toBe("EXTRA_WORD");
+    const none = parseArgv(["--", "review"], { session: { type: "string" } }, { command: "compact" }).error;
+    expect([none?.message, none?.hint]).toEqual(['cachet compact takes no word "review"', "to name a session use --session review"]);
   });
 });

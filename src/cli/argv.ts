@@ -43,6 +43,8 @@ export interface ArgvOptions {
   command: string;
   /** Boolean flags that also take `=VALUE` (`--fork=ID`): the value is kept as text. */
   inlineValue?: readonly string[];
+  /** The last positional takes every word left (a run's prompt); otherwise a word past the declared positionals is an error. */
+  restWords?: boolean;
 }
 
 /**
@@ -116,6 +118,11 @@ export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvO
     else if (!negated && (token.value === "true" || token.value === "false")) view.flags.push({ name, value: token.value === "true", index: token.index });
     else fail(new CachetError("BAD_FLAG", `flag ${token.rawName}=${token.value}: --${name} takes no value`, { hint: `write --${name} or --no-${name}` }));
   }
+  const positionals = Object.values(defs).filter((def) => def.type === "positional").length;
+  const extra = view.words[positionals];
+  if (extra !== undefined && !(options.restWords && positionals > 0)) {
+    fail(extraWord(extra.text, positionals, defs.session?.type === "string" && !lastFlag(view, "session"), options.command));
+  }
   return view;
 }
 
@@ -147,6 +154,14 @@ export function cittyArgs(view: ArgvView, inlineValue: readonly string[] = []): 
 function shortOf(shorts: Map<string, string>, name: string): { short?: string } {
   for (const [letter, long] of shorts) if (long === name) return { short: letter };
   return {};
+}
+
+/** A word past the command's positionals: a session named as a word, or a stray word a command would otherwise ignore. */
+function extraWord(word: string, positionals: number, session: boolean, command: string): CachetError {
+  const what = positionals === 0 ? `takes no word "${word}"` : `takes at most ${positionals === 1 ? "one word" : `${positionals} words`}; "${word}" is one too many`;
+  return new CachetError("EXTRA_WORD", `cachet ${command} ${what}`, {
+    hint: session && positionals === 0 ? `to name a session use --session ${word}` : `run \`cachet ${command} --help\` for what it takes`,
+  });
 }
 
 /** An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`. */

@@ -42,12 +42,12 @@ type LogLevel = "debug" | "verbose" | "quiet" | "normal";
 async function main(args: string[]): Promise<void> {
   const { setLogLevel } = await import("../log.ts");
   try {
-    if (args.length === 0 && process.stdin.isTTY) return await rootHelp();
+    if (args.length === 0 && process.stdin.isTTY) return await rootHelp([]);
     const { globalFlagsEnd } = await import("./_args.ts");
     // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
     const at = globalFlagsEnd(args);
     const first = args[at];
-    if (first === "--help" || first === "-h" || first === "help") return await rootHelp(args[at + 1]);
+    if (first === "--help" || first === "-h" || first === "help") return await rootHelp(args.slice(at + 1));
     const named = first !== undefined && Object.hasOwn(commands, first);
     if (first === "--version" || first === "-v") {
       throw Object.assign(new Error(`${first} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
@@ -75,7 +75,7 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
   const { cittyArgs, lastFlag, parseArgv } = await import("./argv.ts");
   const inlineValue = name === "run" ? ["fork"] : [];
-  const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue });
+  const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue, restWords: name === "run" });
   const on = (flag: string) => lastFlag(view, flag)?.value === true;
   debugMode = on("debug");
   jsonRun = name === "run" && on("json");
@@ -88,9 +88,13 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   await runCommand(cmd, { rawArgs: cittyArgs(view, inlineValue), data: view });
 }
 
-async function rootHelp(command?: string): Promise<void> {
-  // `cachet --help -q`: a flag after it asks for the root help still.
-  if (command !== undefined && !command.startsWith("-")) {
+/** `cachet help [COMMAND]` (or `--help`): global flags may sit anywhere; `help help` is the root help. */
+async function rootHelp(rest: readonly string[]): Promise<void> {
+  const [{ parseArgv }, { globalArgs }] = await Promise.all([import("./argv.ts"), import("./_args.ts")]);
+  const view = parseArgv(rest, { command: { type: "positional", required: false }, ...globalArgs }, { command: "help" });
+  if (view.error) throw view.error;
+  const command = view.words[0]?.text;
+  if (command !== undefined && command !== "help") {
     if (!Object.hasOwn(commands, command)) {
       throw new CachetError("UNKNOWN_COMMAND", `unknown command "${command}"`, { hint: "run `cachet --help` for the commands" });
     }

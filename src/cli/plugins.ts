@@ -45,6 +45,9 @@ export default defineCommand({
     if (argument?.required && !target) {
       throw new CachetError("MISSING_ARGUMENT", `\`cachet plugins ${action}\` needs ${argument.name}`, { hint: `e.g. cachet plugins ${action} ${action === "add" ? "./acme" : action === "test" ? "dist/index.js" : "acme"}` });
     }
+    if (!argument && target !== undefined) {
+      throw new CachetError("EXTRA_WORD", `\`cachet plugins ${action}\` takes no word "${target}"`, { hint: "run `cachet plugins --help` for what each action takes" });
+    }
     const out = (line: string) => stdout().write(`${line}\n`);
     const json = (value: unknown) => out(JSON.stringify(value));
     const { info } = await import("../log.ts");

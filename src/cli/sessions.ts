@@ -27,6 +27,9 @@ export default defineCommand({
     if (action !== "list" && action !== "show" && action !== "rm") {
       throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet sessions\``, { hint: "use list, show SESSION or rm SESSION" });
     }
+    if (action === "list" && a.session !== undefined) {
+      throw new CachetError("EXTRA_WORD", `\`cachet sessions list\` takes no word "${a.session}"`, { hint: "to see one session use `cachet sessions show SESSION`" });
+    }
     const { openStore } = await import("../session/store.ts");
     const report = await import("../session/session-report.ts");
     const { storeFile } = await import("../paths.ts");
