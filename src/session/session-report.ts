@@ -2,9 +2,9 @@
  * What `cachet sessions` and `cachet export` print, as pure functions of the
  * store's records, so tests call them without a terminal.
  */
+import { Allow, parse as parsePartialJson } from "partial-json";
 import { printable } from "../printable.ts";
 import type { Message, SummaryState } from "../context/types.ts";
-import { closeJsonPrefix } from "./json-prefix.ts";
 import { shownName } from "./session-name.ts";
 import type { SessionSource } from "./recorded.ts";
 import type { LogEntry, StoredMessage, Store } from "./store.ts";
@@ -67,7 +67,8 @@ export function sessionOverview(store: Store, idOrName: string): SessionOverview
   const session = store.findSession(idOrName);
   const messages: MessageHead[] = [];
   for (const m of store.storedLog(session.id)) {
-    const content = JSON.parse(m.parts === 0 ? m.firstPart : closeJsonPrefix(m.firstPart)) as unknown;
+    // A first part cut short is read by partial-json: its strings, arrays and objects may end early.
+    const content = (m.parts === 0 ? JSON.parse(m.firstPart) : parsePartialJson(m.firstPart, Allow.STR | Allow.ARR | Allow.OBJ)) as unknown;
     messages.push({ sessionId: m.sessionId, seq: m.seq, id: m.id, role: m.role, incomplete: m.incomplete, preview: preview(Array.isArray(content) ? content : [], m.parts > 0) });
   }
   return { session, prefixes: store.prefixVersions(session.id), summary: store.summary(session.id), messages, requests: store.requests(session.id) };
