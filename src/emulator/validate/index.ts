@@ -10,6 +10,7 @@ import { validateAnthropic } from "./anthropic.ts";
 import { validateGemini } from "./gemini.ts";
 import { validateChat } from "./openai-chat.ts";
 import { validateResponses } from "./openai-responses.ts";
+import { checkAnthropicFields, checkChatFields, checkResponsesFields } from "./known-fields.ts";
 
 export { checkContextWindow } from "./context-window.ts";
 
@@ -20,12 +21,16 @@ export { checkContextWindow } from "./context-window.ts";
 export function validateRequest(route: Route, body: Record<string, unknown>, model: string, facts: ModelFacts): void {
   switch (route.protocol) {
     case "anthropic-messages":
-      if (route.endpoint === "messages") validateAnthropic(body, model, facts);
+      if (route.endpoint !== "messages") return;
+      checkAnthropicFields(body);
+      validateAnthropic(body, model, facts);
       return;
     case "openai-chat":
+      checkChatFields(body, route.provider);
       validateChat(body, route.provider, facts);
       return;
     case "openai-responses":
+      if (route.endpoint === "responses") checkResponsesFields(body, route.provider);
       validateResponses(body, facts);
       return;
     case "gemini":
