@@ -73,3 +73,13 @@ describe("declared positionals", () => {
     expect([none?.message, none?.hint]).toEqual(['cachet compact takes no word "review"', "to name a session use --session review"]);
   });
 });
+
+describe("a value that starts with -", () => {
+  test("reads as a flag; the hint gives the = form unless the word is one of the command's flags", () => {
+    const dash = parse("-s", "-be terse", "hi").error;
+    expect([dash?.message, dash?.hint]).toEqual(['flag -s needs a value ("-be terse" starts with - so it reads as a flag)', "for a value that starts with -, write it with =: --system='-be terse'"]);
+    expect(parse("--system=-be terse", "hi").error).toBeUndefined();
+    expect(parse("-s", "-q", "hi").error?.hint).toBe("run `cachet run --help` for what it takes");
+    expect(parse("--model", "--no-json").error?.message).toBe("flag --model needs a value");
+  });
+});

@@ -102,7 +102,10 @@ export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvO
       if (short && token.inlineValue && value?.startsWith("=")) value = value.slice(1);
       const looksLikeFlag = !token.inlineValue && value !== undefined && value.startsWith("-") && value !== "-" && !/^-\d/.test(value);
       if (value === undefined || value === "" || looksLikeFlag) {
-        fail(new CachetError("BAD_FLAG", `flag ${token.rawName} needs a value`, { hint: `run \`cachet ${options.command} --help\` for what it takes` }));
+        // A value that starts with `-` (`-s "-be terse"`) reads as a flag, as util.parseArgs reads it; the `=` form takes it.
+        const dashValue = looksLikeFlag && !isDeclaredFlag(value!, kinds, shorts);
+        const hint = dashValue ? `for a value that starts with -, write it with =: --${name}=${shellWord(value!)}` : `run \`cachet ${options.command} --help\` for what it takes`;
+        fail(new CachetError("BAD_FLAG", `flag ${token.rawName} needs a value${dashValue ? ` ("${value}" starts with - so it reads as a flag)` : ""}`, { hint }));
         continue;
       }
       view.flags.push({ name, value, index: token.index });
@@ -154,6 +157,18 @@ export function cittyArgs(view: ArgvView, inlineValue: readonly string[] = []): 
 function shortOf(shorts: Map<string, string>, name: string): { short?: string } {
   for (const [letter, long] of shorts) if (long === name) return { short: letter };
   return {};
+}
+
+/** `word` is exactly one of the command's flags (`--json`, `--no-stream`, `-q`): a missing value, not a value with a dash. */
+function isDeclaredFlag(word: string, kinds: ReadonlyMap<string, string>, shorts: ReadonlyMap<string, string>): boolean {
+  if (/^-[^-]$/.test(word)) return shorts.has(word[1]!);
+  const long = word.startsWith("--") ? word.slice(2).split("=")[0]! : undefined;
+  return long !== undefined && (kinds.has(long) || (long.startsWith("no-") && kinds.get(long.slice(3)) === "boolean"));
+}
+
+/** `word` as the shell takes it back: single-quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 /** A word past the command's positionals: a session named as a word, or a stray word a command would otherwise ignore. */

@@ -199,3 +199,21 @@ test("every command reads the same view: a word after `--` is an argument, -q=1 
   expect(probe.code).toBe(0);
   expect((JSON.parse(probe.stdout).variants as { model: string }[]).map((v) => v.model)).toEqual(["anthropic/claude-sonnet-4-6", "openai/gpt-5"]);
 });
+
+test("a flag value that starts with - reads as a flag; the hint gives the = form, which takes it", async () => {
+  const home = freshHome();
+  const cases: [string[], string][] = [
+    [["-s", "-be terse"], "cachet: flag -s needs a value (\"-be terse\" starts with - so it reads as a flag)\n  hint: for a value that starts with -, write it with =: --system='-be terse'\n"],
+    [["--overlay", "-urgent"], 'cachet: flag --overlay needs a value ("-urgent" starts with - so it reads as a flag)\n  hint: for a value that starts with -, write it with =: --overlay=-urgent\n'],
+    [["-o", "-x=1"], 'cachet: flag -o needs a value ("-x=1" starts with - so it reads as a flag)\n  hint: for a value that starts with -, write it with =: --option=-x=1\n'],
+  ];
+  for (const [flag, stderr] of cases) {
+    const r = await cachet(["--emulate", ...flag, "hi"], { home });
+    expect({ flag, code: r.code, stderr: r.stderr }).toEqual({ flag, code: 2, stderr });
+  }
+  expect(await sessionCount(home)).toBe(0);
+  const taken = await cachet(["--emulate", "--system=-be terse", "hi"], { home });
+  expect(taken.code).toBe(0);
+  const { lines } = await exportSession(home);
+  expect(JSON.stringify(lines)).toContain('"-be terse"');
+});
