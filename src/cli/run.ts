@@ -6,7 +6,8 @@ import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
 import { envFlag } from "../env-flag.ts";
-import { CachetError } from "../errors.ts";
+import { looksLikeSessionId } from "../context/ids.ts";
+import { CachetError, isCachetError } from "../errors.ts";
 import { refuseOwnedOptions } from "../plugin/owned-options.ts";
 import { maxStdinBytes } from "../run/stdin-limit.ts";
 import type { PreparedRun } from "../run/prepare.ts";
@@ -106,7 +107,8 @@ export default defineCommand({
     const prepared = prepareRunCommand({ ...early, session: sessionChoice(a, forkTarget, toolResultValues.length > 0) });
     let handedOver = false;
     try {
-      if (fork?.value === true) await refuseForkWord(prepared, view.words.find((w) => w.index === fork.index + 1 && !w.literal)?.text);
+      // The first prompt word after a bare --fork, wherever flags sit (`--fork -q review`).
+      if (fork?.value === true) await refuseForkWord(prepared, view.words.find((w) => w.index > fork.index && !w.literal)?.text);
       const stdin = await readStdin({
         mode,
         terminal: dashes > 0 || stdinFlag === "wait",
@@ -184,24 +186,32 @@ function checkForkTarget(target: string | undefined, session: string | undefined
 }
 
 /**
- * A bare `--fork` forks the latest (or chosen) session and the word after it
- * is prompt text; when that word names a stored session, `--fork=NAME` was
- * most likely meant, so the run is refused instead of forking another one.
- * @throws CachetError BAD_FLAG naming the word and `--fork=NAME`
+ * A bare `--fork` forks the latest (or chosen) session and the first prompt
+ * word after it is prompt text; when that word names a stored session,
+ * `--fork=NAME` was most likely meant, and when it is shaped like a session id
+ * (src/context/ids.ts) it is most likely a mistyped one, as `--fork=ID` would
+ * say: either way the run is refused instead of forking another session.
+ * @throws CachetError BAD_FLAG naming a stored session's word and `--fork=NAME`; SESSION_NOT_FOUND for an id-shaped word
  */
 async function refuseForkWord(prepared: PreparedRun, word: string | undefined): Promise<void> {
   if (word === undefined) return;
-  let stored: boolean;
+  let store: Awaited<PreparedRun["runtime"]>["store"];
   try {
-    (await prepared.runtime).store.findSession(word);
-    stored = true;
+    store = (await prepared.runtime).store;
   } catch {
-    // Not a session (or no runtime: the turn reports that).
-    stored = false;
+    // No runtime: the turn reports that.
+    return;
   }
-  if (!stored) return;
+  const afterDashes = `to fork the latest session and send "${word}" as prompt text, put the prompt after \`--\``;
+  try {
+    store.findSession(word);
+  } catch (error) {
+    // Not a session (or the store failed to answer: the turn reports that).
+    if (!looksLikeSessionId(word) || !isCachetError(error) || error.code !== "SESSION_NOT_FOUND") return;
+    throw new CachetError("SESSION_NOT_FOUND", `--fork ${word}: no session "${word}"`, { hint: `check the id with \`cachet sessions\`; ${afterDashes}` });
+  }
   throw new CachetError("BAD_FLAG", `--fork ${word}: "${word}" names a stored session, but --fork takes it only as --fork=${word}`, {
-    hint: `write --fork=${word} to fork it; to fork the latest session and send "${word}" as prompt text, put the prompt after \`--\``,
+    hint: `write --fork=${word} to fork it; ${afterDashes}`,
   });
 }
 

@@ -2,7 +2,7 @@
  * The run command's command line, through the binary: words after `--` are
  * prompt text for every reader (log level, --json, --help, -o, --fork,
  * --tool-result, `-`); short flags take `-X=VALUE` as VALUE; `-co` groups;
- * `--fork NAME` naming a stored session is refused; repeated flags are
+ * `--fork NAME` naming a stored session (or shaped like an id) is refused; repeated flags are
  * last-wins; messages and help name `cachet run --help`.
  */
 import { afterAll, expect, test } from "bun:test";
@@ -134,6 +134,24 @@ test("--fork NAME naming a stored session is refused with a hint for --fork=NAME
   const plain = await cachet(["--emulate", "--json", "--fork", "--", "review", "again"], { home });
   expect(plain.code).toBe(0);
   expect(await lastPrompt(home, ofType(events(plain.stdout), "done")[0]!.session as string)).toBe("review again");
+});
+
+test("--fork's guard reads the first prompt word after it past other flags, and refuses an id-shaped word that names no session", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "review", "start"], { home })).code).toBe(0);
+  const flagBetween = await cachet(["--emulate", "--fork", "-q", "review"], { home });
+  expect(flagBetween.code).toBe(2);
+  expect(flagBetween.stderr.split("\n")[0]).toBe('cachet: --fork review: "review" names a stored session, but --fork takes it only as --fork=review');
+  const idShaped = await cachet(["--emulate", "--fork", "s_zzzzzzzzzzzz", "go"], { home });
+  expect(idShaped.code).toBe(2);
+  expect(idShaped.stderr).toBe(
+    'cachet: --fork s_zzzzzzzzzzzz: no session "s_zzzzzzzzzzzz"\n' +
+      '  hint: check the id with `cachet sessions`; to fork the latest session and send "s_zzzzzzzzzzzz" as prompt text, put the prompt after `--`\n',
+  );
+  expect(await sessionCount(home)).toBe(1);
+  const plain = await cachet(["--emulate", "--json", "--fork", "-q", "hello", "review"], { home });
+  expect(plain.code).toBe(0);
+  expect(await lastPrompt(home, ofType(events(plain.stdout), "done")[0]!.session as string)).toBe("hello review");
 });
 
 test("quiet and json are the flags' last values: -cq, --quiet=true, -q --no-quiet, --json=true, --json --no-json", async () => {
