@@ -155,9 +155,10 @@ export function formatSessionDetails(d: SessionOverview): string {
   }
   if (d.summary.messages.length > 0) out.push("", `Summary: ${d.summary.messages.length} message(s), covering through ${d.summary.coversThrough ?? "-"}`);
   out.push("", `Messages (${d.messages.length}):`);
-  for (const e of d.messages) {
+  // Numbered through the whole shown conversation: a fork's own messages follow its parent's (each session's seq restarts at 1).
+  for (const [i, e] of d.messages.entries()) {
     const owner = e.sessionId === s.id ? "" : ` [${e.sessionId}]`;
-    out.push(`  ${String(e.seq).padStart(4)} ${e.role.padEnd(9)} ${e.id}${owner}${e.incomplete ? " (incomplete)" : ""}  ${e.preview}`);
+    out.push(`  ${String(i + 1).padStart(4)} ${e.role.padEnd(9)} ${e.id}${owner}${e.incomplete ? " (incomplete)" : ""}  ${e.preview}`);
   }
   out.push("", `Requests (${d.requests.length}):`);
   if (d.requests.length > 0) {

@@ -231,3 +231,18 @@ test("a name holding a zero width space, stored before such names were refused, 
   const id = row!.split(/\s+/)[0]!;
   expect((await ok(["sessions", "show", id], { home })).stdout.split("\n")[0]).toBe(`session   ${id} (a\\u{200b}b)`);
 });
+
+test("sessions show of a fork numbers its messages through the whole shown conversation, the parent's part tagged with its session", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "--session", "p", "one"], { home });
+  const parent = (await exportSession(home, "p")).messages;
+  await ok(["--emulate", "--fork=p", "two"], { home });
+  const lines = (await ok(["sessions", "show"], { home })).stdout.split("\n");
+  const at = lines.indexOf("Messages (4):");
+  const shown = lines.slice(at + 1, at + 5).map((l) => l.trim().split(/\s+/).slice(0, 4));
+  const parentId = lines.find((l) => l.startsWith("fork of"))!.split(/\s+/)[2]!;
+  expect(shown.map((w) => w[0])).toEqual(["1", "2", "3", "4"]);
+  expect(shown.map((w) => w[1])).toEqual(["user", "assistant", "user", "assistant"]);
+  expect(shown.slice(0, 2).map((w) => [w[2], w[3]])).toEqual(parent.map((m) => [m.id, `[${parentId}]`]));
+  expect(shown.slice(2).map((w) => w[3]!.startsWith("["))).toEqual([false, false]);
+});
