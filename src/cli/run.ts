@@ -121,6 +121,12 @@ export default defineCommand({
         throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
       });
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words, literalFrom === -1 ? words.length : literalFrom);
+      // `-` asked for stdin: its being empty is what went wrong, not a missing PROMPT.
+      if (dashes > 0 && prompt === undefined && toolResultValues.length === 0) {
+        throw new CachetError("MISSING_ARGUMENT", "nothing to send: `-` reads the prompt from stdin, and stdin was empty", {
+          hint: "pipe the text in (git diff | cachet -), or give the PROMPT as words",
+        });
+      }
       const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes()));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;

@@ -137,6 +137,21 @@ describe("stdin and PROMPT (CASES.md case 23)", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("nothing to send");
   });
+
+  test("`-` with an empty stdin says stdin was empty (the `-` asked for it), not that no PROMPT was given; nothing stored", async () => {
+    const home = freshHome();
+    for (const args of [["--emulate", "-"], ["--emulate", "--session", "x", "-"]]) {
+      const r = await cachet(args, { home, stdin: "" });
+      expect({ args, code: r.code, lines: r.stderr.split("\n") }).toEqual({
+        args,
+        code: 2,
+        lines: ["cachet: nothing to send: `-` reads the prompt from stdin, and stdin was empty", "  hint: pipe the text in (git diff | cachet -), or give the PROMPT as words", ""],
+      });
+    }
+    expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+    // Without `-`, an empty stdin still reads as no input at all.
+    expect((await cachet(["--emulate"], { home, stdin: "" })).stderr.split("\n")[0]).toBe("cachet: nothing to send: no PROMPT argument and nothing on stdin");
+  });
 });
 
 describe("keys and text mode", () => {
