@@ -8,6 +8,7 @@
  * DeepSeek's Chat Completions answers in OpenAI's shape (its docs say nothing
  * else), with its own documented field list.
  * @see https://docs.claude.com/en/api/messages
+ * @see https://rubydoc.info/github/anthropics/anthropic-sdk-ruby/main/Anthropic/Models/Beta/MessageCreateParams (beta fields)
  * @see https://platform.openai.com/docs/api-reference/chat/create
  * @see https://platform.openai.com/docs/api-reference/responses/create
  * @see https://developers.openai.com/api/docs/guides/prompt-caching (prompt_cache_options, GPT-5.6 and later)
@@ -19,10 +20,15 @@
 import { invalidRequest } from "../request-error.ts";
 import type { EmulatedProvider } from "../types.ts";
 
-/** Messages API request fields, `cache_control` being its automatic-caching marker and `context_management` its compaction edits. */
+/**
+ * Messages API request fields, `cache_control` being its automatic-caching
+ * marker, `context_management` its compaction edits, and `output_format` and
+ * `speed` the beta ones (the SDK's beta MessageCreateParams).
+ */
 const ANTHROPIC = new Set([
   "model", "messages", "max_tokens", "system", "stream", "metadata", "stop_sequences", "temperature", "top_k", "top_p",
   "thinking", "tools", "tool_choice", "service_tier", "container", "context_management", "mcp_servers", "output_config", "cache_control",
+  "inference_geo", "output_format", "speed",
 ]);
 
 /** Chat Completions request fields (OpenAI), legacy `functions`/`function_call` included. */
@@ -41,7 +47,7 @@ const DEEPSEEK_CHAT = new Set([
 
 /** Responses API request fields. */
 const OPENAI_RESPONSES = new Set([
-  "model", "input", "instructions", "background", "conversation", "include", "max_output_tokens", "max_tool_calls", "metadata",
+  "model", "input", "instructions", "background", "context_management", "conversation", "include", "max_output_tokens", "max_tool_calls", "metadata",
   "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_options", "prompt_cache_retention", "reasoning", "safety_identifier",
   "service_tier", "store", "stream", "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "user",
 ]);
