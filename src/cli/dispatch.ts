@@ -133,37 +133,37 @@ function plainUnlessTerminal(): void {
 
 /**
  * An implicit run whose prompt is one lone word equal or close to a command
- * name is a misplaced or mistyped command, not a prompt. Words after `--`
- * are the prompt as written, and `cachet run WORD` always sends WORD.
+ * name (or `help`, or `version` of `--version`) is a misplaced or mistyped
+ * command, not a prompt. Words after `--` are the prompt as written, and
+ * `cachet run WORD` always sends WORD.
  */
 function guardTypo(words: readonly ArgvWord[], args: string[]): void {
   if (words.length !== 1 || words[0]!.literal) return;
   const word = words[0]!.text;
   if (!/^[a-z]+$/.test(word)) return;
-  const near = Object.keys(commands).find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
+  const near = [...Object.keys(commands), "help", "version"].find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
   if (!near) return;
   // The same command line with `run` in front, when it can be shown without shell quoting.
   const asPrompt = args.every((a) => /^[\w@%+=:,./-]+$/.test(a)) ? `cachet run ${args.join(" ")}` : `cachet run ${word}`;
-  const exact = near === word;
+  const shown = near === "version" ? "--version" : near;
+  const exact = near === word && near !== "version";
   throw Object.assign(new Error(exact ? `"${word}" is a command: it must come first, before other flags` : `unknown command "${word}"`), {
     code: "UNKNOWN_COMMAND",
     exitCode: EXIT.usage,
-    hint: `${exact ? `\`cachet ${near}\` runs the command.` : `did you mean \`cachet ${near}\`?`} To send "${word}" as a prompt, use \`${asPrompt}\``,
+    hint: `${exact ? `\`cachet ${near}\` runs the command.` : `did you mean \`cachet ${shown}\`?`} To send "${word}" as a prompt, use \`${asPrompt}\` or put it after \`--\``,
   });
 }
 
+/** Edits between `a` and `b`, a swap of two neighbours counting as one (`hepl` is one from `help`). */
 function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    let prev = row[0]!;
-    row[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j]!;
-      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
-      prev = tmp;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
     }
   }
-  return row[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
 async function report(error: unknown, debugMode: boolean): Promise<never> {

@@ -92,7 +92,7 @@ describe("usage errors: one line naming the problem, a hint, exit 2", () => {
     expect(r.stdout).toBe("");
     expect(lines(r.stderr)).toEqual([
       'cachet: unknown command "sesions"',
-      '  hint: did you mean `cachet sessions`? To send "sesions" as a prompt, use `cachet run sesions`',
+      '  hint: did you mean `cachet sessions`? To send "sesions" as a prompt, use `cachet run sesions` or put it after `--`',
     ]);
     expect(readdirSync(home)).toEqual([]);
   });
@@ -113,7 +113,7 @@ describe("global flags before a command, the lone-word guard and `--`", () => {
     expect(r.stdout).toBe("");
     expect(lines(r.stderr)).toEqual([
       'cachet: "sessions" is a command: it must come first, before other flags',
-      '  hint: `cachet sessions` runs the command. To send "sessions" as a prompt, use `cachet run --emulate sessions`',
+      '  hint: `cachet sessions` runs the command. To send "sessions" as a prompt, use `cachet run --emulate sessions` or put it after `--`',
     ]);
     expect(readdirSync(home)).toEqual([]);
   });
@@ -125,8 +125,29 @@ describe("global flags before a command, the lone-word guard and `--`", () => {
       expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: EXIT.usage, stdout: "" });
       expect(lines(r.stderr)).toEqual([
         'cachet: unknown command "sesions"',
-        `  hint: did you mean \`cachet sessions\`? To send "sesions" as a prompt, use \`cachet run ${args.join(" ")}\``,
+        `  hint: did you mean \`cachet sessions\`? To send "sesions" as a prompt, use \`cachet run ${args.join(" ")}\` or put it after \`--\``,
       ]);
+      expect(readdirSync(home)).toEqual([]);
+    }
+  });
+
+  test("help and version are guarded as commands are: a lone help, hepl, halp or version is refused, nothing sent or stored", () => {
+    const cases: [string[], string, string][] = [
+      [["--emulate", "--no-store", "help"], 'cachet: "help" is a command: it must come first, before other flags', "`cachet help` runs the command."],
+      [["--emulate", "hepl"], 'cachet: unknown command "hepl"', "did you mean `cachet help`?"],
+      [["--emulate", "halp"], 'cachet: unknown command "halp"', "did you mean `cachet help`?"],
+      [["--emulate", "version"], 'cachet: unknown command "version"', "did you mean `cachet --version`?"],
+    ];
+    for (const [args, message, start] of cases) {
+      const home = freshHome();
+      const r = cachet(args, home);
+      const word = args.at(-1)!;
+      expect({ args, code: r.code, stdout: r.stdout, stderr: lines(r.stderr) }).toEqual({
+        args,
+        code: EXIT.usage,
+        stdout: "",
+        stderr: [message, `  hint: ${start} To send "${word}" as a prompt, use \`cachet run ${args.join(" ")}\` or put it after \`--\``],
+      });
       expect(readdirSync(home)).toEqual([]);
     }
   });
