@@ -18,7 +18,8 @@ export default defineCommand({
   args: {
     session: { type: "string", description: "Only this session (id or name)" },
     since: { type: "string", description: "Only requests since a duration ago (30s, 90m, 1h30m, 7d, 2w) or an ISO date" },
-    by: { type: "enum", options: [...GROUPS], description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
+    // A string, not citty's enum: an enum's help shows every value in the flag column, which citty pads every option line to.
+    by: { type: "string", valueHint: "GROUP", description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
     recorded: { type: "boolean", description: "Sessions recorded by `cachet proxy` instead of cachet's own" },
     budget: { type: "boolean", description: "Spend against each limit of [budget] (session: --session or the latest; today; this month)" },
     emulate: { ...emulateArg.emulate, description: "With --budget: the emulated calls' counters instead of the real ones" },
@@ -27,6 +28,9 @@ export default defineCommand({
   },
   async run({ args }) {
     const [{ openStore }, { ledgerSums, parseSince, formatStats }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
+    if (args.by !== undefined && !(GROUPS as readonly string[]).includes(args.by)) {
+      throw new CachetError("BAD_FLAG", `--by "${args.by}" is not a grouping`, { hint: `use --by with one of ${GROUPS.join(", ")}` });
+    }
     const since = args.since === undefined ? undefined : parseSince(args.since);
     if (args.since !== undefined && since === undefined) {
       throw new CachetError("BAD_FLAG", `--since "${args.since}" is neither a duration nor a date that exists`, { hint: "use e.g. --since 0s, --since 7d, --since 1h30m or --since 2026-01-31" });

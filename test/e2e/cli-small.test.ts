@@ -89,3 +89,17 @@ test("proxy --host 999.1.1.1 names the host, not the port (exit 2)", async () =>
   expect(hint).toContain("127.0.0.1");
   expect(hint).not.toContain("--port");
 });
+
+test("stats --help keeps its option column narrow (--by=<GROUP>, the groups in the description); a bad --by is exit 2 naming the groups", async () => {
+  const home = freshHome();
+  const help = await cachet(["stats", "--help"], { home });
+  expect(help.code).toBe(0);
+  const by = help.stdout.split("\n").find((l) => l.includes("--by="))!;
+  expect(by).toBe("         --by=<GROUP>    Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)");
+  const bad = await cachet(["stats", "--by", "week"], { home });
+  expect({ code: bad.code, stdout: bad.stdout, stderr: bad.stderr }).toEqual({
+    code: 2,
+    stdout: "",
+    stderr: 'cachet: --by "week" is not a grouping\n  hint: use --by with one of session, model, role, day, request, client\n',
+  });
+});
