@@ -19,6 +19,7 @@ import { chatMemo, renderChat, type ChatDialect } from "./openai/chat.ts";
 import { renderResponses, renderResponsesItems } from "./openai/responses.ts";
 import { chatUsage } from "./openai/usage.ts";
 import { deepseekUsage } from "./openai-compatible/usage.ts";
+import { prng } from "../test/prng.ts";
 
 const openaiDialect: ChatDialect = { maxTokensField: "max_completion_tokens", usage: chatUsage };
 const deepseekDialect: ChatDialect = { maxTokensField: "max_tokens", usage: deepseekUsage, reasoningField: "reasoning_content" };
@@ -66,18 +67,6 @@ const ADAPTERS: { name: string; memoized: () => (c: RequestContext) => WireReque
     fresh: (c) => renderGemini(c, pluginServices),
   },
 ];
-
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ["alpha", "beta", " ", "", "gamma ray", "δέλτα", "emoji 🎉", "quote \" and \\ slash", "\n"];
 

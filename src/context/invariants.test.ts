@@ -9,18 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { checkToolPairing, isBlankText, wireMessages } from "./invariants.ts";
 import type { Block, Message } from "./types.ts";
-
-/** A small deterministic PRNG (mulberry32), so a failure names a reproducible seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../../test/prng.ts";
 
 /** The first message that breaks the pairing, checked pair by pair over the whole log, or undefined. */
 function firstBreak(messages: readonly Message[]): number | undefined {
