@@ -9,9 +9,13 @@
  * into the URL instead of the JSON it sends.
  *
  * Tool calls: `functionCall.args` is parsed from the model's raw argument
- * text, keeping its key order (CASES.md case 14). A thinking block with a
- * signature and no text, right before a tool call, is the call's
- * `thoughtSignature` (Gemini 3 requires it back on the same part).
+ * text, keeping its key order (CASES.md case 14). A signature goes back on
+ * the part it came on (Gemini 3 checks the first `functionCall` part of each
+ * step): a tool call's own signature on its `functionCall` part, a thinking
+ * block's on its thought part. Sessions stored before calls kept their own
+ * signature hold it on the thinking block just before the call (text-less, or
+ * merged into the thought text before it); since Gemini 3 signs the call
+ * whenever a step has one, that signature is replayed on the call instead.
  * @see https://ai.google.dev/api/generate-content
  * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
@@ -89,11 +93,8 @@ export function renderGeminiContent(message: Message, at: number, log: readonly 
   const parts: Record<string, unknown>[] = [];
   const segments: WireSegment[] = [];
   message.content.forEach((block, j) => {
-    const next = message.content[j + 1];
-    if (isCarriedSignature(block) && next?.type === "tool_use") return;
-    const previous = message.content[j - 1];
     const name = block.type === "tool_result" ? toolName(log, index, block.toolUseId) : undefined;
-    const part = renderPart(block, name, previous && isCarriedSignature(previous) ? previous.signature : undefined);
+    const part = renderPart(block, name, signatureOf(message.content, j));
     if (!part) return;
     segments.push({ nodeId: `${message.id}#${j}`, kind: block.type, path: ["contents", at, "parts", parts.length] });
     parts.push(part);
@@ -112,9 +113,22 @@ function toolName(log: readonly Message[], index: number, toolUseId: string): st
   return toolUseId;
 }
 
-/** A thinking block that only carries the signature of the tool call after it. */
-function isCarriedSignature(block: Block): block is Extract<Block, { type: "thinking" }> & { signature: string } {
-  return block.type === "thinking" && block.text === "" && block.signature !== undefined;
+/**
+ * The signature replayed on block `j`'s part: its own, except for a stored
+ * thinking block followed by an unsigned call, whose signature is the call's.
+ */
+function signatureOf(content: readonly Block[], j: number): string | undefined {
+  const block = content[j]!;
+  if (block.type === "thinking") return signsNextCall(block, content[j + 1]) ? undefined : block.signature;
+  if (block.type !== "tool_use") return undefined;
+  if (block.signature !== undefined) return block.signature;
+  const previous = content[j - 1];
+  return previous?.type === "thinking" && signsNextCall(previous, block) ? previous.signature : undefined;
+}
+
+/** A signed thinking block right before a call that has no signature of its own (sessions stored before calls kept theirs). */
+function signsNextCall(block: Block, next: Block | undefined): boolean {
+  return block.type === "thinking" && block.signature !== undefined && next?.type === "tool_use" && next.signature === undefined;
 }
 
 function renderPart(block: Block, toolName: string | undefined, signature: string | undefined): Record<string, unknown> | undefined {
@@ -139,7 +153,7 @@ function renderPart(block: Block, toolName: string | undefined, signature: strin
     case "thinking": {
       if (block.text === "") return undefined;
       const part: Record<string, unknown> = { text: block.text, thought: true };
-      if (block.signature !== undefined) part.thoughtSignature = block.signature;
+      if (signature !== undefined) part.thoughtSignature = signature;
       return part;
     }
   }

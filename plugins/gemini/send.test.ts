@@ -5,6 +5,8 @@ import { byteReads, collect, fixture, jsonResponse, replayFetch, streamResponse 
 import { renderGemini } from "./render.ts";
 import { sendGemini } from "./send.ts";
 import { geminiUsage } from "./usage.ts";
+import { consume } from "../../src/run/consume.ts";
+import type { Message } from "../../src/plugin/index.ts";
 
 function context(stream: boolean): RequestContext {
   return {
@@ -58,7 +60,8 @@ test("gemini streaming: endpoint from model, the rendered body without model/str
   expect(requests[0]!.body).toBe(JSON.stringify(rendered));
   expect(JSON.parse(requests[0]!.body).generationConfig).toEqual({ maxOutputTokens: 64, temperature: 0.2, thinkingConfig: { thinkingBudget: 0 } });
   expect(events.map((e) => (e.type === "text" ? e.delta : "")).join("")).toBe("Hello café");
-  expect(events.filter((e) => e.type === "thinking")).toEqual([{ type: "thinking", delta: "", signature: "CiQB0e2Kb3dRh" }]);
+  expect(events.filter((e) => e.type === "thinking")).toEqual([]);
+  expect(events.find((e) => e.type === "tool_call")).toMatchObject({ name: "get_weather", signature: "CiQB0e2Kb3dRh" });
   const finish = events.at(-1)!;
   if (finish.type !== "finish") throw new Error("no finish");
   expect(finish.reason).toBe("tool_calls");
@@ -145,4 +148,77 @@ test("gemini body with a huge string: sent as a byte stream with its length anno
   const { model: _model, stream: _stream, ...rendered } = wire.body;
   expect(sent!.streamed).toBe(true);
   expect(sent!.body).toBe(JSON.stringify(rendered));
+});
+
+/** A Gemini 3 step with visible thoughts and two parallel calls: only the first call is signed (thought-signatures docs). */
+const SIGNED_STEP = [
+  { text: "hmm", thought: true },
+  { functionCall: { name: "get_weather", args: { city: "Tokyo" } }, thoughtSignature: "sig-step-1" },
+  { functionCall: { name: "get_weather", args: { city: "Osaka" } } },
+];
+
+function withLog(messages: Message[], stream = false): RequestContext {
+  const ctx = context(stream);
+  ctx.model = "gemini-3-pro-preview";
+  ctx.overlay = undefined;
+  ctx.messages = messages;
+  return ctx;
+}
+
+for (const stream of [true, false]) {
+  test(`gemini thoughts + tool calls round trip (${stream ? "streamed" : "non-streamed"}): each signature replayed byte for byte on the part it came on`, async () => {
+    const chunk = (parts: unknown[], finishReason?: string) => ({ responseId: "r-3", candidates: [{ content: { role: "model", parts }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 4 } });
+    const answer = stream
+      ? streamResponse(byteReads(SIGNED_STEP.map((part, i) => `data: ${JSON.stringify(chunk([part], i === SIGNED_STEP.length - 1 ? "STOP" : undefined))}\r\n\r\n`).join(""), { every: 11 }))
+      : jsonResponse(chunk(SIGNED_STEP, "STOP"));
+    const request = renderGemini(withLog([{ id: "u1", role: "user", content: [{ type: "text", text: "weather?" }] }], stream), pluginServices);
+    const { content } = await consume(sendGemini(request, { signal: new AbortController().signal }, pluginServices, config(replayFetch([answer]).fetch)), { idleMs: 0, stream, abort: new AbortController() });
+    expect(content).toEqual([
+      { type: "thinking", text: "hmm" },
+      { type: "tool_use", id: "call_r-3_0", name: "get_weather", arguments: '{"city":"Tokyo"}', signature: "sig-step-1" },
+      { type: "tool_use", id: "call_r-3_1", name: "get_weather", arguments: '{"city":"Osaka"}' },
+    ]);
+    const replay = renderGemini(
+      withLog([
+        { id: "u1", role: "user", content: [{ type: "text", text: "weather?" }] },
+        { id: "a1", role: "assistant", content },
+        { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "call_r-3_0", content: "18" }, { type: "tool_result", toolUseId: "call_r-3_1", content: "20" }] },
+      ]),
+      pluginServices,
+    );
+    const model = (replay.body.contents as { parts: unknown[] }[])[1]!;
+    expect(JSON.stringify(model.parts)).toBe(
+      '[{"text":"hmm","thought":true},{"functionCall":{"id":"call_r-3_0","name":"get_weather","args":{"city":"Tokyo"}},"thoughtSignature":"sig-step-1"},{"functionCall":{"id":"call_r-3_1","name":"get_weather","args":{"city":"Osaka"}}}]',
+    );
+  });
+}
+
+test("gemini sequential steps: every step's first call keeps its own signature; a signed thought keeps its own", () => {
+  const replay = renderGemini(
+    withLog([
+      { id: "u1", role: "user", content: [{ type: "text", text: "plan" }] },
+      { id: "a1", role: "assistant", content: [{ type: "thinking", text: "first", signature: "sig-thought" }, { type: "tool_use", id: "c1", name: "get_weather", arguments: "{}", signature: "sig-1" }] },
+      { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "ok" }] },
+      { id: "a2", role: "assistant", content: [{ type: "tool_use", id: "c2", name: "get_weather", arguments: "{}", signature: "sig-2" }] },
+      { id: "u3", role: "user", content: [{ type: "tool_result", toolUseId: "c2", content: "ok" }] },
+    ]),
+    pluginServices,
+  );
+  const contents = replay.body.contents as { parts: unknown[] }[];
+  expect(JSON.stringify(contents[1]!.parts)).toBe('[{"text":"first","thought":true,"thoughtSignature":"sig-thought"},{"functionCall":{"id":"c1","name":"get_weather","args":{}},"thoughtSignature":"sig-1"}]');
+  expect(JSON.stringify(contents[3]!.parts)).toBe('[{"functionCall":{"id":"c2","name":"get_weather","args":{}},"thoughtSignature":"sig-2"}]');
+});
+
+test("gemini sessions stored before the fix: a signature kept on the thinking block before an unsigned call is replayed on the call, not on the thought", () => {
+  const replay = renderGemini(
+    withLog([
+      { id: "u1", role: "user", content: [{ type: "text", text: "weather?" }] },
+      { id: "a1", role: "assistant", content: [{ type: "thinking", text: "hmm", signature: "sig-old" }, { type: "tool_use", id: "c1", name: "get_weather", arguments: '{"city":"Tokyo"}' }, { type: "tool_use", id: "c2", name: "get_weather", arguments: '{"city":"Osaka"}' }] },
+      { id: "u2", role: "user", content: [{ type: "tool_result", toolUseId: "c1", content: "18" }, { type: "tool_result", toolUseId: "c2", content: "20" }] },
+    ]),
+    pluginServices,
+  );
+  expect(JSON.stringify((replay.body.contents as { parts: unknown[] }[])[1]!.parts)).toBe(
+    '[{"text":"hmm","thought":true},{"functionCall":{"id":"c1","name":"get_weather","args":{"city":"Tokyo"}},"thoughtSignature":"sig-old"},{"functionCall":{"id":"c2","name":"get_weather","args":{"city":"Osaka"}}}]',
+  );
 });

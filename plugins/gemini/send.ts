@@ -149,11 +149,11 @@ function* chunkEvents(chunk: RawResponse, state: State): Generator<StreamEvent> 
   const candidate = chunk.candidates?.[0];
   for (const part of candidate?.content?.parts ?? []) {
     if (part.functionCall) {
-      // A tool call's signature travels as a text-less thinking block just before it.
-      if (part.thoughtSignature) yield { type: "thinking", delta: "", signature: part.thoughtSignature };
+      // The signature stays on the call it came on: Gemini 3 checks it there on replay.
       const id = part.functionCall.id ?? `call_${state.responseId ?? "gemini"}_${state.calls}`;
       state.calls += 1;
-      yield { type: "tool_call", id, name: part.functionCall.name ?? "", arguments: JSON.stringify(part.functionCall.args ?? {}) };
+      const call = { type: "tool_call", id, name: part.functionCall.name ?? "", arguments: JSON.stringify(part.functionCall.args ?? {}) } as const;
+      yield part.thoughtSignature ? { ...call, signature: part.thoughtSignature } : call;
     } else if (part.inlineData?.data !== undefined) {
       // An image the model generated (image-output models).
       // @see https://ai.google.dev/gemini-api/docs/image-generation

@@ -38,6 +38,12 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * Provider signature that came on the call itself (Gemini `thoughtSignature`
+   * on a `functionCall` part); opaque, replayed on that same call.
+   * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+   */
+  signature?: string;
 }
 
 /** The result of a tool call, sent back by the user side. */

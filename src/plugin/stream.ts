@@ -25,6 +25,12 @@ export interface ToolCallEvent {
   id: string;
   name: string;
   arguments: string;
+  /**
+   * The provider's signature sent on the call itself (Gemini `thoughtSignature`
+   * on a `functionCall` part); opaque, replayed on the same call.
+   * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+   */
+  signature?: string;
 }
 
 /**

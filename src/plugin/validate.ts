@@ -239,7 +239,7 @@ export const StreamEventShape = deferred(() => {
   return v.variant("type", [
     v.looseObject({ type: v.literal("text"), delta: v.string() }),
     v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
-    v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string() }),
+    v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string(), signature: v.optional(v.string()) }),
     v.looseObject({ type: v.literal("image"), mediaType: v.pipe(v.string(), v.minLength(1)), data: v.string() }),
     v.looseObject({ type: v.literal("provider_block"), protocol: v.string(), block: v.record(v.string(), v.unknown()) }),
     v.looseObject({ type: v.literal("chatter"), detail: v.string() }),

@@ -211,7 +211,11 @@ function apply(result: ConsumeResult, event: StreamEvent): void {
       }
       return;
     case "tool_call":
-      result.content.push({ type: "tool_use", id: event.id, name: event.name, arguments: event.arguments });
+      result.content.push(
+        event.signature === undefined
+          ? { type: "tool_use", id: event.id, name: event.name, arguments: event.arguments }
+          : { type: "tool_use", id: event.id, name: event.name, arguments: event.arguments, signature: event.signature },
+      );
       return;
     case "image":
       result.content.push({ type: "image", mediaType: event.mediaType, data: event.data });

@@ -235,3 +235,29 @@ test("tool calls left without a result are counted in good grammar: '1 of the 3 
   const refused = await cachet(["--emulate", "-c", "next"], { home: one, env });
   expect({ code: refused.code, line: refused.stderr.split("\n")[0] }).toEqual({ code: 2, line: `cachet: the last answer has a pending tool call: ${only}; the provider refuses a new turn that leaves it unanswered` });
 });
+
+test("gemini 3 with visible thoughts and tools: the --tool-result turn replays the call's thought signature (streamed and --no-stream, one call and two in parallel)", async () => {
+  const home = freshHome();
+  const tools = join(home, "tools.json");
+  writeFileSync(tools, JSON.stringify([{ name: "get_weather", description: "Weather of a city.", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }]));
+  const script = join(home, "script.json");
+  const env = { CACHET_EMULATOR_SCRIPT: script };
+  const call = (city: string) => ({ name: "get_weather", arguments: JSON.stringify({ city }) });
+  const thoughts = ["-o", 'generationConfig={"thinkingConfig":{"includeThoughts":true}}'];
+  for (const [session, stream] of [["g", []], ["g-unstreamed", ["--no-stream"]]] as const) {
+    writeFileSync(script, JSON.stringify([{ thinking: "hmm", tool_calls: [call("Tokyo")] }, { text: "18 C" }]));
+    const first = await cachet(["--emulate", ...stream, "-m", "google/gemini-3-pro-preview", "--session", session, "--tools", tools, ...thoughts, "--json", "weather?"], { home, env });
+    expect(first.code).toBe(0);
+    const [id] = ofType(events(first.stdout), "tool_call").map((e) => e.id as string);
+    const second = await cachet(["--emulate", ...stream, "--session", session, "--tool-result", id!], { home, env, stdin: '{"t":18}' });
+    expect({ session, code: second.code, stdout: second.stdout, stderr: second.stderr }).toEqual({ session, code: 0, stdout: "18 C\n", stderr: "" });
+  }
+  writeFileSync(script, JSON.stringify([{ thinking: "hmm", tool_calls: [call("Tokyo"), call("Osaka")] }, { text: "18 C and 20 C" }]));
+  const first = await cachet(["--emulate", "-m", "google/gemini-3-pro-preview", "--session", "p", "--tools", tools, ...thoughts, "--json", "weather?"], { home, env });
+  const ids = ofType(events(first.stdout), "tool_call").map((e) => e.id as string);
+  expect(ids).toHaveLength(2);
+  const result = join(home, "result.json");
+  writeFileSync(result, '{"t":18}');
+  const second = await cachet(["--emulate", "--session", "p", ...ids.flatMap((id) => ["--tool-result", `${id}=@${result}`])], { home, env });
+  expect({ code: second.code, stdout: second.stdout, stderr: second.stderr }).toEqual({ code: 0, stdout: "18 C and 20 C\n", stderr: "" });
+});
