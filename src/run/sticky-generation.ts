@@ -9,6 +9,8 @@
  * them would restart the cache or be refused.
  */
 import type { GenerationSettings } from "../context/types.ts";
+import { CachetError } from "../errors.ts";
+import { ownedOption } from "../plugin/owned-options.ts";
 import type { SessionGeneration } from "../session/types.ts";
 
 /** A turn's generation settings and what the session keeps from them. */
@@ -52,12 +54,35 @@ export function stickyGeneration(flags: GenerationSettings, session: SessionSide
     else providerOptions[key] = value;
     if (carried && !sameValue(carried.providerOptions[key], providerOptions[key])) changes.push(`-o ${key} ${shown(carried.providerOptions[key])} → ${shown(providerOptions[key])} for this session from now on`);
   }
+  refuseStoredOwned(providerOptions, flags.providerOptions);
   const maxTokens = flags.maxTokens ?? carried?.maxTokens;
   const temperature = flags.temperature ?? carried?.temperature;
   if (carried && maxTokens !== carried.maxTokens) changes.push(`--max-tokens ${shown(carried.maxTokens)} → ${maxTokens} for this session from now on`);
   if (carried && temperature !== carried.temperature) changes.push(`--temperature ${shown(carried.temperature)} → ${temperature} for this session from now on`);
   const stored: SessionGeneration = { providerOptions, ...(maxTokens !== undefined ? { maxTokens } : {}), ...(temperature !== undefined ? { temperature } : {}) };
   return { settings: { ...stored, stream: flags.stream }, stored, changes };
+}
+
+/**
+ * Options a session stored under an older cachet that now sets them itself
+ * (src/plugin/owned-options.ts): the user never typed them this run, so all of
+ * them are named, with the exact way to drop them. (The run's own `-o` owned
+ * options were refused when the command line was read.)
+ * @throws CachetError BAD_FLAG (exit 2) naming every such option and the `-o key=null` flags that drop them
+ */
+function refuseStoredOwned(options: Record<string, unknown>, flags: Record<string, unknown>): void {
+  const owned = Object.keys(options)
+    .sort()
+    .filter((key) => !Object.hasOwn(flags, key))
+    .flatMap((key) => {
+      const part = ownedOption(key, options[key]);
+      return part ? [{ key, ...part }] : [];
+    });
+  if (owned.length === 0) return;
+  const why = owned.map((o) => `"${o.part}": ${o.why}`).join("; ");
+  throw new CachetError("BAD_FLAG", `the session stores ${owned.map((o) => `-o ${o.key}`).join(" and ")} from an older cachet, which cachet now sets itself (${why})`, {
+    hint: `drop ${owned.length === 1 ? "it" : "them"} from the session with ${owned.map((o) => `-o ${o.key}=null`).join(" ")}`,
+  });
 }
 
 /** Whether `stored` differs from what the session holds (nothing stored counts as no settings). */
