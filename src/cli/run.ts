@@ -90,6 +90,7 @@ export default defineCommand({
       providerOptions: parseOptions(flagValues(view, "option")),
     };
     const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
+    if (noStore) refuseSessionWithoutStore(a.session, fork?.value);
     const baseUrl = baseUrlFlag(a["base-url"]);
     const interrupt = handleInterrupts();
     const early = {
@@ -167,6 +168,20 @@ export default defineCommand({
     }
   },
 });
+
+/**
+ * `--session` and `--fork` name a stored session (or store a new one), which
+ * --no-store neither reads nor writes: refused as `-c` is, rather than
+ * sending a fresh conversation under the session's name.
+ * @throws CachetError BAD_FLAG naming the flag
+ */
+function refuseSessionWithoutStore(session: string | undefined, fork: string | boolean | undefined): void {
+  const flag = session !== undefined ? `--session ${session}` : typeof fork === "string" ? `--fork=${fork}` : fork === true ? "--fork" : undefined;
+  if (flag === undefined) return;
+  throw new CachetError("BAD_FLAG", `${flag}: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read`, {
+    hint: `drop --no-store and unset CACHET_NO_STORE to use a stored session, or drop ${flag.split(/[ =]/)[0]} to send a turn that is not stored`,
+  });
+}
 
 /** Which session the run continues, forks or starts, from its flags. */
 function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: string | undefined, hasToolResults: boolean): SessionChoice {
@@ -303,17 +318,29 @@ function parseOptions(pairs: readonly string[]): Record<string, unknown> {
     if (eq <= 0) throw new CachetError("BAD_FLAG", `-o ${pair}: expected key=value`, { hint: "e.g. -o top_p=0.9 -o reasoning_effort=low" });
     const key = pair.slice(0, eq);
     const raw = pair.slice(eq + 1);
-    let value: unknown = raw;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      // a plain string value
+    // -o sets one top-level key of the request body; a dotted key would be sent literally (then a provider 400).
+    if (key.includes(".")) {
+      const [head, ...path] = key.split(".");
+      const nested = path.reduceRight<unknown>((inner, k) => ({ [k]: inner }), parseValue(raw));
+      refuseOwnedOptions({ [head!]: nested }); // `-o text.format=…` is named as the owned part it means
+      throw new CachetError("BAD_FLAG", `-o ${key}: -o sets a top-level key of the request and does not nest dotted keys`, {
+        hint: `give the object as JSON: -o ${head}='${JSON.stringify(nested)}'`,
+      });
     }
-    out[key] = value;
+    out[key] = parseValue(raw);
   }
   // Refused here too, before anything is read or sent; the adapters apply the same rule to options from anywhere.
   refuseOwnedOptions(out);
   return out;
+}
+
+/** An `-o` value: JSON when it parses, else the plain string. */
+function parseValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
 }
 
 function numberFlag(value: string | undefined, flag: string): number | undefined {

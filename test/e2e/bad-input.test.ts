@@ -147,7 +147,6 @@ test("a Gemini option or temperature the API refuses: the provider's error as on
   const before = (await cachet(["export"], { home: own })).stdout;
   const cases: [string[], RegExp][] = [
     [["-o", "temperature=0.2"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Invalid JSON payload received\. Unknown name "temperature": Cannot find field\.$/],
-    [["-o", "generationConfig.temperature=0.1"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Invalid JSON payload received\. Unknown name "generationConfig\.temperature": Cannot find field\.$/],
     [["--temperature", "3"], /^cachet: google: HTTP 400: INVALID_ARGUMENT: Unable to submit request because it has a temperature value of 3 but the supported range is from 0 \(inclusive\) to 2\.0001 \(exclusive\)\. Update the value and try again\.$/],
   ];
   for (const [flags, expected] of cases) {
@@ -169,7 +168,7 @@ test("a Gemini option or temperature the API refuses: the provider's error as on
   const after = lines((await cachet(["export"], { home: own })).stdout);
   const kept = lines(before);
   expect(after.filter((l) => kept.includes(l))).toEqual(kept);
-  expect(after.filter((l) => !kept.includes(l)).map((l) => JSON.parse(l)).map((r) => [r.type, r.request?.status, r.request?.costUsd])).toEqual(Array(3).fill(["request", "error", 0]));
+  expect(after.filter((l) => !kept.includes(l)).map((l) => JSON.parse(l)).map((r) => [r.type, r.request?.status, r.request?.costUsd])).toEqual(Array(2).fill(["request", "error", 0]));
   // A refused option does not stick to the session: the next plain turn is answered, and so is a valid option.
   const next = await cachet(["--emulate", "-c", "again"], { home: own });
   expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: "" });
@@ -413,4 +412,74 @@ test("a refused connection names the base URL's host:port and the socket error, 
   writeFileSync(join(home, "config.toml"), '[providers.openai]\nbase_url = "localhost:8080"\n');
   const r = await cachet(["-m", "openai/gpt-4o", "hi"], { home, env: { OPENAI_API_KEY: "k" } });
   expect({ code: r.code, line: textLines(r.stderr)[0] }).toEqual({ code: 3, line: `cachet: invalid config key "providers.openai.base_url" in ${join(home, "config.toml")}: expected an http:// or https:// URL` });
+});
+
+test("a session that stored options cachet now sets itself (an older cachet's n, prompt_cache_key): exit 2 naming all of them, with the -o key=null flags that get out; those flags continue it", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "sticky2", "first"], { home })).code).toBe(0);
+  const db = new Database(join(home, "cachet.db"));
+  try {
+    expect(db.query("UPDATE sessions SET generation = ?").run(JSON.stringify({ providerOptions: { n: 2, prompt_cache_key: "mine" } })).changes).toBe(1);
+  } finally {
+    db.close();
+  }
+  const refused = await cachet(["--emulate", "--session", "sticky2", "again"], { home });
+  expect({ code: refused.code, stdout: refused.stdout }).toEqual({ code: 2, stdout: "" });
+  expect(textLines(refused.stderr)).toEqual([
+    `cachet: the session stores -o n and -o prompt_cache_key from an older cachet, which cachet now sets itself ("n": cachet reads and stores one choice per turn; "prompt_cache_key": it is the session's cache affinity key)`,
+    "  hint: drop them from the session with -o n=null -o prompt_cache_key=null",
+  ]);
+  const json = await cachet(["--emulate", "--json", "--session", "sticky2", "again"], { home });
+  expect(json.code).toBe(2);
+  expect(JSON.parse(json.stdout.trim())).toMatchObject({ type: "error", code: "BAD_FLAG", hint: "drop them from the session with -o n=null -o prompt_cache_key=null" });
+  // One dropped, one left: the one left is named alone.
+  const half = await cachet(["--emulate", "--session", "sticky2", "-o", "n=null", "again"], { home });
+  expect(half.code).toBe(2);
+  expect(textLines(half.stderr)[1]).toBe("  hint: drop it from the session with -o prompt_cache_key=null");
+  const out = await cachet(["--emulate", "--session", "sticky2", "-o", "n=null", "-o", "prompt_cache_key=null", "again"], { home });
+  expect(out.code).toBe(0);
+  expect((await cachet(["--emulate", "--session", "sticky2", "and again"], { home })).code).toBe(0);
+});
+
+test("-o with a dotted key is refused with exit 2 and the JSON form (an owned part such as text.format is named as one); nothing is sent", async () => {
+  const home = freshHome();
+  const dotted = await cachet(["--emulate", "-o", "reasoning.effort=high", "hi"], { home });
+  expect({ code: dotted.code, stdout: dotted.stdout }).toEqual({ code: 2, stdout: "" });
+  expect(textLines(dotted.stderr)).toEqual([
+    "cachet: -o reasoning.effort: -o sets a top-level key of the request and does not nest dotted keys",
+    `  hint: give the object as JSON: -o reasoning='{"effort":"high"}'`,
+  ]);
+  for (const [pair, first] of [
+    ["metadata.user_id=x", `cachet: -o metadata: cachet sets "metadata.user_id" itself`],
+    ["text.format=x", `cachet: -o text: cachet sets "text.format" itself`],
+    ["output_config.format=x", `cachet: -o output_config: cachet sets "output_config.format" itself`],
+    ["generationConfig.responseMimeType=application/json", `cachet: -o generationConfig: cachet sets "generationConfig.responseMimeType" itself`],
+  ] as const) {
+    const r = await cachet(["--emulate", "-o", pair, "hi"], { home });
+    expect({ pair, code: r.code }).toEqual({ pair, code: 2 });
+    expect(textLines(r.stderr)[0]!.startsWith(first)).toBe(true);
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+});
+
+test("--session and --fork with --no-store are refused as -c is (exit 2, sessions neither stored nor read); the stored session is untouched", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "base", "first"], { home })).code).toBe(0);
+  for (const [args, flag] of [
+    [["--session", "base"], "--session base"],
+    [["--fork=base"], "--fork=base"],
+    [["--fork"], "--fork"],
+  ] as const) {
+    const r = await cachet(["--emulate", ...args, "--no-store", "hi"], { home });
+    expect({ flag, code: r.code, stdout: r.stdout }).toEqual({ flag, code: 2, stdout: "" });
+    expect(textLines(r.stderr)[0]).toBe(`cachet: ${flag}: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read`);
+  }
+  const env = await cachet(["--emulate", "--session", "base", "hi"], { home, env: { CACHET_NO_STORE: "1" } });
+  expect(env.code).toBe(2);
+  const db = new Database(join(home, "cachet.db"), { readonly: true });
+  try {
+    expect(db.query("SELECT count(*) AS n FROM messages").get()).toEqual({ n: 2 });
+  } finally {
+    db.close();
+  }
 });

@@ -214,7 +214,7 @@ describe("--no-store", () => {
     const before = snapshot(home);
     expect(before.size).toBeGreaterThan(0);
     expect((await cachet(["--emulate", "--no-store", "a private turn"], { home })).code).toBe(0);
-    expect((await cachet(["--emulate", "--no-store", "--session", "private", "a named private turn"], { home })).code).toBe(0);
+    expect((await cachet(["--emulate", "--no-store", "--session", "private", "a named private turn"], { home })).code).toBe(2);
     expect(snapshot(home)).toEqual(before);
   }, 60_000);
 
