@@ -124,7 +124,8 @@ export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvO
   const positionals = Object.values(defs).filter((def) => def.type === "positional").length;
   const extra = view.words[positionals];
   if (extra !== undefined && !(options.restWords && positionals > 0)) {
-    fail(extraWord(extra.text, positionals, defs.session?.type === "string" && !lastFlag(view, "session"), options.command));
+    const sessionWord = defs.session?.type === "string" && !lastFlag(view, "session") && view.words.length === 1;
+    fail(extraWord(extra.text, positionals, sessionWord, options.command, view));
   }
   return view;
 }
@@ -171,12 +172,24 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
-/** A word past the command's positionals: a session named as a word, or a stray word a command would otherwise ignore. */
-function extraWord(word: string, positionals: number, session: boolean, command: string): CachetError {
+/**
+ * A word past the command's positionals. A single word where the command
+ * takes none but reads `--session` most likely names a session; several words
+ * (`cachet why is the sky blue`) most likely are a prompt that starts with a
+ * command word, so the hint gives the prompt reading. Flags or words after
+ * `--` were given to the command on purpose: the hint points at its help.
+ */
+function extraWord(word: string, positionals: number, sessionWord: boolean, command: string, { words, flags }: ArgvView): CachetError {
   const what = positionals === 0 ? `takes no word "${word}"` : `takes at most ${positionals === 1 ? "one word" : `${positionals} words`}; "${word}" is one too many`;
-  return new CachetError("EXTRA_WORD", `cachet ${command} ${what}`, {
-    hint: session && positionals === 0 ? `to name a session use --session ${word}` : `run \`cachet ${command} --help\` for what it takes`,
-  });
+  const help = `run \`cachet ${command} --help\` for what it takes`;
+  const hint = sessionWord ? `to name a session use --session ${word}` : flags.length > 0 || words.some((w) => w.literal) ? help : `${promptReading([command, ...words.map((w) => w.text)])}; ${help}`;
+  return new CachetError("EXTRA_WORD", `cachet ${command} ${what}`, { hint });
+}
+
+/** The hint that sends `words` (a command word first) as a prompt: `cachet run WORDS` or `cachet -- WORDS`. */
+export function promptReading(words: readonly string[]): string {
+  const line = words.map(shellWord).join(" ");
+  return `to send it as a prompt: cachet run ${line} (or cachet -- ${line})`;
 }
 
 /** An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`. */

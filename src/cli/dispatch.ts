@@ -91,15 +91,29 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
 /** `cachet help [COMMAND]` (or `--help`): global flags may sit anywhere; `help help` is the root help. */
 async function rootHelp(rest: readonly string[]): Promise<void> {
   const [{ parseArgv }, { globalArgs }] = await Promise.all([import("./argv.ts"), import("./_args.ts")]);
-  const view = parseArgv(rest, { command: { type: "positional", required: false }, ...globalArgs }, { command: "help" });
+  // Every word is read here: `help sessions show` asks for a command's action, `help me write a poem` is a prompt.
+  const view = parseArgv(rest, { command: { type: "positional", required: false }, ...globalArgs }, { command: "help", restWords: true });
   if (view.error) throw view.error;
-  const command = view.words[0]?.text;
+  const words = view.words.map((w) => w.text);
+  const command = words[0];
+  const asPrompt = words.length > 1 && view.flags.length === 0 && !view.words.some((w) => w.literal);
   if (command !== undefined && command !== "help") {
     if (!Object.hasOwn(commands, command)) {
-      throw new CachetError("UNKNOWN_COMMAND", `unknown command "${command}"`, { hint: "run `cachet --help` for the commands" });
+      const { promptReading } = await import("./argv.ts");
+      throw new CachetError("UNKNOWN_COMMAND", `unknown command "${command}"`, { hint: `run \`cachet --help\` for the commands${asPrompt ? `; ${promptReading(["help", ...words])}` : ""}` });
+    }
+    const cmd = (await commands[command]!.load()).default;
+    const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
+    // A command with actions (sessions, plugins, prices, schema) shows its help for `help COMMAND ACTION`.
+    if (words.length > 1 && (defs as Record<string, { type?: string }> | undefined)?.action?.type !== "positional") {
+      const { promptReading } = await import("./argv.ts");
+      const help = "run `cachet help COMMAND` for one command's help";
+      throw new CachetError("EXTRA_WORD", `cachet help takes one command; "${words[1]}" is one too many`, {
+        hint: asPrompt ? `${promptReading(["help", ...words])}; ${help}` : help,
+      });
     }
     plainUnlessTerminal();
-    await showUsage((await commands[command]!.load()).default);
+    await showUsage(cmd);
     return;
   }
   const { rootHelpText } = await import("./root-help.ts");

@@ -17,17 +17,41 @@ test("a word past a command's positionals (before or after --): exit 2, the word
     [["compact", "--", "review"], 'cachet: cachet compact takes no word "review"', "  hint: to name a session use --session review"],
     [["models", "--", "-p"], 'cachet: cachet models takes no word "-p"', "  hint: run `cachet models --help` for what it takes"],
     [["stats", "--session", "review", "extra"], 'cachet: cachet stats takes no word "extra"', "  hint: run `cachet stats --help` for what it takes"],
-    [["cost", "review", "extra"], 'cachet: cachet cost takes at most one word; "extra" is one too many', "  hint: run `cachet cost --help` for what it takes"],
+    [["cost", "review", "extra"], 'cachet: cachet cost takes at most one word; "extra" is one too many', "  hint: to send it as a prompt: cachet run cost review extra (or cachet -- cost review extra); run `cachet cost --help` for what it takes"],
     [["schema", "check", "F", "extra", "--provider", "openai"], 'cachet: cachet schema takes at most 2 words; "extra" is one too many', "  hint: run `cachet schema --help` for what it takes"],
     [["proxy", "--emulate", "extra"], 'cachet: cachet proxy takes no word "extra"', "  hint: run `cachet proxy --help` for what it takes"],
     [["plugins", "list", "extra"], 'cachet: `cachet plugins list` takes no word "extra"', "  hint: run `cachet plugins --help` for what each action takes"],
     [["sessions", "list", "extra"], 'cachet: `cachet sessions list` takes no word "extra"', "  hint: to see one session use `cachet sessions show SESSION`"],
-    [["help", "cost", "extra"], 'cachet: cachet help takes at most one word; "extra" is one too many', "  hint: run `cachet help --help` for what it takes"],
+    [["help", "cost", "extra"], 'cachet: cachet help takes one command; "extra" is one too many', "  hint: to send it as a prompt: cachet run help cost extra (or cachet -- help cost extra); run `cachet help COMMAND` for one command's help"],
   ];
   for (const [args, message, hint] of cases) {
     const r = await cachet(args, { home });
     expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 2, stdout: "", stderr: `${message}\n${hint}\n` });
   }
+});
+
+test("a prompt that starts with a command word (cachet why is the sky blue): exit 2 with the prompt reading as the hint, which sends it; a single stored session's name keeps the --session hint; help COMMAND ACTION shows the command's help", async () => {
+  const home = freshHome();
+  const cases: [string[], string, string][] = [
+    [["why", "is", "the", "sky", "blue"], 'cachet: cachet why takes at most one word; "the" is one too many', "cachet run why is the sky blue (or cachet -- why is the sky blue); run `cachet why --help` for what it takes"],
+    [["stats", "for", "nerds"], 'cachet: cachet stats takes no word "for"', "cachet run stats for nerds (or cachet -- stats for nerds); run `cachet stats --help` for what it takes"],
+    [["compact", "this", "paragraph"], 'cachet: cachet compact takes no word "this"', "cachet run compact this paragraph (or cachet -- compact this paragraph); run `cachet compact --help` for what it takes"],
+    [["export", "this", "table", "to", "csv"], 'cachet: cachet export takes at most one word; "table" is one too many', "cachet run export this table to csv (or cachet -- export this table to csv); run `cachet export --help` for what it takes"],
+    [["help", "me", "write", "a", "poem"], 'cachet: unknown command "me"', "run `cachet --help` for the commands; to send it as a prompt: cachet run help me write a poem (or cachet -- help me write a poem)"],
+  ];
+  for (const [args, message, hint] of cases) {
+    const r = await cachet(args, { home });
+    expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: "" });
+    const [line, hintLine] = r.stderr.split("\n");
+    expect({ args, line }).toEqual({ args, line: message });
+    expect(hintLine!.endsWith(hint)).toBe(true);
+  }
+  // The offered reading sends the prompt.
+  const sent = await cachet(["--emulate", "run", "why", "is", "the", "sky", "blue"], { home });
+  expect({ code: sent.code, stderr: sent.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(sent.stdout.length).toBeGreaterThan(0);
+  const sessions = await cachet(["help", "sessions", "show"], { home });
+  expect({ code: sessions.code, stdout: sessions.stdout }).toEqual({ code: 0, stdout: (await cachet(["sessions", "--help"], { home })).stdout });
 });
 
 test("help: `help help` is the root help, an unknown flag is refused, a global flag before the command is skipped", async () => {
