@@ -22,7 +22,7 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
  * @see https://docs.claude.com/en/api/messages (metadata.user_id)
  */
-import { CachetError, type CacheStrategySpec, type RequestContext, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
+import { CachetError, ListMemo, type CacheStrategySpec, type RequestContext, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
 import {
   applyMarks,
   assertMarks,
@@ -34,7 +34,6 @@ import {
   type MarkableMessage,
   type Ttl,
 } from "../shared/breakpoints.ts";
-import { LastByConversation } from "../shared/last-by-conversation.ts";
 
 /** Breakpoints allowed per request. @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching */
 export const ANTHROPIC_MAX_BREAKPOINTS = 4;
@@ -107,22 +106,17 @@ export function applyAnthropicBreakpoints(wire: WireRequest, context: RequestCon
  * @throws CachetError CACHE_CONTRACT naming the message
  */
 function assertNoMessageMarks(messages: readonly unknown[]): void {
-  const checked = checkedMessages.get(messages[0]) ?? [];
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i];
-    if (message === checked[i]) continue;
-    if (message !== null && typeof message === "object" && "cache_control" in message) {
-      throw new CachetError("CACHE_CONTRACT", `cache_control is set on messages[${i}] itself; Anthropic takes it only on content blocks`, {
-        hint: "put the mark on the last content block of that message",
-      });
-    }
-  }
-  checkedMessages.set(messages[0], messages.slice());
+  checkedMessages.map(messages);
 }
 
-// The messages of the last request of each conversation (its first message tells them apart) checked by
-// assertNoMessageMarks, by position.
-const checkedMessages = new LastByConversation<readonly unknown[]>();
+const checkedMessages = new ListMemo((message: unknown, i: number): true => {
+  if (message !== null && typeof message === "object" && "cache_control" in message) {
+    throw new CachetError("CACHE_CONTRACT", `cache_control is set on messages[${i}] itself; Anthropic takes it only on content blocks`, {
+      hint: "put the mark on the last content block of that message",
+    });
+  }
+  return true;
+});
 
 /**
  * True for the models that accept `ttl: "1h"`: every Claude model (the id

@@ -20,8 +20,7 @@
  * @see https://docs.claude.com/en/docs/build-with-claude/prompt-caching
  * @see https://www.alibabacloud.com/help/en/model-studio/context-cache
  */
-import { CachetError, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
-import { LastByConversation } from "./last-by-conversation.ts";
+import { CachetError, ListMemo, type WirePath, type WireRequest } from "../../src/plugin/index.ts";
 
 /** Breakpoint lifetime. Longer entries must come before shorter ones in cache order. */
 export type Ttl = "5m" | "1h";
@@ -296,41 +295,40 @@ function lastBlock(messages: readonly MarkableMessage[], end: number): WirePath 
 function walk(node: unknown, path: WirePath, marks: CacheMark[]): void {
   if (!Array.isArray(node)) return;
   const section = String(path[0]);
-  let scans = lastScans.get(section);
-  if (!scans) lastScans.set(section, (scans = new LastByConversation()));
-  const last = scans.get(node[0]);
-  // Copied in bulk; a marked element is taken out below.
-  const unmarked = node.slice();
-  for (let i = 0; i < node.length; i++) {
-    const element = node[i] as Record<string, unknown> | null;
-    if (element === null || typeof element !== "object") continue;
-    // Elements are never mutated (marks go on copies), so one found unmarked at this place last time still is.
-    if (last !== undefined && last[i] === element) continue;
-    const before = marks.length;
-    const content = element.content;
-    if (Array.isArray(content)) {
-      for (let j = 0; j < content.length; j++) {
-        const block = content[j] as Record<string, unknown> | null;
-        if (block === null || typeof block !== "object") continue;
-        const parts = block.content;
-        if (Array.isArray(parts)) {
-          for (let k = 0; k < parts.length; k++) {
-            const part = parts[k] as Record<string, unknown> | null;
-            if (part !== null && typeof part === "object" && part.cache_control !== undefined) mark(marks, [...path, i, "content", j, "content", k], part.cache_control);
-          }
-        }
-        if (block.cache_control !== undefined) mark(marks, [...path, i, "content", j], block.cache_control);
-      }
-    }
-    if (element.cache_control !== undefined) mark(marks, [...path, i], element.cache_control);
-    if (marks.length !== before) unmarked[i] = undefined;
-  }
-  scans.set(node[0], unmarked);
+  let scan = scans.get(section);
+  if (!scan) scans.set(section, (scan = new ListMemo((element: unknown, i: number) => elementMarks(element, [...path, i]))));
+  for (const found of scan.map(node).results) for (const m of found) marks.push(m);
 }
 
-// The unmarked elements of each section found by the last scan of each conversation (the section's first
-// element tells them apart), by position: the scan of a long session then visits only its new elements.
-const lastScans = new Map<string, LastByConversation<unknown[]>>();
+/** The marks one element of a section carries, nested ones first; frozen, as a memo keeps them. */
+function elementMarks(node: unknown, path: WirePath): readonly CacheMark[] {
+  if (node === null || typeof node !== "object") return NO_MARKS;
+  const element = node as Record<string, unknown>;
+  const marks: CacheMark[] = [];
+  const content = element.content;
+  if (Array.isArray(content)) {
+    for (let j = 0; j < content.length; j++) {
+      const block = content[j] as Record<string, unknown> | null;
+      if (block === null || typeof block !== "object") continue;
+      const parts = block.content;
+      if (Array.isArray(parts)) {
+        for (let k = 0; k < parts.length; k++) {
+          const part = parts[k] as Record<string, unknown> | null;
+          if (part !== null && typeof part === "object" && part.cache_control !== undefined) mark(marks, [...path, "content", j, "content", k], part.cache_control);
+        }
+      }
+      if (block.cache_control !== undefined) mark(marks, [...path, "content", j], block.cache_control);
+    }
+  }
+  if (element.cache_control !== undefined) mark(marks, path, element.cache_control);
+  return marks.length === 0 ? NO_MARKS : Object.freeze(marks.map((m) => Object.freeze({ ...m, path: Object.freeze(m.path) as WirePath })));
+}
+
+const NO_MARKS: readonly CacheMark[] = Object.freeze([]);
+
+// Each section's marks per element, kept for the elements of each conversation's last request (elements are
+// never mutated: marks go on copies), so the scan of a long session visits only its new elements.
+const scans = new Map<string, ListMemo<unknown, readonly CacheMark[]>>();
 
 function mark(marks: CacheMark[], path: WirePath, control: unknown): void {
   marks.push({ path, ttl: ttlOf(control, path) });

@@ -19,6 +19,8 @@ export { ownedOption, refuseOwnedOptions } from "./owned-options.ts";
 export type { Protocol, WirePath, WireRequest, WireSegment } from "./wire.ts";
 export type { PluginServices } from "./services.ts";
 export type { MessageRenderer, RenderMemo, RenderedLog, RenderedMessage } from "./render-memo.ts";
+export { ListMemo } from "../list-memo.ts";
+export type { ListMemoOptions, ListResults } from "../list-memo.ts";
 /**
  * cachet's error types. A bundled plugin's copy of them is recognised by the
  * host by its `code` (a ProviderError keeps status and retryability); plugins
