@@ -25,7 +25,8 @@ let closed = false;
 /** The first failed write that is not EPIPE. */
 let failure: NodeJS.ErrnoException | undefined;
 let pending = 0;
-let idle: (() => void) | undefined;
+/** Called once no write is pending. */
+let idle: (() => void)[] = [];
 
 const writer: StdoutWriter = {
   write(chunk) {
@@ -38,7 +39,7 @@ const writer: StdoutWriter = {
     pending++;
     stream.write(chunk, (error) => {
       if (error) noteStdoutFailure(error);
-      if (--pending === 0) idle?.();
+      if (--pending === 0) for (const done of idle.splice(0)) done();
     });
   },
 };
@@ -49,8 +50,8 @@ export function stdout(): StdoutWriter {
 }
 
 /**
- * Records a write to stdout that failed outside {@link stdout} (`Bun.write`
- * of src/cli/write-out.ts, the entry's `--version`): EPIPE closes the output
+ * Records a write to stdout that failed outside {@link stdout} (the entry's
+ * `Bun.write` of `--version` and `--help`): EPIPE closes the output
  * quietly, any other error is reported by {@link settleStdout}.
  */
 export function noteStdoutFailure(error: unknown): void {
@@ -63,13 +64,18 @@ export function stdoutStopped(): boolean {
   return closed || failure !== undefined;
 }
 
+/** Resolves once every write so far went out or failed (a failure is kept for {@link settleStdout}). */
+export function stdoutDrained(): Promise<void> {
+  return pending === 0 ? Promise.resolve() : new Promise((resolve) => idle.push(resolve));
+}
+
 /**
  * Waits until every write so far went out or failed.
  * @param what what the command wrote ("answer" for a run, "output" for the others), for the message
  * @throws CachetError STDOUT_WRITE (exit 1) when a write failed with anything but EPIPE
  */
 export async function settleStdout(what: "answer" | "output"): Promise<void> {
-  if (pending > 0) await new Promise<void>((resolve) => (idle = resolve));
+  await stdoutDrained();
   if (failure === undefined) return;
   const code = failure.code ?? "EIO";
   // Bun's and Node's messages read "ENOSPC: no space left on device, write".
