@@ -94,5 +94,9 @@ describe("owned request parts are refused as provider options on every wire", ()
       '-o n: cachet sets "n" itself (cachet reads and stores one choice per turn); use one request per answer (leave n unset) instead',
     );
     expect(() => renderChat(context({ functions: [] }), pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage })).toThrow('-o functions: cachet sets "functions" itself (it is part of the session and its cached prefix); use --tools instead');
+    expect(() => renderGemini(context({ generationConfig: { temperature: 0.3, candidateCount: 2 } }), pluginServices)).toThrow(
+      '-o generationConfig: cachet sets "generationConfig.candidateCount" itself (cachet reads and stores one choice per turn); use one request per answer (leave candidateCount unset) instead',
+    );
+    expect(() => renderGemini(context({ generation_config: "x" }), pluginServices)).toThrow('-o generation_config: cachet sets "generation_config" itself');
   });
 });

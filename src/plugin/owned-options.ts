@@ -6,8 +6,9 @@
  * server-held context, the session's affinity key). Such an option would put
  * on the wire something the session does not record, so `cost --tree` would
  * price what was never sent. Legacy tool definitions (`functions`,
- * `function_call`) are tools outside the frozen prefix; `n` asks for several
- * choices while cachet reads and stores one.
+ * `function_call`) are tools outside the frozen prefix; `n` (Gemini's
+ * `generationConfig.candidateCount`) asks for several choices while cachet
+ * reads and stores one.
  *
  * The list covers every wire's spelling at once (a key one wire does not know
  * would be refused by that provider anyway), so every adapter and the command
@@ -16,7 +17,7 @@
  * @see https://docs.claude.com/en/api/messages (system, messages, tools, cache_control, output_config)
  * @see https://platform.openai.com/docs/api-reference/chat/create (messages, tools, response_format)
  * @see https://platform.openai.com/docs/api-reference/responses/create (instructions, input, previous_response_id, conversation, prompt, text.format)
- * @see https://ai.google.dev/api/generate-content (systemInstruction, contents, tools, cachedContent, generationConfig.responseJsonSchema)
+ * @see https://ai.google.dev/api/generate-content (systemInstruction, contents, tools, cachedContent, generationConfig.responseJsonSchema, generationConfig.candidateCount)
  * @see https://platform.openai.com/docs/api-reference/chat/create (functions, function_call, n, prompt_cache_key)
  * @see https://docs.claude.com/en/api/messages (metadata.user_id)
  * @see https://openrouter.ai/docs/features/prompt-caching (session_id)
@@ -32,13 +33,25 @@ const TOOLS = "--tools";
 const PREFIX = "it is part of the session and its cached prefix";
 const AFFINITY = { use: "--cache auto|off (cachet places the session's affinity key)", why: "it is the session's cache affinity key" };
 
+/** An owned part: what to use instead, and why cachet owns it (default {@link PREFIX}). */
+interface Owner {
+  use: string;
+  why?: string;
+}
+
+/** A field that asks for several choices, where cachet reads and stores one. */
+function oneChoice(field: string): Owner {
+  return { use: `one request per answer (leave ${field} unset)`, why: "cachet reads and stores one choice per turn" };
+}
+const SCHEMA_OWNER: Owner = { use: SCHEMA };
+const GEMINI_SCHEMA_KEYS = ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"];
+
 /**
- * Owned request parts by top-level key: `use` is what to use instead, `why`
- * why cachet owns it (default {@link PREFIX}); with `within`, only those
- * sub-keys are owned and the rest of the object stays the user's (e.g.
- * `-o text={"verbosity":"low"}` is fine, `text.format` is not).
+ * Owned request parts by top-level key. An entry with `within` owns only
+ * those sub-keys, each with its own owner, and the rest of the object stays
+ * the user's (e.g. `-o text={"verbosity":"low"}` is fine, `text.format` is not).
  */
-const OWNED: Readonly<Record<string, { use: string; why?: string; within?: readonly string[] }>> = {
+const OWNED: Readonly<Record<string, Owner | { within: Readonly<Record<string, Owner>> }>> = {
   model: { use: "-m/--model" },
   stream: { use: "--no-stream" },
   system: { use: SYSTEM },
@@ -54,19 +67,24 @@ const OWNED: Readonly<Record<string, { use: string; why?: string; within?: reado
   tools: { use: TOOLS },
   functions: { use: TOOLS },
   function_call: { use: TOOLS },
-  n: { use: "one request per answer (leave n unset)", why: "cachet reads and stores one choice per turn" },
+  n: oneChoice("n"),
   prompt_cache_key: AFFINITY,
   session_id: AFFINITY,
-  metadata: { ...AFFINITY, within: ["user_id"] },
+  metadata: { within: { user_id: AFFINITY } },
   cachedContent: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
   cached_content: { use: "--cache auto|off (cachet sends the whole prefix and lets the provider cache it)" },
   cache_control: { use: "--cache auto|off and --cache-ttl 5m|1h (cachet places the cache breakpoints)" },
-  response_format: { use: SCHEMA },
-  text: { use: SCHEMA, within: ["format"] },
-  output_config: { use: SCHEMA, within: ["format"] },
-  generationConfig: { use: SCHEMA, within: ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"] },
-  generation_config: { use: SCHEMA, within: ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"] },
+  response_format: SCHEMA_OWNER,
+  text: { within: { format: SCHEMA_OWNER } },
+  output_config: { within: { format: SCHEMA_OWNER } },
+  generationConfig: { within: geminiGenerationConfig() },
+  generation_config: { within: geminiGenerationConfig() },
 };
+
+/** Gemini's generationConfig: the output schema, and candidateCount (several candidates where cachet reads one). */
+function geminiGenerationConfig(): Record<string, Owner> {
+  return { ...Object.fromEntries(GEMINI_SCHEMA_KEYS.map((k) => [k, SCHEMA_OWNER])), candidateCount: oneChoice("candidateCount"), candidate_count: oneChoice("candidate_count") };
+}
 
 /**
  * The owned part a provider option `key` = `value` would replace or add to,
@@ -77,11 +95,13 @@ const OWNED: Readonly<Record<string, { use: string; why?: string; within?: reado
 export function ownedOption(key: string, value: unknown): { part: string; use: string; why: string } | undefined {
   if (!Object.hasOwn(OWNED, key)) return undefined;
   const owned = OWNED[key]!;
-  const found = (part: string) => ({ part, use: owned.use, why: owned.why ?? PREFIX });
-  if (!owned.within) return found(key);
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return found(key);
-  const sub = owned.within.find((k) => Object.hasOwn(value, k));
-  return sub === undefined ? undefined : found(`${key}.${sub}`);
+  const found = (part: string, owner: Owner) => ({ part, use: owner.use, why: owner.why ?? PREFIX });
+  if (!("within" in owned)) return found(key, owned);
+  const subKeys = Object.keys(owned.within);
+  // A value that is not a plain object replaces the whole object, owned sub-keys included.
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return found(key, owned.within[subKeys[0]!]!);
+  const sub = subKeys.find((k) => Object.hasOwn(value, k));
+  return sub === undefined ? undefined : found(`${key}.${sub}`, owned.within[sub]!);
 }
 
 /**
