@@ -33,13 +33,20 @@ export function structuredFinishError(finish: FinishEvent | undefined, maxTokens
 }
 
 /**
- * The stderr notice of an answer that ended refused (the model's refusal, or
- * a provider's content filter: OpenAI `content_filter`, Gemini `SAFETY`,
- * `RECITATION`, …), or undefined for any other finish. A text-mode run prints
- * such an answer like any other, so only this line says it is not one.
+ * The stderr notice of an answer that did not end on its own, or undefined
+ * for a finished answer (or a tool call). A text-mode run prints such an
+ * answer like any other, so only this line says it is not one:
+ * - `length`: cut at the output limit; `maxTokens` is the `--max-tokens` in
+ *   effect (named when known), `outputTokens` what the provider billed;
+ * - `content_filter` / `refusal`: the provider's filter (OpenAI
+ *   `content_filter`, Gemini `SAFETY`, `RECITATION`, …) or the model refused.
  */
-export function refusedFinishNotice(finish: FinishEvent | undefined): string | undefined {
+export function finishNotice(finish: FinishEvent | undefined, maxTokens?: number, outputTokens?: number): string | undefined {
   const raw = finish?.rawReason ? ` (finish reason ${finish.rawReason})` : "";
+  if (finish?.reason === "length") {
+    const limit = maxTokens !== undefined ? ` of ${maxTokens} tokens` : outputTokens !== undefined ? ` (${outputTokens} output tokens)` : "";
+    return `the answer was cut at the output limit${limit}${raw}: what came is printed and stored; raise --max-tokens${maxTokens !== undefined ? ` above ${maxTokens}` : ""}, or continue it with \`cachet -c "go on"\``;
+  }
   if (finish?.reason === "content_filter") return `the provider's content filter stopped the answer${raw}: what came is printed and stored, and may be cut short`;
   if (finish?.reason === "refusal") return `the model refused to answer${raw}: its reply is printed and stored as the answer`;
   return undefined;

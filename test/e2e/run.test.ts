@@ -207,6 +207,32 @@ test("an answer ended by a refusal or a content filter prints as text (exit 0) w
   expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: "" });
 });
 
+test("an answer cut at the output limit prints what came (exit 0) with one stderr line naming the limit, on each provider", async () => {
+  const home = freshHome();
+  const script = join(home, "long.json");
+  const long = Array.from({ length: 400 }, (_, i) => `word${i}`).join(" ");
+  writeFileSync(script, JSON.stringify(Array.from({ length: 8 }, () => ({ text: long }))));
+  const env = { CACHET_EMULATOR_SCRIPT: script };
+  const reasons: [string, string][] = [
+    ["anthropic/claude-sonnet-4-6", "max_tokens"],
+    ["openai/gpt-4o", "length"],
+    ["openai-responses/gpt-5", "max_output_tokens"],
+    ["google/gemini-2.5-flash", "MAX_TOKENS"],
+  ];
+  for (const [model, raw] of reasons) {
+    const r = await cachet(["--emulate", "-m", model, "--max-tokens", "20", "please"], { home, env });
+    expect({ model, code: r.code, stderr: r.stderr }).toEqual({
+      model,
+      code: 0,
+      stderr: `[warn] the answer was cut at the output limit of 20 tokens (finish reason ${raw}): what came is printed and stored; raise --max-tokens above 20, or continue it with \`cachet -c "go on"\`\n`,
+    });
+    expect(r.stdout.length).toBeGreaterThan(10);
+    expect(long.startsWith(r.stdout.trimEnd())).toBe(true);
+  }
+  const whole = await cachet(["--emulate", "--max-tokens", "4000", "please"], { home, env });
+  expect({ code: whole.code, stdout: whole.stdout, stderr: whole.stderr }).toEqual({ code: 0, stdout: `${long}\n`, stderr: "" });
+});
+
 test("tool calls left without a result are counted in good grammar: '1 of the 3 … has', '2 of the 3 … have', 'a pending tool call … leaves it'", async () => {
   const home = freshHome();
   const tools = join(home, "tools.json");

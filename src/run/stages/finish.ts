@@ -5,7 +5,7 @@
  */
 import type { Message } from "../../context/types.ts";
 import type { CachetError } from "../../errors.ts";
-import { refusedFinishNotice, structuredFinishError } from "../finish-check.ts";
+import { finishNotice, structuredFinishError } from "../finish-check.ts";
 import type { Runtime } from "../runtime.ts";
 import type { TurnOptions, TurnResult } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
@@ -50,9 +50,9 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
     await options.sink.end();
     throw failure;
   }
-  // A refusal reads like an answer on stdout: the finish reason is said on stderr (a --schema answer was refused above).
-  const refused = refusedFinishNotice(result.finish);
-  if (refused) options.notice?.(refused);
+  // A cut or refused answer reads like an answer on stdout: the finish reason is said on stderr (a --schema one failed above).
+  const notice = finishNotice(result.finish, options.generation.maxTokens, row.usage.output);
+  if (notice) options.notice?.(notice);
   options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
   await options.sink.end();
   const message: Message = { id: sent.answer.id, role: "assistant", content };
