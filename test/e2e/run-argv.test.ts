@@ -47,10 +47,10 @@ test("words after `--` are prompt text for every reader: -o, --fork=, --tool-res
   }
 
   const quiet = freshHome();
-  expect((await cachet(["--emulate", "--max-tokens", "5", "x"], { home: quiet })).code).toBe(0);
-  const warned = await cachet(["--emulate", "-c", "--max-tokens", "6", "--", "what", "does", "--quiet", "do"], { home: quiet });
+  expect((await cachet(["--emulate", "--max-tokens", "500", "x"], { home: quiet })).code).toBe(0);
+  const warned = await cachet(["--emulate", "-c", "--max-tokens", "600", "--", "what", "does", "--quiet", "do"], { home: quiet });
   expect(warned.code).toBe(0);
-  expect(warned.stderr).toBe("[warn] --max-tokens 5 → 6 for this session from now on\n");
+  expect(warned.stderr).toBe("[warn] --max-tokens 500 → 600 for this session from now on\n");
 
   // --debug after `--` adds no stack to an error.
   const failed = await cachet(["--emulate", "--max-tokens", "abc", "--", "a", "--debug", "b"], { home });
@@ -156,11 +156,11 @@ test("--fork's guard reads the first prompt word after it past other flags, and 
 
 test("quiet and json are the flags' last values: -cq, --quiet=true, -q --no-quiet, --json=true, --json --no-json", async () => {
   const home = freshHome();
-  expect((await cachet(["--emulate", "--max-tokens", "5", "x"], { home })).code).toBe(0);
+  expect((await cachet(["--emulate", "--max-tokens", "500", "x"], { home })).code).toBe(0);
   for (const [flags, maxTokens, stderr] of [
-    [["-cq"], "6", ""],
-    [["--quiet=true", "-c"], "7", ""],
-    [["-q", "--no-quiet", "-c"], "8", "[warn] --max-tokens 7 → 8 for this session from now on\n"],
+    [["-cq"], "600", ""],
+    [["--quiet=true", "-c"], "700", ""],
+    [["-q", "--no-quiet", "-c"], "800", "[warn] --max-tokens 700 → 800 for this session from now on\n"],
   ] as const) {
     const r = await cachet(["--emulate", ...flags, "--max-tokens", maxTokens, "y"], { home });
     expect([r.code, r.stderr]).toEqual([0, stderr]);
