@@ -1,8 +1,8 @@
 /**
  * Generates the embedded price catalog: reads the models.dev TOML data copied
  * into src/meter/models-dev, fills what it lacks from `@pydantic/genai-prices`
- * (build/genai-prices.ts: xAI, 1h writes, modality prices, server-tool fees) and writes `src/meter/catalog.generated.json` in
- * the shape of models.dev's `api.json` (provider → models → cost, limit, …).
+ * (build/genai-prices.ts: xAI, 1h writes, modality prices, server-tool fees) and writes `src/meter/catalog.generated.txt` in
+ * the shape of models.dev's `api.json` (provider → models → cost, limit, …), one model per line (src/meter/catalog-layout.ts).
  *
  * The build calls {@link generateCatalog} before compiling; `bun build/catalog.ts`
  * runs it alone; test/setup.ts runs it when the snapshot is missing.
@@ -10,52 +10,27 @@
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { layOutCatalog } from "../src/meter/catalog-layout.ts";
 import { supplementCatalog } from "./genai-prices.ts";
 
 const ROOT = join(import.meta.dir, "..");
 /** The copied models.dev data (MIT, see its LICENSE and README). */
 export const CATALOG_SOURCE = join(ROOT, "src", "meter", "models-dev");
 /** The generated snapshot, imported statically by src/meter/catalog.ts (gitignored). */
-export const CATALOG_OUTPUT = join(ROOT, "src", "meter", "catalog.generated.json");
-
-/**
- * The per-model limits table, imported by src/meter/model-limits.ts (gitignored): what the
- * context-window check reads before sending, without parsing the whole catalog.
- */
-export const LIMITS_OUTPUT = join(ROOT, "src", "meter", "limits.generated.json");
+export const CATALOG_OUTPUT = join(ROOT, "src", "meter", "catalog.generated.txt");
 
 /** Fields of a model TOML that do not go into the snapshot (bulky, not used by cachet). */
 const DROPPED_FIELDS = new Set(["benchmarks", "base_model", "base_model_omit"]);
 
 /**
- * Writes the snapshot and its limits table ({@link limitsTable}) and returns the snapshot's path.
+ * Writes the snapshot, laid out one model per line (layOutCatalog), and returns its path.
  * @param source folder with `providers/` and `models/` (models.dev layout)
  * @param output JSON file to write (atomically: temp file, then rename)
- * @param limitsOutput JSON file for the limits table
  * @throws Error when a TOML file does not parse (names the file)
  */
-export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT, limitsOutput: string = LIMITS_OUTPUT): Promise<string> {
-  const catalog = supplementCatalog(buildCatalog(source));
-  writeAtomically(limitsOutput, JSON.stringify(limitsTable(catalog)));
-  writeAtomically(output, JSON.stringify(catalog));
+export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT): Promise<string> {
+  writeAtomically(output, layOutCatalog(supplementCatalog(buildCatalog(source))));
   return output;
-}
-
-/**
- * The catalog's limits, in the shape src/meter/model-limits.ts reads:
- * provider → model → [context window, output limit, 1 when the model takes only the default temperature],
- * tokens, null for a limit the catalog does not give. Every provider is listed, even with no model.
- */
-export function limitsTable(catalog: Record<string, Record<string, unknown>>): Record<string, Record<string, [number | null, number | null, 0 | 1]>> {
-  const out: Record<string, Record<string, [number | null, number | null, 0 | 1]>> = {};
-  for (const [providerId, provider] of Object.entries(catalog)) {
-    const models: Record<string, [number | null, number | null, 0 | 1]> = {};
-    for (const [id, entry] of Object.entries((provider.models ?? {}) as Record<string, { limit?: { context?: number; output?: number }; temperature?: boolean }>)) {
-      models[id] = [entry.limit?.context ?? null, entry.limit?.output ?? null, entry.temperature === false ? 1 : 0];
-    }
-    out[providerId] = models;
-  }
-  return out;
 }
 
 function writeAtomically(path: string, text: string): void {

@@ -3,8 +3,8 @@
  * (price catalog, tokenizer ranks) exist, so `bun test` works on a fresh checkout without a build.
  */
 import { existsSync } from "node:fs";
-import { CATALOG_OUTPUT, generateCatalog, LIMITS_OUTPUT } from "../build/catalog.ts";
+import { CATALOG_OUTPUT, generateCatalog } from "../build/catalog.ts";
 import { TOKENIZER_OUTPUT, generateTokenizerData } from "../build/tokenizer-data.ts";
 
-if (!existsSync(CATALOG_OUTPUT) || !existsSync(LIMITS_OUTPUT)) await generateCatalog();
+if (!existsSync(CATALOG_OUTPUT)) await generateCatalog();
 if (!existsSync(TOKENIZER_OUTPUT)) await generateTokenizerData();

@@ -5,83 +5,131 @@
  * at build time (build/catalog.ts).
  * @see https://models.dev/api.json
  */
-import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
+import { once } from "../deferred-schema.ts";
 import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
 import { makePrivateDir } from "../private-files.ts";
-import { readFileSync } from "node:fs";
-// Embedded as a file and parsed on demand: as a JS object literal it would be compiled into the binary's bytecode, several times larger.
-import embeddedPath from "./catalog.generated.json" with { type: "file" };
+import { catalogText, providerRanges, providerSlice, type ProviderRange } from "./catalog-layout.ts";
+// Embedded as a file and read on demand, laid out one model per line (catalog-layout.ts): as a JS object literal it
+// would be compiled into the binary's bytecode, several times larger.
+import embeddedPath from "./catalog.generated.txt" with { type: "file" };
 
-const Price = v.pipe(v.number(), v.finite(), v.minValue(0));
-
-/** Token prices (USD per million) a cost table, a long-context tier or a service tier may carry. */
-const TOKEN_PRICES = {
-  input: v.optional(Price),
-  output: v.optional(Price),
-  cache_read: v.optional(Price),
-  cache_write: v.optional(Price),
-  /** cachet extension (models.dev has none): 1-hour cache write. */
-  cache_write_1h: v.optional(Price),
-  reasoning: v.optional(Price),
-  input_audio: v.optional(Price),
-  output_audio: v.optional(Price),
-  /** cachet extension: image tokens in and out. */
-  input_image: v.optional(Price),
-  output_image: v.optional(Price),
-};
-
-const TierSchema = v.looseObject({
-  tier: v.looseObject({ type: v.optional(v.string()), size: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
-  ...TOKEN_PRICES,
+// Valibot schema of an api.json-shaped catalog (unknown metadata is kept, costs must be non-negative numbers), built on
+// the first parse of a stored or given catalog: pricing with the embedded one needs none.
+const schemas = once(() => {
+  const Price = v.pipe(v.number(), v.finite(), v.minValue(0));
+  /** Token prices (USD per million) a cost table, a long-context tier or a service tier may carry. */
+  const TOKEN_PRICES = {
+    input: v.optional(Price),
+    output: v.optional(Price),
+    cache_read: v.optional(Price),
+    cache_write: v.optional(Price),
+    /** cachet extension (models.dev has none): 1-hour cache write. */
+    cache_write_1h: v.optional(Price),
+    reasoning: v.optional(Price),
+    input_audio: v.optional(Price),
+    output_audio: v.optional(Price),
+    /** cachet extension: image tokens in and out. */
+    input_image: v.optional(Price),
+    output_image: v.optional(Price),
+  };
+  const TierSchema = v.looseObject({
+    tier: v.looseObject({ type: v.optional(v.string()), size: v.pipe(v.number(), v.integer(), v.minValue(0)) }),
+    ...TOKEN_PRICES,
+  });
+  const ServiceTierSchema = v.looseObject({ ...TOKEN_PRICES, tiers: v.optional(v.array(TierSchema)) });
+  const cost = v.looseObject({
+    ...TOKEN_PRICES,
+    tiers: v.optional(v.array(TierSchema)),
+    /** cachet extension: fees of server-side tools, USD per 1,000 calls (web_search, web_fetch, code_execution, grounding). */
+    server_tools: v.optional(v.record(v.string(), Price)),
+    /** cachet extension: prices of a served service tier (flex, priority, batch), over the standard ones. */
+    service_tiers: v.optional(v.record(v.string(), ServiceTierSchema)),
+  });
+  const model = v.looseObject({
+    id: v.optional(v.string()),
+    name: v.optional(v.string()),
+    cost: v.optional(cost),
+    limit: v.optional(v.looseObject({ context: v.optional(v.number()), input: v.optional(v.number()), output: v.optional(v.number()) })),
+  });
+  const provider = v.looseObject({
+    id: v.optional(v.string()),
+    name: v.optional(v.string()),
+    models: v.record(v.string(), model),
+  });
+  return { catalog: v.record(v.string(), provider), model, cost };
 });
 
-const ServiceTierSchema = v.looseObject({ ...TOKEN_PRICES, tiers: v.optional(v.array(TierSchema)) });
-
-const CostSchema = v.looseObject({
-  ...TOKEN_PRICES,
-  tiers: v.optional(v.array(TierSchema)),
-  /** cachet extension: fees of server-side tools, USD per 1,000 calls (web_search, web_fetch, code_execution, grounding). */
-  server_tools: v.optional(v.record(v.string(), Price)),
-  /** cachet extension: prices of a served service tier (flex, priority, batch), over the standard ones. */
-  service_tiers: v.optional(v.record(v.string(), ServiceTierSchema)),
-});
-
-const ModelSchema = v.looseObject({
-  id: v.optional(v.string()),
-  name: v.optional(v.string()),
-  cost: v.optional(CostSchema),
-  limit: v.optional(v.looseObject({ context: v.optional(v.number()), input: v.optional(v.number()), output: v.optional(v.number()) })),
-});
-
-const ProviderSchema = v.looseObject({
-  id: v.optional(v.string()),
-  name: v.optional(v.string()),
-  models: v.record(v.string(), ModelSchema),
-});
-
-/** Valibot schema of an api.json-shaped catalog: unknown metadata is kept, costs must be non-negative numbers. */
-export const CatalogSchema = v.record(v.string(), ProviderSchema);
+type Schemas = ReturnType<typeof schemas>;
 
 /** A catalog: provider id → provider with its models. Costs in USD per million tokens. */
-export type Catalog = v.InferOutput<typeof CatalogSchema>;
+export type Catalog = v.InferOutput<Schemas["catalog"]>;
 /** One model's entry. */
-export type CatalogModel = v.InferOutput<typeof ModelSchema>;
+export type CatalogModel = v.InferOutput<Schemas["model"]>;
 /** One model's `cost` table (USD per million tokens), with optional long-context `tiers`. */
-export type CatalogCost = v.InferOutput<typeof CostSchema>;
+export type CatalogCost = v.InferOutput<Schemas["cost"]>;
 
 /** Where a catalog came from. */
 export type CatalogSource = "embedded" | "updated" | "file";
 
-/** The embedded snapshot (generated from src/meter/models-dev at build time). */
+/** The embedded snapshot (generated from src/meter/models-dev at build time), whole. */
 export function embeddedCatalog(): Catalog {
-  embedded ??= JSON.parse(readFileSync(embeddedPath as unknown as string, "utf8")) as Catalog;
+  embedded ??= JSON.parse(catalogText(readFileSync(embeddedPath as unknown as string, "utf8"))) as Catalog;
   return embedded;
 }
 
 let embedded: Catalog | undefined;
+let ranges: Promise<Record<string, ProviderRange>> | undefined;
+const embeddedSlices = new Map<string, Promise<Catalog>>();
+
+/**
+ * The part of the embedded snapshot that {@link findModel} needs for
+ * `modelId`: it resolves the model exactly as in {@link embeddedCatalog}
+ * (the provider with at most that model, or the provider a model id such as
+ * `openai-compatible/deepseek/deepseek-chat` names; `{}` when neither is
+ * listed), for a fraction of the cost: only the provider's lines are read and
+ * only the model's is parsed (catalog-layout.ts).
+ * @throws CachetError UNKNOWN_MODEL when modelId is not provider/model.
+ */
+export function embeddedCatalogFor(modelId: string): Promise<Catalog> {
+  let slice = embeddedSlices.get(modelId);
+  if (slice === undefined) {
+    slice = (async () => {
+      const { provider, model } = splitModelId(modelId);
+      const own = await embeddedLines(provider);
+      if (own) return providerSlice(own, model);
+      const slash = model.indexOf("/");
+      if (slash <= 0 || slash === model.length - 1) return {};
+      const named = await embeddedLines(model.slice(0, slash));
+      return named ? providerSlice(named, model.slice(slash + 1)) : {};
+    })();
+    embeddedSlices.set(modelId, slice);
+  }
+  return slice;
+}
+
+/** The bytes of a provider's lines in the embedded file; undefined when it does not list the provider. */
+async function embeddedLines(provider: string): Promise<Buffer | undefined> {
+  const file = Bun.file(embeddedPath as unknown as string);
+  ranges ??= (async () => {
+    // The first line holds the ranges: read a little, more if it is longer.
+    for (let size = 1024; ; size *= 8) {
+      const head = asBuffer(await file.slice(0, size).bytes());
+      const end = head.indexOf("\n");
+      if (end >= 0) return providerRanges(head.toString("utf8", 0, end));
+      if (head.length < size) throw new Error(`the embedded catalog ${file.name} has no line break`);
+    }
+  })();
+  const range = Object.hasOwn(await ranges, provider) ? (await ranges)[provider]! : undefined;
+  return range && asBuffer(await file.slice(range[0], range[1]).bytes());
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
 
 export { storedCatalogFile } from "../paths.ts";
 
@@ -90,9 +138,19 @@ export { storedCatalogFile } from "../paths.ts";
  * @throws CachetError CATALOG_INVALID when the stored update is unreadable or invalid.
  */
 export async function loadCatalog(paths: StatePaths = statePaths()): Promise<{ catalog: Catalog; source: CatalogSource }> {
+  const stored = await storedCatalog(paths);
+  return stored ? { catalog: stored, source: "updated" } : { catalog: embeddedCatalog(), source: "embedded" };
+}
+
+/**
+ * The stored update (`cachet prices update`), parsed and validated; undefined
+ * when there is none and the embedded catalog is in force.
+ * @throws CachetError CATALOG_INVALID when it is unreadable or invalid.
+ */
+export async function storedCatalog(paths: StatePaths = statePaths()): Promise<Catalog | undefined> {
   const file = Bun.file(storedCatalogFile(paths));
-  if (!(await file.exists())) return { catalog: embeddedCatalog(), source: "embedded" };
-  return { catalog: parseCatalog(await file.text(), file.name!), source: "updated" };
+  if (!(await file.exists())) return undefined;
+  return parseCatalog(await file.text(), file.name!);
 }
 
 /**
@@ -110,7 +168,7 @@ export function parseCatalog(text: string, origin: string): Catalog {
       cause,
     });
   }
-  const result = v.safeParse(CatalogSchema, data);
+  const result = v.safeParse(schemas().catalog, data);
   if (!result.success) {
     const issue = result.issues[0]!;
     throw new CachetError("CATALOG_INVALID", `invalid price catalog ${origin} at "${v.getDotPath(issue) ?? "(top level)"}": ${issue.message}`, {

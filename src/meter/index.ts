@@ -6,7 +6,7 @@
 import type { Config } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import type { UsageReport } from "../plugin/usage.ts";
-import { loadCatalog, type Catalog } from "./catalog.ts";
+import { embeddedCatalogFor, storedCatalog, type Catalog } from "./catalog.ts";
 import { priceUsageReport, uncachedCost, type RequestCost } from "./pricing.ts";
 
 export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
@@ -25,11 +25,13 @@ export { sessionCost } from "./session-cost.ts";
  */
 export type PricedRequest = RequestCost & { reason?: string; estimate?: string; noCacheCostUsd: number | null };
 
-const catalogs = new Map<string, Promise<Catalog>>();
+/** Per data directory: its stored catalog update, undefined when the embedded catalog is in force. */
+const updates = new Map<string, Promise<Catalog | undefined>>();
 
 /**
  * Prices an adapter's usage report for `provider/model` with the catalog in
- * force (stored update, else embedded; loaded once per data directory) and
+ * force (a stored update, loaded once per data directory; else the embedded
+ * catalog, of which only the model's entry is read) and
  * `config.prices` overrides. Unknown model or price → `costUsd: null` and a
  * `reason` (print it as a warning), never $0. `partial`: the usage is what a
  * cut stream reported, priced as a flagged lower bound (CASES.md case 44).
@@ -37,12 +39,12 @@ const catalogs = new Map<string, Promise<Catalog>>();
  */
 export async function priceReport(modelRef: string, report: UsageReport, options: { config: Config; env?: Record<string, string | undefined>; partial?: boolean }): Promise<PricedRequest> {
   const paths = statePaths(options.env ?? process.env);
-  let catalog = catalogs.get(paths.data);
-  if (!catalog) {
-    catalog = loadCatalog(paths).then((c) => c.catalog);
-    catalogs.set(paths.data, catalog);
+  let update = updates.get(paths.data);
+  if (!update) {
+    update = storedCatalog(paths);
+    updates.set(paths.data, update);
   }
-  const resolvedCatalog = await catalog;
+  const resolvedCatalog = (await update) ?? (await embeddedCatalogFor(modelRef));
   const base = priceUsageReport(report, modelRef, resolvedCatalog, options.config.prices, options.partial === true);
   const cost: PricedRequest = { ...base, noCacheCostUsd: uncachedCost(report, modelRef, resolvedCatalog, options.config.prices) };
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);

@@ -10,7 +10,7 @@ function home() {
   return statePaths({ CACHET_HOME: mkdtempSync(join(tmpdir(), "cachet-limits-")) });
 }
 
-test("the limits table gives every embedded catalog model's limits and temperature rule, as findModel does", async () => {
+test("every embedded catalog model has its limits and temperature rule, as findModel gives them", async () => {
   const catalog = embeddedCatalog();
   const paths = home();
   let checked = 0;
@@ -39,7 +39,7 @@ test("a model the catalog does not list has no limits; a provider without a list
   expect(fronted?.limit?.context).toBeGreaterThan(0);
 });
 
-test("a stored catalog update is in force over the embedded table", async () => {
+test("a stored catalog update is in force over the embedded catalog", async () => {
   const paths = home();
   const file = storedCatalogFile(paths);
   mkdirSync(dirname(file), { recursive: true });

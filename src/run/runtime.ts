@@ -171,9 +171,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
         ephemeral,
         price: (ref, usage) => price(ref, { usage, raw: null }),
         outputLimit: async (ref) => {
-          const { loadCatalog } = await import("../meter/index.ts");
-          const { findModel } = await import("../meter/catalog.ts");
-          return findModel((await loadCatalog(paths)).catalog, ref)?.limit?.output;
+          const { modelLimits } = await import("../meter/model-limits.ts");
+          return (await modelLimits(ref, paths))?.limit?.output;
         },
         notice,
       });
