@@ -6,7 +6,7 @@
  * TLS handshake; the request then reuses the pooled connection:
  * https://bun.sh/reference/globals/fetch/preconnect) and load the session.
  * The price catalog is not parsed here: nothing before sending needs it (the
- * window check reads a limits table, src/meter/model-limits.ts), and it would
+ * window check reads only the model's line of the embedded catalog, src/meter/model-limits.ts), and it would
  * hold this thread when stdin is already closed. Nor is the turn lease's
  * keeper thread started: it starts a second after the lease is taken, after a
  * short run's request has left (src/session/leases.ts).
