@@ -17,6 +17,14 @@ export type NodeKind = "system" | "tool" | "schema" | "message" | "text" | "imag
 export interface TextBlock {
   type: "text";
   text: string;
+  /**
+   * Provider signature that came on this text (Gemini 3 `thoughtSignature`
+   * on an answer's text part, since plugin API 1.4); opaque, replayed by the
+   * adapter that produced it on the same text part in later requests, and
+   * never sent by any other adapter.
+   * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+   */
+  signature?: string;
 }
 
 /** An image, base64-encoded. */

@@ -12,7 +12,7 @@ import type { PluginServices } from "./services.ts";
  * versions only add optional fields and hooks, so a plugin built for `^1.0`
  * keeps loading in every 1.x host.
  */
-export const API_VERSION = "1.3.0";
+export const API_VERSION = "1.4.0";
 
 /** A logger that prefixes each line with the plugin's name; writes to stderr. */
 export interface PluginLogger {

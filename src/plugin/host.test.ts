@@ -158,6 +158,12 @@ describe("guarded adapter calls", () => {
     expect((await rejected(collect(badEvent.createAdapter("acme", CONFIG).send(WIRE, { signal: AbortSignal.timeout(1000) })))).message).toBe(
       "acme: provider acme: send() yielded a wrong event #1: delta 42 (expected string)",
     );
+    const signedText = await hostWith((api) =>
+      api.provider(spec(() => ({ ...good(), async *send() { yield { type: "text", delta: "ok", signature: "sig-1" }; yield { type: "text", delta: "", signature: 7 }; } }))),
+    );
+    expect((await rejected(collect(signedText.createAdapter("acme", CONFIG).send(WIRE, { signal: AbortSignal.timeout(1000) })))).message).toBe(
+      "acme: provider acme: send() yielded a wrong event #1: signature 7 (expected string)",
+    );
     const throwing = await hostWith((api) => api.provider(spec(() => ({ ...good(), async *send() { throw new Error("socket hang up"); } }))));
     expect((await rejected(collect(throwing.createAdapter("acme", CONFIG).send(WIRE, { signal: AbortSignal.timeout(1000) })))).message).toBe(
       "acme: provider acme: send() threw: socket hang up",

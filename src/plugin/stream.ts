@@ -10,6 +10,17 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
 export interface TextEvent {
   type: "text";
   delta: string;
+  /**
+   * The provider's opaque signature on this piece's part (since API 1.4):
+   * Gemini 3 puts a `thoughtSignature` on a text part of a non-function-call
+   * answer (its last one), and when streaming often sends it on a final part
+   * with empty or no text, which comes here as an empty `delta` with the
+   * signature. The core stores it on the answer's text block it belongs to
+   * (an empty delta's: the last text block, never a new empty one) and the
+   * adapter replays it on that text part next turn, as it came.
+   * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+   */
+  signature?: string;
 }
 
 /** A piece of reasoning text (and, at its end, its signature). */

@@ -237,7 +237,7 @@ function isListOf(value: unknown, ok: (item: unknown) => boolean): boolean {
 export const StreamEventShape = deferred(() => {
   const { Text } = base();
   return v.variant("type", [
-    v.looseObject({ type: v.literal("text"), delta: v.string() }),
+    v.looseObject({ type: v.literal("text"), delta: v.string(), signature: v.optional(v.string()) }),
     v.looseObject({ type: v.literal("thinking"), delta: v.string(), signature: v.optional(v.string()) }),
     v.looseObject({ type: v.literal("tool_call"), id: v.string(), name: Text, arguments: v.string(), signature: v.optional(v.string()) }),
     v.looseObject({ type: v.literal("image"), mediaType: v.pipe(v.string(), v.minLength(1)), data: v.string() }),

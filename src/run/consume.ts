@@ -8,9 +8,9 @@
  * then reasoning without showing it (DESIGN.md, rules from the field; CASES.md
  * case 42). Hidden thinking has its own, longer bound (`thinkingMs`).
  */
-import type { Block } from "../context/types.ts";
+import type { Block, TextBlock } from "../context/types.ts";
 import { ProviderError } from "../errors.ts";
-import type { FinishEvent, StreamEvent, UsageEvent } from "../plugin/stream.ts";
+import type { FinishEvent, StreamEvent, TextEvent, UsageEvent } from "../plugin/stream.ts";
 
 /** Options of {@link consume}. */
 export interface ConsumeOptions {
@@ -71,6 +71,7 @@ export class StreamFailure extends Error {
  */
 export async function consume(events: AsyncIterable<StreamEvent>, options: ConsumeOptions): Promise<ConsumeResult> {
   const result: ConsumeResult = { content: [], finish: undefined, firstContentAt: undefined };
+  const text = new TextSignatures();
   const iterator = events[Symbol.asyncIterator]();
   const clock = new Liveness(options);
   try {
@@ -81,11 +82,11 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       clock.saw(event);
       const content = event.type !== "chatter" && event.type !== "finish" && event.type !== "usage";
       // Usage and the finish are the provider's account of the bill: kept even when the hook fails.
-      if (!content) apply(result, event);
+      if (!content) apply(result, event, text);
       await options.onArrive?.(event);
       if (content) {
         result.firstContentAt ??= Date.now();
-        apply(result, event);
+        apply(result, event, text);
       }
       await options.onEvent?.(event, result.content);
       if (event.type === "finish") break;
@@ -193,12 +194,59 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(3).replace(/0+$/, "")} s`;
 }
 
-function apply(result: ConsumeResult, event: StreamEvent): void {
+/**
+ * Where a text event's signature goes (Gemini 3 `thoughtSignature` on a
+ * text part; streamed, often alone on a final part with empty text). A
+ * signature belongs to the part it came on, so a signed text block is
+ * closed: text after it starts a new block. A signature with an empty
+ * delta lands on the answer's last text block; before any text block, or
+ * when that block is already signed, it waits for the next text block
+ * (and is dropped if none comes: it never makes an empty block).
+ * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+ */
+class TextSignatures {
+  private pending: string | undefined;
+
+  apply(content: Block[], event: TextEvent): void {
+    const last = content.at(-1);
+    if (event.delta === "") {
+      if (event.signature === undefined) {
+        // Unsigned, it opens a text block as any delta does (unchanged since before signatures).
+        if (last?.type !== "text") content.push({ type: "text", text: "" });
+        return;
+      }
+      const block = lastText(content);
+      if (block && block.signature === undefined) block.signature = event.signature;
+      else this.pending = event.signature;
+      return;
+    }
+    const signature = event.signature ?? this.pending;
+    if (last?.type === "text" && last.signature === undefined) {
+      last.text += event.delta;
+    } else {
+      content.push({ type: "text", text: event.delta });
+    }
+    const block = content.at(-1) as TextBlock;
+    if (signature !== undefined) {
+      block.signature = signature;
+      this.pending = undefined;
+    }
+  }
+}
+
+function lastText(content: Block[]): TextBlock | undefined {
+  for (let i = content.length - 1; i >= 0; i--) {
+    const block = content[i]!;
+    if (block.type === "text") return block;
+  }
+  return undefined;
+}
+
+function apply(result: ConsumeResult, event: StreamEvent, text: TextSignatures): void {
   const last = result.content.at(-1);
   switch (event.type) {
     case "text":
-      if (last?.type === "text") last.text += event.delta;
-      else result.content.push({ type: "text", text: event.delta });
+      text.apply(result.content, event);
       return;
     case "thinking":
       // An empty, unsigned delta only says a thinking block opened (its text may be hidden): no block yet.

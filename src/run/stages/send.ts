@@ -162,7 +162,8 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
         abort,
         onArrive: (event) => host.callParallel("response:event", event, context),
         onEvent: async (event, content) => {
-          if (event.type === "text" && !context.prefix.schema) {
+          // A signature alone (empty delta) shows nothing.
+          if (event.type === "text" && event.delta !== "" && !context.prefix.schema) {
             options.sink.text(event.delta);
             emitted = true;
           } else if (event.type === "tool_call") {
