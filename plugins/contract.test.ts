@@ -61,6 +61,22 @@ describe.each(PROVIDER_IDS)("provider %s", (id) => {
   const adapter = (fetch: typeof globalThis.fetch = replayFetch([]).fetch) =>
     host.createAdapter(id, { providerId: id, apiKey: KEY, baseUrl: `http://127.0.0.1:9${spec().emulatorPath}`, fetch, options: {} });
 
+  test("a text block's provider signature is replayed on its text part by the Gemini wire only; every other wire renders it as if unsigned", () => {
+    const signature = "sig-text-only-for-gemini";
+    const unsigned = toolContext(id, "test-model", 2);
+    const signed = structuredClone(unsigned);
+    signed.messages.find((m) => m.id === "b1")!.content = [{ type: "text", text: "It is 21 °C.", signature }];
+    const body = JSON.stringify(adapter().render(signed).body);
+    expect(body).toContain("It is 21 °C.");
+    if (spec().protocol === "gemini") {
+      expect(body).toContain(JSON.stringify({ text: "It is 21 °C.", thoughtSignature: signature }));
+      expect(body.replace(`,"thoughtSignature":"${signature}"`, "")).toBe(JSON.stringify(adapter().render(unsigned).body));
+    } else {
+      expect(body).not.toContain(signature);
+      expect(body).toBe(JSON.stringify(adapter().render(unsigned).body));
+    }
+  });
+
   test("spec names env vars, a base URL and an emulator path", () => {
     expect(spec().env.length).toBeGreaterThan(0);
     expect(spec().emulatorPath.startsWith("/")).toBe(true);

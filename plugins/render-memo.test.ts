@@ -94,11 +94,11 @@ function* session(seed: number, steps: number): Generator<RequestContext> {
       if (last?.role === "user") log = [...log, { id: id("a"), role: "assistant", content: [text()] }];
       log = [...log, { id: id("u"), role: "user", content: [...results, text(), ...(random() < 0.2 ? [text()] : [])] }];
     } else if (r < 0.7) {
-      // An answer: text, thinking (signed or not), tool calls; sometimes cut (incomplete).
+      // An answer: text (signed or not), thinking (signed or not), tool calls; sometimes cut (incomplete).
       if (log.at(-1)?.role === "assistant") continue;
       const content: Block[] = [];
       if (random() < 0.3) content.push({ type: "thinking", text: random() < 0.3 ? "" : pick(WORDS), ...(random() < 0.6 ? { signature: id("sig") } : {}) });
-      if (random() < 0.8) content.push(text());
+      if (random() < 0.8) content.push(random() < 0.3 ? { type: "text", text: pick(WORDS), signature: id("tsig") } : text());
       if (random() < 0.4) content.push({ type: "tool_use", id: id("call"), name: pick(["read", "write"]), arguments: pick(['{"path":"a"}', '{"b":1,"a":2}', "{}"]) });
       const answer: Message = { id: id("a"), role: "assistant", content, ...(random() < 0.1 ? { incomplete: true } : {}) };
       log = [...log, answer];

@@ -12,7 +12,9 @@
  * text, keeping its key order (CASES.md case 14). A signature goes back on
  * the part it came on (Gemini 3 checks the first `functionCall` part of each
  * step): a tool call's own signature on its `functionCall` part, a thinking
- * block's on its thought part. Sessions stored before calls kept their own
+ * block's on its thought part, a text block's on its text part (Gemini 3
+ * signs an answer's text; sending it back keeps the model's reasoning
+ * across turns, as the official SDK does). Sessions stored before calls kept their own
  * signature hold it on the thinking block just before the call (text-less, or
  * merged into the thought text before it); since Gemini 3 signs the call
  * whenever a step has one, that signature is replayed on the call instead.
@@ -119,6 +121,7 @@ function toolName(log: readonly Message[], index: number, toolUseId: string): st
  */
 function signatureOf(content: readonly Block[], j: number): string | undefined {
   const block = content[j]!;
+  if (block.type === "text") return block.signature;
   if (block.type === "thinking") return signsNextCall(block, content[j + 1]) ? undefined : block.signature;
   if (block.type !== "tool_use") return undefined;
   if (block.signature !== undefined) return block.signature;
@@ -133,8 +136,12 @@ function signsNextCall(block: Block, next: Block | undefined): boolean {
 
 function renderPart(block: Block, toolName: string | undefined, signature: string | undefined): Record<string, unknown> | undefined {
   switch (block.type) {
-    case "text":
-      return block.text === "" ? undefined : { text: block.text };
+    case "text": {
+      if (block.text === "") return undefined;
+      const part: Record<string, unknown> = { text: block.text };
+      if (signature !== undefined) part.thoughtSignature = signature;
+      return part;
+    }
     case "image":
       return { inlineData: { mimeType: block.mediaType, data: block.data } };
     case "tool_use": {

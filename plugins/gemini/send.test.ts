@@ -222,3 +222,55 @@ test("gemini sessions stored before the fix: a signature kept on the thinking bl
     '[{"text":"hmm","thought":true},{"functionCall":{"id":"c1","name":"get_weather","args":{"city":"Tokyo"}},"thoughtSignature":"sig-old"},{"functionCall":{"id":"c2","name":"get_weather","args":{"city":"Osaka"}}}]',
   );
 });
+
+/** Gemini 3's text answer: its last part signed; streamed, the signature alone on a last part with empty (or no) text. */
+const TEXT_ANSWER = ["It is ", "18 °C in Tokyo."];
+for (const [name, stream, last] of [
+  ["streamed, the signature alone on a last part with empty text", true, { text: "", thoughtSignature: "sig-text-1" }],
+  ["streamed, the signature alone on a last part with no text", true, { thoughtSignature: "sig-text-1" }],
+  ["non-streamed, the signature on the last text part", false, undefined],
+] as const) {
+  test(`gemini 3 text answer (${name}): the signature is stored on the text block, no empty block, and replayed on that text part next turn`, async () => {
+    const chunk = (parts: unknown[], finishReason?: string) => ({ responseId: "r-t", candidates: [{ content: { role: "model", parts }, ...(finishReason ? { finishReason } : {}) }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 6 } });
+    const streamed = [...TEXT_ANSWER.map((text) => [{ text }]), [last]];
+    const answer = stream
+      ? streamResponse(byteReads(streamed.map((parts, i) => `data: ${JSON.stringify(chunk(parts, i === streamed.length - 1 ? "STOP" : undefined))}\r\n\r\n`).join(""), { every: 13 }))
+      : jsonResponse(chunk([{ text: TEXT_ANSWER[0] }, { text: TEXT_ANSWER[1], thoughtSignature: "sig-text-1" }], "STOP"));
+    const request = renderGemini(withLog([{ id: "u1", role: "user", content: [{ type: "text", text: "weather?" }] }], stream), pluginServices);
+    const events = await collect(sendGemini(request, { signal: new AbortController().signal }, pluginServices, config(replayFetch([answer]).fetch)));
+    expect(events.filter((e) => e.type === "text")).toEqual(
+      stream
+        ? [{ type: "text", delta: "It is " }, { type: "text", delta: "18 °C in Tokyo." }, { type: "text", delta: "", signature: "sig-text-1" }]
+        : [{ type: "text", delta: "It is " }, { type: "text", delta: "18 °C in Tokyo.", signature: "sig-text-1" }],
+    );
+    async function* again() {
+      yield* events;
+    }
+    const { content, finish } = await consume(again(), { idleMs: 0, stream, abort: new AbortController() });
+    expect(finish?.reason).toBe("stop");
+    expect(content).toEqual([{ type: "text", text: "It is 18 °C in Tokyo.", signature: "sig-text-1" }]);
+    const replay = renderGemini(
+      withLog([
+        { id: "u1", role: "user", content: [{ type: "text", text: "weather?" }] },
+        { id: "a1", role: "assistant", content },
+        { id: "u2", role: "user", content: [{ type: "text", text: "and tomorrow?" }] },
+      ]),
+      pluginServices,
+    );
+    expect(JSON.stringify(replay.body.contents)).toBe(
+      '[{"role":"user","parts":[{"text":"weather?"}]},{"role":"model","parts":[{"text":"It is 18 °C in Tokyo.","thoughtSignature":"sig-text-1"}]},{"role":"user","parts":[{"text":"and tomorrow?"}]}]',
+    );
+  });
+}
+
+test("gemini text blocks stored without a signature (older sessions, other providers' answers) render as before: a bare text part", () => {
+  const replay = renderGemini(
+    withLog([
+      { id: "u1", role: "user", content: [{ type: "text", text: "hi" }] },
+      { id: "a1", role: "assistant", content: [{ type: "text", text: "Hello." }, { type: "text", text: "Signed.", signature: "sig-x" }] },
+      { id: "u2", role: "user", content: [{ type: "text", text: "next" }] },
+    ]),
+    pluginServices,
+  );
+  expect(JSON.stringify((replay.body.contents as { parts: unknown[] }[])[1]!.parts)).toBe('[{"text":"Hello."},{"text":"Signed.","thoughtSignature":"sig-x"}]');
+});

@@ -160,8 +160,11 @@ function* chunkEvents(chunk: RawResponse, state: State): Generator<StreamEvent> 
       yield { type: "image", mediaType: part.inlineData.mimeType ?? "application/octet-stream", data: part.inlineData.data };
     } else if (part.thought) {
       yield { type: "thinking", delta: part.text ?? "", signature: part.thoughtSignature };
-    } else if (part.text) {
-      yield { type: "text", delta: part.text };
+    } else if (part.text || part.thoughtSignature) {
+      // Gemini 3 signs an answer's text part; streamed, the signature often comes alone on a last part
+      // with empty or no text. Either way it travels with the text, to be replayed on that part.
+      // @see https://ai.google.dev/gemini-api/docs/thought-signatures
+      yield part.thoughtSignature ? { type: "text", delta: part.text ?? "", signature: part.thoughtSignature } : { type: "text", delta: part.text! };
     }
   }
   if (candidate?.finishReason) state.finishReason = candidate.finishReason;
