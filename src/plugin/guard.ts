@@ -12,7 +12,7 @@ import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { PreviousCall, ProviderAdapter, SendOptions } from "./provider.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
-import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire } from "./validate.ts";
+import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire, isAdapter } from "./validate.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
 /**
@@ -137,7 +137,8 @@ export function resultError(site: CallSite, what: string): CachetError {
  */
 export function guardAdapter(plugin: string, providerId: string, protocol: Protocol, created: unknown): HostAdapter {
   const at = (call: string): CallSite => ({ plugin, call: `provider ${providerId}: ${call}` });
-  const adapter = checked(at("create()"), AdapterShape, created) as unknown as ProviderAdapter;
+  // Taken as it is when it has the shape (its methods keep their `this`), valibot's description when it has not.
+  const adapter = (isAdapter(created) ? created : checked(at("create()"), AdapterShape, created)) as ProviderAdapter;
   const usage = (raw: unknown): UsageReport => {
     const site = at("usage()");
     const report = checked(site, UsageReportShape, guard(site, () => adapter.usage(raw)));
