@@ -31,7 +31,8 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
   const env = options.env ?? process.env;
   const host = new PluginHost();
   for (const [name, load] of Object.entries(builtinPlugins)) {
-    await host.load(await importDefault(load, `builtin:${name}`, host), `builtin:${name}`);
+    const plugin = await importDefault(load, `builtin:${name}`, host);
+    if (plugin !== undefined) await host.load(plugin, `builtin:${name}`, { builtin: true });
   }
   const paths = statePaths(env);
   const configDir = options.configDir ?? paths.config;

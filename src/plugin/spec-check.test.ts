@@ -2,13 +2,16 @@
  * The load-time spec checks (checkSpec) take their plain-predicate path for
  * every built-in plugin, provider and cache strategy, and decide exactly as
  * valibot's shapes do on those specs with any one field made wrong or left out.
+ * The host takes the built-in plugins' specs as they are (host.load's
+ * `builtin`): these tests are their check, at test time instead of every start.
  */
 import { expect, test } from "bun:test";
 import type * as v from "valibot";
 import { builtinPlugins } from "../../plugins/index.ts";
+import { checkApiRange } from "./api-range.ts";
 import type { Plugin, PluginApi } from "./define-plugin.ts";
 import { pluginServices } from "./services.ts";
-import { CacheStrategyShape, check, checkSpec, isCacheStrategySpec, isPluginSpec, isProviderSpec, PluginShape, ProviderSpecShape } from "./validate.ts";
+import { AdapterShape, CacheStrategyShape, check, checkSpec, isAdapter, isCacheStrategySpec, isPluginSpec, isProviderSpec, PluginShape, ProviderSpecShape } from "./validate.ts";
 
 type Kind = "plugin" | "provider" | "cache strategy";
 
@@ -39,6 +42,7 @@ test("every built-in plugin, provider and cache strategy passes without valibot"
   expect(specs.filter((s) => s.kind === "provider").length).toBeGreaterThanOrEqual(10);
   expect(specs.filter((s) => s.kind === "cache strategy").length).toBeGreaterThanOrEqual(6);
   for (const { kind, value } of specs) expect({ kind, id: value.id ?? value.name, fast: FAST[kind](value) }).toEqual({ kind, id: value.id ?? value.name, fast: true });
+  for (const { value } of specs.filter((s) => s.kind === "plugin")) expect(() => checkApiRange(value.name as string, value.api as string | number)).not.toThrow();
 });
 
 test("with any one field wrong or missing, checkSpec decides as the valibot shape does, and the predicate never accepts what the shape refuses", async () => {
@@ -64,4 +68,23 @@ test("with any one field wrong or missing, checkSpec decides as the valibot shap
     }
   }
   expect(refused).toBeGreaterThan(1000);
+});
+
+test("every built-in provider's adapter passes isAdapter; with any one method wrong or missing it decides as AdapterShape does", async () => {
+  const specs = (await builtinSpecs()).filter((s) => s.kind === "provider");
+  let refused = 0;
+  for (const { value } of specs) {
+    const adapter = (value.create as (config: object) => Record<string, unknown>)({ apiKey: "k", baseUrl: "http://127.0.0.1:9/v1", fetch });
+    expect({ id: value.id, fast: isAdapter(adapter) }).toEqual({ id: value.id, fast: true });
+    for (const method of ["render", "send", "usage"]) {
+      const { [method]: _, ...without } = adapter;
+      for (const variant of [without, ...WRONG.map((wrong) => ({ ...adapter, [method]: wrong }))]) {
+        const shape = check(AdapterShape, variant).ok;
+        if (!shape) refused++;
+        expect({ id: value.id, method, fast: isAdapter(variant) }).toEqual({ id: value.id, method, fast: shape });
+      }
+    }
+  }
+  expect(refused).toBeGreaterThan(100);
+  for (const value of WRONG) expect(isAdapter(value)).toBe(false);
 });
