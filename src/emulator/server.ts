@@ -178,6 +178,8 @@ function answer(request: Request, route: Route, handler: ProtocolHandler, body: 
   if (responses && isStored(body)) keepResponse(state.store, responseId(exchange), whole, outputItems(exchange));
   received.usage = usage;
   received.cache = outcome;
+  const signatures = handler.signatures?.(exchange);
+  if (signatures) received.signatures = signatures;
   const { inspection } = state;
   inspection.count("tokens.input", outcome.input);
   inspection.count("tokens.cache_read", outcome.read);

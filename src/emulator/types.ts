@@ -166,4 +166,6 @@ export interface ReceivedRequest {
   cache: CacheOutcome | undefined;
   /** Fault applied, if any. */
   fault: string | undefined;
+  /** Reasoning signatures the answer carried for the client to send back (Gemini 3 `thoughtSignature`), when the protocol has them. */
+  signatures?: string[];
 }

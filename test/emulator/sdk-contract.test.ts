@@ -173,4 +173,37 @@ describe("@google/genai", () => {
     const made = await client().models.generateContent({ model: "gemini-2.5-flash", contents: "weather?", config: { httpOptions: { headers: scripted } } });
     expect(made.functionCalls?.[0]).toMatchObject({ name: "get_weather", args: { city: "Paris", unit: "c" } });
   });
+
+  test("gemini 3 text answers are signed (last text part; streamed, a last signature-only chunk) and the SDK's chat sends each signature back on the part it came on", async () => {
+    const model = "gemini-3-pro-preview";
+    const since = emu.requests().length;
+    const made = await client().models.generateContent({ model, contents: "hello" });
+    const parts = made.candidates?.[0]?.content?.parts ?? [];
+    expect(parts).toHaveLength(1);
+    expect(parts[0]!.text!.length).toBeGreaterThan(0);
+    const [issued] = emu.requests().at(-1)!.signatures!;
+    expect(issued).toStartWith("emu-thought-signature-");
+    expect(parts[0]!.thoughtSignature).toBe(issued!);
+    const chunks = [];
+    for await (const chunk of await client().models.generateContentStream({ model, contents: "hello" })) chunks.push(chunk.candidates?.[0]?.content?.parts ?? []);
+    const streamedIssued = emu.requests().at(-1)!.signatures!;
+    expect(chunks.slice(0, -1).flat().every((part) => part.thoughtSignature === undefined && (part.text ?? "").length > 0)).toBe(true);
+    expect(chunks.at(-1)).toEqual([{ text: "", thoughtSignature: streamedIssued[0] }]);
+    // A 2.5 model signs nothing.
+    const older = await client().models.generateContent({ model: "gemini-2.5-flash", contents: "hello" });
+    expect(older.candidates?.[0]?.content?.parts?.some((part) => part.thoughtSignature !== undefined)).toBe(false);
+    expect(emu.requests().at(-1)!.signatures).toEqual([]);
+
+    const chat = client().chats.create({ model });
+    await chat.sendMessage({ message: "first" });
+    const first = emu.requests().at(-1)!.signatures![0]!;
+    await chat.sendMessage({ message: "second" });
+    const second = emu.requests().at(-1)!;
+    expect(second.status).toBe(200);
+    const contents = (second.body as { contents: { role: string; parts: { text?: string; thoughtSignature?: string }[] }[] }).contents;
+    expect(contents.map((c) => c.role)).toEqual(["user", "model", "user"]);
+    expect(contents[1]!.parts).toHaveLength(1);
+    expect(contents[1]!.parts[0]!.thoughtSignature).toBe(first);
+    expect(emu.requests().length - since).toBe(5);
+  });
 });

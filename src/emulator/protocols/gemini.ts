@@ -5,8 +5,12 @@
  * `thoughtsTokenCount` is outside `candidatesTokenCount`; `totalTokenCount`
  * = prompt + candidates + thoughts. Explicit `cachedContent` is not emulated
  * (400). Image-output models return images as `inlineData` parts
- * (facts/image-output.ts).
+ * (facts/image-output.ts). Gemini 3 models sign their answer: the first
+ * function call of a step, or, in an answer without calls, the last text
+ * part; streamed, that text signature comes alone on a last part with empty
+ * text (the chunk with the finishReason).
  * @see https://ai.google.dev/gemini-api/docs/caching
+ * @see https://ai.google.dev/gemini-api/docs/thought-signatures
  */
 import { asSchema } from "../structured.ts";
 import { canonicalJson } from "../../wire/canonical-json.ts";
@@ -94,6 +98,10 @@ export const gemini: ProtocolHandler = {
     };
   },
 
+  signatures(exchange) {
+    return requiresThoughtSignatures(exchange.request.model) && (exchange.answer.toolCalls.length > 0 || signsText(exchange)) ? [signature(exchange)] : [];
+  },
+
   json(exchange, usage) {
     return { candidates: [{ content: { parts: allParts(exchange), role: "model" }, finishReason: finishReason(exchange), index: 0 }], usageMetadata: usage, modelVersion: exchange.request.model, responseId: `emu${exchange.id}` };
   },
@@ -110,6 +118,7 @@ export const gemini: ProtocolHandler = {
     for (const image of allParts(exchange).filter((part) => "inlineData" in part)) pieces.push([image]);
     const calls = allParts(exchange).filter((part) => "functionCall" in part);
     if (calls.length > 0) pieces.push(calls);
+    if (signsText(exchange)) pieces.push([{ text: "", thoughtSignature: signature(exchange) }]);
     if (pieces.length === 0) pieces.push([{ text: "" }]);
     const events = pieces.map((parts, i) => chunk(parts, i === pieces.length - 1));
     return { events, contentStart: 0, contentEnd: events.length - 1 };
@@ -152,16 +161,33 @@ function allParts(exchange: Exchange): Record<string, unknown>[] {
   const { answer } = exchange;
   const parts: Record<string, unknown>[] = [];
   if (answer.thinking && includeThoughts(exchange)) parts.push({ text: answer.thinking, thought: true });
-  if (answer.text || (answer.toolCalls.length === 0 && !answer.images)) parts.push({ text: answer.text });
+  if (answer.text || (answer.toolCalls.length === 0 && !answer.images)) parts.push(signsText(exchange) ? { text: answer.text, thoughtSignature: signature(exchange) } : { text: answer.text });
   for (let i = 0; i < (answer.images ?? 0); i++) parts.push({ inlineData: { mimeType: EMULATED_IMAGE.mimeType, data: EMULATED_IMAGE.data } });
   // Gemini 3 signs the first function call of a step; the client must send the signature back.
   const signed = requiresThoughtSignatures(exchange.request.model);
   answer.toolCalls.forEach((call, i) => {
     const part: Record<string, unknown> = { functionCall: { name: call.name, args: JSON.parse(call.arguments) } };
-    if (signed && i === 0) part.thoughtSignature = `emu-thought-signature-${exchange.id}`;
+    if (signed && i === 0) part.thoughtSignature = signature(exchange);
     parts.push(part);
   });
   return parts;
+}
+
+/** The one thought signature an exchange's answer carries (Gemini 3), unique per exchange. */
+function signature(exchange: Exchange): string {
+  return `emu-thought-signature-${exchange.id}`;
+}
+
+/**
+ * True when the answer's text carries the signature: a Gemini 3 answer with
+ * text and no function call (with calls, the first call carries it). Sending
+ * it back is not enforced (only function calls' are), but keeps the
+ * model's reasoning across turns.
+ * @see https://ai.google.dev/gemini-api/docs/thought-signatures
+ */
+function signsText(exchange: Exchange): boolean {
+  const { answer } = exchange;
+  return requiresThoughtSignatures(exchange.request.model) && answer.toolCalls.length === 0 && answer.text !== "";
 }
 
 function finishReason(exchange: Exchange): string {

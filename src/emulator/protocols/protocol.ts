@@ -67,6 +67,12 @@ export interface ProtocolHandler {
   json(exchange: Exchange, usage: unknown): unknown;
   /** Streaming response events. */
   stream(exchange: Exchange, usage: unknown): StreamPlan;
+  /**
+   * The opaque reasoning signatures the answer carries for the client to
+   * send back (Gemini 3 `thoughtSignature`), recorded with the request so a
+   * test can check they return; none for a protocol without them.
+   */
+  signatures?(exchange: Exchange): string[];
   /** A keep-alive event. */
   ping: string;
   /** Chatter that is not content (comments, pings). */
