@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ArgsDef } from "citty";
-import { cittyArgs, flagValues, lastFlag, parseArgv } from "./argv.ts";
+import type { CachetError } from "../errors.ts";
+import { commandArgs, flagValues, lastFlag, parseArgv } from "./argv.ts";
 
 const defs = {
   prompt: { type: "positional", required: false },
@@ -57,9 +58,47 @@ describe("parseArgv", () => {
     expect(parse("--modle", "x").error?.code).toBe("UNKNOWN_FLAG");
   });
 
-  test("cittyArgs writes one unambiguous command line", () => {
-    const view = parse("-cq", "--no-json", "-m", "a/b", "--fork=x", "-o", "k=1", "hi", "--", "-o", "-");
-    expect(cittyArgs(view, ["fork"])).toEqual(["--continue", "--quiet", "--no-json", "--model=a/b", "--fork", "--option=k=1", "--", "hi", "-o", "-"]);
+  test("commandArgs: each flag's last value or its default, --fork=ID true, positionals from the words, _ every word", () => {
+    const view = parse("-cq", "--no-json", "-m", "a/b", "-m", "c/d", "--fork=x", "-o", "k=1", "hi", "--", "-o", "-");
+    const withDefault = { ...defs, stream: { type: "boolean", default: true } } as const satisfies ArgsDef;
+    expect({ ...commandArgs(view, withDefault, "run") } as Record<string, unknown>).toEqual({
+      _: ["hi", "-o", "-"],
+      prompt: "hi",
+      model: "c/d",
+      system: undefined,
+      option: "k=1",
+      continue: true,
+      quiet: true,
+      json: false,
+      fork: true,
+      stream: true,
+    });
+    expect(commandArgs(parse("--no-quiet", "--quiet"), defs, "run").quiet).toBe(true);
+  });
+
+  test("commandArgs refuses a missing required positional or flag and an enum value outside its options", () => {
+    const defs2 = {
+      file: { type: "positional", required: true },
+      provider: { type: "string", required: true },
+      cache: { type: "enum", options: ["auto", "off"] },
+    } as const satisfies ArgsDef;
+    const args = (...words: string[]) => commandArgs(parseArgv(words, defs2, { command: "probe" }), defs2, "probe");
+    const error = (...words: string[]) => {
+      try {
+        args(...words);
+      } catch (e) {
+        return e as CachetError;
+      }
+      throw new Error("no error");
+    };
+    expect(args("f", "--provider=p", "--cache", "off") as Record<string, unknown>).toMatchObject({ file: "f", provider: "p", cache: "off" });
+    expect([error("--provider=p").message, error("--provider=p").code, error("--provider=p").hint]).toEqual([
+      "Missing required positional argument: FILE",
+      "BAD_FLAG",
+      "run `cachet probe --help` for the flags and their values",
+    ]);
+    expect(error("f").message).toBe("Missing required argument: --provider");
+    expect(error("f", "--provider=p", "--cache=on").message).toBe("Invalid value for argument: --cache (on). Expected one of: auto, off.");
   });
 });
 

@@ -2,12 +2,13 @@
  * One parsed view of a command line: the flags before `--` and the words
  * (a run's prompt). Every reader of a command line (log level, `--json`,
  * `--help`, a run's `-o`, `--fork`, `--tool-result` and `-` for stdin, probe's
- * `-m`, citty) takes it from here, so a word after `--` is never read as a
- * flag and an unknown flag is a usage error. Node's `util.parseArgs` is the
- * tokenizer; this module only decides what each token means.
+ * `-m`, every command's `args`) takes it from here, so a word after `--` is
+ * never read as a flag and an unknown flag is a usage error. Node's
+ * `util.parseArgs` is the tokenizer; this module only decides what each token
+ * means.
  */
 import { parseArgs } from "node:util";
-import type { ArgsDef } from "citty";
+import type { ArgsDef, ParsedArgs } from "citty";
 import { CachetError } from "../errors.ts";
 
 /** One flag as given, under its declared (long) name. */
@@ -141,18 +142,38 @@ export function flagValues(view: ArgvView, name: string): string[] {
 }
 
 /**
- * The view as a command line citty reads the same way: `--NAME=VALUE`,
- * `--NAME`, `--no-NAME`, then `--` and the words. Flags in `inlineValue`
- * become bare (their value is read from the view).
+ * What a command's `run` reads as `args`, built from the view (the command
+ * line is parsed once, here): each declared flag under its name with its last
+ * value, else its default (a boolean given a value through `inlineValue`,
+ * `--fork=ID`, is true: the value is read from the view); each positional, in
+ * declaration order, the next word; `_` every word. The same object citty's
+ * parser gave for the same command line.
+ * @throws CachetError BAD_FLAG (exit 2): a required positional or flag is missing, or an enum flag's value is not one of its options
  */
-export function cittyArgs(view: ArgvView, inlineValue: readonly string[] = []): string[] {
-  const out: string[] = [];
-  for (const f of view.flags) {
-    if (f.name === "help") continue;
-    if (typeof f.value === "boolean") out.push(f.value ? `--${f.name}` : `--no-${f.name}`);
-    else out.push(inlineValue.includes(f.name) ? `--${f.name}` : `--${f.name}=${f.value}`);
+export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command: string): ParsedArgs<T> {
+  const words = view.words.map((w) => w.text);
+  const args: Record<string, unknown> = { _: words };
+  const given = new Map<string, string | boolean>();
+  for (const f of view.flags) given.set(f.name, f.value);
+  const refuse = (message: string) => new CachetError("BAD_FLAG", message, { hint: `run \`cachet ${command} --help\` for the flags and their values` });
+  let next = 0;
+  for (const [name, def] of Object.entries(defs)) {
+    if (def.type === "positional") {
+      const word = words[next++];
+      if (word === undefined && def.default === undefined && def.required !== false) throw refuse(`Missing required positional argument: ${name.toUpperCase()}`);
+      args[name] = word ?? def.default;
+      continue;
+    }
+    const value = given.get(name);
+    args[name] = value === undefined ? def.default : def.type === "boolean" ? value !== false : value;
+    if (def.type === "enum") {
+      const options = def.options ?? [];
+      if (args[name] !== undefined && options.length > 0 && !options.includes(args[name] as string)) {
+        throw refuse(`Invalid value for argument: --${name} (${String(args[name])}). Expected one of: ${options.join(", ")}.`);
+      }
+    } else if (def.required && args[name] === undefined) throw refuse(`Missing required argument: --${name}`);
   }
-  return [...out, "--", ...view.words.map((w) => w.text)];
+  return args as ParsedArgs<T>;
 }
 
 function shortOf(shorts: Map<string, string>, name: string): { short?: string } {

@@ -1,14 +1,13 @@
 /**
  * Every command line the entry (src/cli/main.ts) does not answer itself: the
- * typo guard, flag checks, citty and the command's lazy module, and the one
- * place errors become a message, a hint and an exit code.
+ * typo guard, flag checks, the command's lazy module (citty renders its help),
+ * and the one place errors become a message, a hint and an exit code.
  */
 import { CachetError, EXIT, isCachetError } from "../errors.ts";
 import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
 import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
 
-let commandName: string | undefined;
 /** A run (the default command) given --json: its failures also print an `error` line on stdout. */
 let jsonRun = false;
 /** The command line runs a turn (not its help): what it writes on stdout is the answer. */
@@ -53,7 +52,6 @@ async function main(args: string[]): Promise<void> {
       throw Object.assign(new Error(`${first} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
     }
     const name = named ? first! : "run";
-    commandName = name;
     const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
     await execute(name, rest, !named, setLogLevel);
   } catch (error) {
@@ -63,17 +61,19 @@ async function main(args: string[]): Promise<void> {
 
 /**
  * Runs command `name`: its command line is parsed once (src/cli/argv.ts) and
- * every reader (log level, --json, --help, the command itself through citty)
- * takes that view, so a word after `--` is an argument and never a flag.
+ * every reader (log level, --json, --help, the command's `args`) takes that
+ * view, so a word after `--` is an argument and never a flag. The command's
+ * `run` is called directly: cachet's commands define no citty setup, cleanup,
+ * plugins or subcommands, and citty's own parser would read the line again.
  */
 async function execute(name: string, rest: string[], implicit: boolean, setLogLevel: (level: LogLevel) => void): Promise<void> {
-  // A run colours nothing through citty but its help (citty's parse errors are stripped in report(); showUsage strips
-  // its help's colour off a terminal): asking whether stdout is a terminal would build process.stdout, or load
-  // node:tty (3-8 ms measured: Node's stream modules), before its request. The other commands write at once.
+  // A run colours nothing through citty but its help (showUsage strips its help's colour off a terminal): asking
+  // whether stdout is a terminal would build process.stdout, or load node:tty (3-8 ms measured: Node's stream
+  // modules), before its request. The other commands write at once.
   if (name !== "run") plainUnlessTerminal();
   const cmd = (await commands[name]!.load()).default;
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
-  const { cittyArgs, lastFlag, parseArgv } = await import("./argv.ts");
+  const { commandArgs, lastFlag, parseArgv } = await import("./argv.ts");
   const inlineValue = name === "run" ? ["fork"] : [];
   const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue, restWords: name === "run" });
   const on = (flag: string) => lastFlag(view, flag)?.value === true;
@@ -83,9 +83,9 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   if (on("help")) return await showUsage(cmd);
   if (view.error) throw view.error;
   if (implicit) guardTypo(view.words, rest);
-  const { runCommand } = await import("citty");
+  const args = commandArgs(view, defs ?? {}, name);
   turnRun = name === "run";
-  await runCommand(cmd, { rawArgs: cittyArgs(view, inlineValue), data: view });
+  await cmd.run?.({ rawArgs: rest, args, cmd, data: view });
 }
 
 /** `cachet help [COMMAND]` (or `--help`): global flags may sit anywhere; `help help` is the root help. */
@@ -130,11 +130,6 @@ async function showUsage(cmd: Parameters<typeof import("citty").renderUsage>[0])
   const { renderUsage } = await import("citty");
   const text = (await renderUsage(cmd)).replace(/[ \t]+$/gm, "");
   stdout().write(`${!process.stdout.isTTY || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
-}
-
-/** The hint of a usage error in the command's flags. */
-function flagsHint(): string {
-  return `run \`cachet ${commandName ?? "run"} --help\` for the flags and their values`;
 }
 
 /**
@@ -196,25 +191,20 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
     );
   }
   const known = isCachetError(error) || (typeof e?.code === "string" && typeof e?.exitCode === "number");
-  // citty's own parse errors (missing positional, bad enum) are usage errors.
-  const cittyUsage = !known && error instanceof Error && error.name === "CLIError";
-  // citty colours its parse errors whatever stderr is; a script's log must not get escape codes.
-  const raw = known || cittyUsage ? e.message! : `internal error: ${e?.message ?? String(error)}`;
-  const message = cittyUsage ? raw.replace(/\x1b\[[0-9;]*m/g, "") : raw;
+  const message = known ? e.message! : `internal error: ${e?.message ?? String(error)}`;
   // Messages quote user text (a session name, a file name): one line, no escape sequence reaches the terminal.
   const { printable } = await import("../printable.ts");
-  const exitCode = known ? e.exitCode! : cittyUsage ? EXIT.usage : EXIT.failure;
+  const exitCode = known ? e.exitCode! : EXIT.failure;
   if (jsonRun) {
     // A --json run's stdout says how it ended too (an error line, as the turn's own failures write), unless the turn wrote one.
     const { jsonErrorLineWritten } = await import("../run/output.ts");
     if (!jsonErrorLineWritten()) {
-      const code = known ? e.code! : cittyUsage ? "BAD_FLAG" : "INTERNAL";
+      const code = known ? e.code! : "INTERNAL";
       stdout().write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
     }
   }
   process.stderr.write(`cachet: ${printable(message)}\n`);
   if (e?.hint) process.stderr.write(`  hint: ${printable(e.hint)}\n`);
-  else if (cittyUsage) process.stderr.write(`  hint: ${flagsHint()}\n`);
   else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
   if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);
