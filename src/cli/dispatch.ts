@@ -7,6 +7,7 @@ import { CachetError, EXIT, isCachetError } from "../errors.ts";
 import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
 import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
+import { nearName } from "./near-name.ts";
 
 /** A run (the default command) given --json: its failures also print an `error` line on stdout. */
 let jsonRun = false;
@@ -150,7 +151,7 @@ function guardTypo(words: readonly ArgvWord[], args: string[]): void {
   if (words.length !== 1 || words[0]!.literal) return;
   const word = words[0]!.text;
   if (!/^[a-z]+$/.test(word)) return;
-  const near = [...Object.keys(commands), "help", "version"].find((name) => distance(name, word) <= (name.length > 5 ? 2 : 1));
+  const near = nearName(word, [...Object.keys(commands), "help", "version"]);
   if (!near) return;
   // The same command line with `run` in front, when it can be shown without shell quoting.
   const asPrompt = args.every((a) => /^[\w@%+=:,./-]+$/.test(a)) ? `cachet run ${args.join(" ")}` : `cachet run ${word}`;
@@ -161,18 +162,6 @@ function guardTypo(words: readonly ArgvWord[], args: string[]): void {
     exitCode: EXIT.usage,
     hint: `${exact ? `\`cachet ${near}\` runs the command.` : `did you mean \`cachet ${shown}\`?`} To send "${word}" as a prompt, use \`${asPrompt}\` or put it after \`--\``,
   });
-}
-
-/** Edits between `a` and `b`, a swap of two neighbours counting as one (`hepl` is one from `help`). */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
 }
 
 async function report(error: unknown, debugMode: boolean): Promise<never> {
