@@ -56,17 +56,24 @@ export interface ArgvOptions {
  * problem is `error` (UNKNOWN_FLAG or BAD_FLAG, exit 2).
  */
 export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvOptions): ArgvView {
+  // Plain loops, here and below: this runs before every request, and an array builtin's first call costs about
+  // 0.2 ms of compiling in a fresh process (map, filter, Object.fromEntries: 1 ms together, measured).
   const kinds = new Map<string, "boolean" | "value">([["help", "boolean"]]);
   const shorts = new Map<string, string>([["h", "help"]]);
+  let positionals = 0;
   for (const [name, def] of Object.entries(defs)) {
-    if (def.type === "positional") continue;
+    if (def.type === "positional") {
+      positionals++;
+      continue;
+    }
     kinds.set(name, def.type === "boolean" ? "boolean" : "value");
     const alias = (def as { alias?: string | string[] }).alias;
     for (const a of alias === undefined ? [] : Array.isArray(alias) ? alias : [alias]) if (a.length === 1) shorts.set(a, name);
   }
-  const config = Object.fromEntries(
-    [...kinds].map(([name, kind]) => [name, { type: kind === "boolean" ? "boolean" : "string", ...shortOf(shorts, name) }] as const),
-  );
+  const config: Record<string, { type: "boolean" | "string"; short?: string }> = {};
+  for (const [name, kind] of kinds) config[name] = { type: kind === "boolean" ? "boolean" : "string" };
+  // A flag's letter is the first one naming it (a letter given to two flags names the later one).
+  for (const [letter, name] of shorts) config[name]!.short ??= letter;
   const { tokens } = parseArgs({ args: [...args], options: config, strict: false, allowPositionals: true, tokens: true });
   const view: ArgvView = { flags: [], words: [] };
   const fail = (error: CachetError) => {
@@ -122,7 +129,6 @@ export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvO
     else if (!negated && (token.value === "true" || token.value === "false")) view.flags.push({ name, value: token.value === "true", index: token.index });
     else fail(new CachetError("BAD_FLAG", `flag ${token.rawName}=${token.value}: --${name} takes no value`, { hint: `write --${name} or --no-${name}` }));
   }
-  const positionals = Object.values(defs).filter((def) => def.type === "positional").length;
   const extra = view.words[positionals];
   if (extra !== undefined && !(options.restWords && positionals > 0)) {
     const sessionWord = defs.session?.type === "string" && !lastFlag(view, "session") && view.words.length === 1;
@@ -174,11 +180,6 @@ export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command:
     } else if (def.required && args[name] === undefined) throw refuse(`Missing required argument: --${name}`);
   }
   return args as ParsedArgs<T>;
-}
-
-function shortOf(shorts: Map<string, string>, name: string): { short?: string } {
-  for (const [letter, long] of shorts) if (long === name) return { short: letter };
-  return {};
 }
 
 /** `word` is exactly one of the command's flags (`--json`, `--no-stream`, `-q`): a missing value, not a value with a dash. */
