@@ -16,7 +16,7 @@
  * once, from the input's bytes, when it ends (see {@link Utf8Collector}).
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import { CachetError, type ErrorCode } from "../errors.ts";
 
@@ -57,7 +57,10 @@ const CHUNK_BYTES = 1024 * 1024;
  *   invalid UTF-8 (the read stops there).
  */
 export async function readTextFile(path: string, source: InputSource): Promise<string> {
-  let handle: Awaited<ReturnType<typeof open>>;
+  // Loaded here, not with the module: node:fs/promises (and the node:events it loads) costs about 1 ms, paid before
+  // every request by a run that reads no file (stdin is read through this module's collector).
+  const { open } = await import("node:fs/promises");
+  let handle: FileHandle;
   try {
     handle = await open(path, "r");
   } catch (error) {
@@ -270,6 +273,7 @@ function unreadable(error: unknown, source: InputSource, directory: boolean): Ca
 }
 
 async function isDirectory(path: string): Promise<boolean> {
+  const { stat } = await import("node:fs/promises");
   try {
     return (await stat(path)).isDirectory();
   } catch {

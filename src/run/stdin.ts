@@ -88,6 +88,11 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
         return late;
       });
     }
+    // Empty (`< /dev/null`, a closed pipe): no collector, whose buffer reserves the most the input may hold.
+    if (first.done) {
+      reader.releaseLock();
+      return none(false);
+    }
     read = await readToEnd(reader, first, options);
   } catch (error) {
     void reader.cancel().catch(() => {});
