@@ -16,6 +16,7 @@ import type { Runtime } from "./runtime.ts";
 import type { StdinResult } from "./stdin.ts";
 import { needsStoredSession } from "./stages/session.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
+import { isTerminal } from "../terminal.ts";
 
 /** Parsed run flags. */
 export interface RunCommandOptions {
@@ -231,7 +232,7 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
       notice: (m) => void warn(m),
     });
     if (result.answer !== undefined && !o.json) stdout().write(`${JSON.stringify(result.answer, null, 2)}\n`);
-    if (!o.json && !o.quiet && getLogLevel() !== "quiet" && process.stderr.isTTY) {
+    if (!o.json && !o.quiet && getLogLevel() !== "quiet" && isTerminal(2)) {
       const { formatCostLine } = await import("../meter/index.ts");
       process.stderr.write(`${formatCostLine(result.row)}\n`);
     }
