@@ -54,22 +54,15 @@ export class StoreCore {
   }
 
   /**
-   * Bumps the session's revision and update time, after the lease fence check.
+   * Bumps the session's revision and update time, after the lease fence check. The update time is now
+   * (Unix epoch ms) but later than any session's, so the latest session (`-c`) is well defined even for
+   * updates in the same millisecond.
    * @throws CachetError SESSION_NOT_FOUND; SESSION_CONFLICT when this process's lease on the session was taken over
    */
   touch(sessionId: string): void {
     this.fence(sessionId);
-    const { changes } = this.db.query("UPDATE sessions SET rev = rev + 1, updated_at = ? WHERE id = ?").run(this.nextUpdateTime(), sessionId);
+    const { changes } = this.db.query(`UPDATE sessions SET rev = rev + 1, updated_at = ${NEXT_UPDATE_TIME} WHERE id = ?2`).run(Date.now(), sessionId);
     if (changes === 0) throw sessionNotFound(sessionId);
-  }
-
-  /**
-   * Now, in Unix epoch ms, but later than any session's update time, so the
-   * latest session (`-c`) is well defined even for updates in the same millisecond.
-   */
-  nextUpdateTime(): number {
-    const { latest } = this.db.query("SELECT MAX(updated_at) AS latest FROM sessions").get() as { latest: number | null };
-    return Math.max(Date.now(), (latest ?? 0) + 1);
   }
 
   /**
@@ -99,6 +92,12 @@ export class StoreCore {
     return new CachetError("STORE", `the store is inconsistent: ${what}`, { hint: `move ${this.path} away and report the problem` });
   }
 }
+
+/**
+ * SQL of a session's next update time: parameter ?1 (now, Unix epoch ms), but later than any session's
+ * update time. Part of the statement that writes it, so that it costs no statement of its own.
+ */
+export const NEXT_UPDATE_TIME = "max(?1, (SELECT COALESCE(MAX(updated_at), 0) + 1 FROM sessions))";
 
 /** SESSION_NOT_FOUND for an id or name. */
 export function sessionNotFound(idOrName: string): CachetError {

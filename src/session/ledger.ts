@@ -4,7 +4,7 @@
  */
 import { CachetError } from "../errors.ts";
 import { type ChainBase, decodeChain, encodeChain } from "./chain-delta.ts";
-import type { StoreCore } from "./core.ts";
+import { sessionNotFound, type StoreCore } from "./core.ts";
 import { deepFreeze, LEDGER_COLUMNS, ledgerValues, toLedgerRow, type RequestRow } from "./rows.ts";
 import type { ChainLink, LedgerRow } from "./types.ts";
 
@@ -48,21 +48,31 @@ export class Ledger {
   constructor(private readonly core: StoreCore) {}
 
   record(row: LedgerRow): void {
-    this.core.rev(row.sessionId);
     this.core.fence(row.sessionId);
     // An in-flight row is not settled: the latest settled rows stay what they were.
     if (row.status !== "in_flight") this.settledIds.delete(row.sessionId);
-    if (this.core.db.query("SELECT 1 FROM requests WHERE id = ?").get(row.id)) {
-      throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
-    }
     // An empty chain (a row in flight) shares no link with any base: the base is not looked up for it.
     const delta = encodeChain(row.chain, row.chain.length > 0 ? this.chainBase(row.sessionId) : undefined);
-    this.core.db
-      .query(`INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`)
-      .run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
+    try {
+      this.core.db.query(INSERT_REQUEST).run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
+    } catch (error) {
+      // The row's key and its session's foreign key are the checks: no statement of their own before the request.
+      const code = (error as { code?: unknown }).code;
+      if (code === "SQLITE_CONSTRAINT_PRIMARYKEY") throw new CachetError("STORE", `ledger row ${row.id} is already stored`, { hint: "a ledger row is written once; change it with updateRequest" });
+      if (code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw sessionNotFound(row.sessionId);
+      throw error;
+    }
     // A row without a chain (in flight) cannot be a base: the session's last chain stays the one to extend.
     if (row.chain.length > 0) this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
     this.remember(row.id, row.chain);
+  }
+
+  /**
+   * A session this process created (committed) and holds the lease of under `token`: it has no settled
+   * rows, so a turn's reads of its latest rows need no query.
+   */
+  created(sessionId: string, token: string): void {
+    this.settledIds.set(sessionId, { token, ids: [], all: true });
   }
 
   /** Deletes the session's rows `ids` (in-flight rows a turn replaces with its final ones). */
@@ -257,6 +267,8 @@ export class Ledger {
  * turn (cacheable maximum, sticky settings) is never one of them.
  */
 const SETTLED = "status NOT IN ('in_flight', 'lost') AND input IS NOT NULL";
+
+const INSERT_REQUEST = `INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`;
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

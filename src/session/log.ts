@@ -6,7 +6,7 @@
 import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
-import { contentParts, eachPart, joinParts, writeParts } from "./message-parts.ts";
+import { contentParts, eachPart, joinParts, writeNewParts, writeParts } from "./message-parts.ts";
 import { toEntry, type MessageRow } from "./rows.ts";
 
 /** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
@@ -67,19 +67,30 @@ export class MessageLog {
   append(sessionId: string, message: Message): void {
     const incomplete = message.incomplete ? 1 : 0;
     this.core.touch(sessionId);
-    const existing = this.core.db.query("SELECT role, content, incomplete, parts FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete" | "parts"> | null;
-    if (existing) {
-      const same = existing.role === message.role && existing.incomplete === incomplete && joinParts(this.core.db, sessionId, message.id, existing.content, existing.parts) === [...contentParts(message.content)].join("");
-      if (same) return;
-      throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
-        hint: "stored messages never change; append a new message with a new id",
-      });
+    const parts = contentParts(message.content);
+    const first = parts.next();
+    // The row first, numbered after the session's last: a message id already stored inserts nothing.
+    const { changes } = this.core.db
+      .query("INSERT INTO messages (session_id, seq, id, role, content, incomplete, created_at) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1), ?2, ?3, ?4, ?5, ?6) ON CONFLICT (session_id, id) DO NOTHING")
+      .run(sessionId, message.id, message.role, first.done ? "" : first.value, incomplete, Date.now());
+    if (changes === 0) {
+      parts.return(undefined);
+      this.checkSame(sessionId, message, incomplete);
+      return;
     }
-    const { next } = this.core.db.query("SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM messages WHERE session_id = ?").get(sessionId) as { next: number };
-    const { first, rest } = writeParts(this.core.db, sessionId, message.id, contentParts(message.content));
-    this.core.db
-      .query("INSERT INTO messages (session_id, seq, id, role, content, parts, incomplete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(sessionId, next, message.id, message.role, first, rest, incomplete, Date.now());
+    // A content larger than one part: the rest in message_parts (message-parts.ts).
+    const rest = writeNewParts(this.core.db, sessionId, message.id, parts);
+    if (rest > 0) this.core.db.query("UPDATE messages SET parts = ? WHERE session_id = ? AND id = ?").run(rest, sessionId, message.id);
+  }
+
+  /** An append of a message id already stored: a repeat of the same message is a no-op. @throws CachetError STORE when it differs */
+  private checkSame(sessionId: string, message: Message, incomplete: number): void {
+    const existing = this.core.db.query("SELECT role, content, incomplete, parts FROM messages WHERE session_id = ? AND id = ?").get(sessionId, message.id) as Pick<MessageRow, "role" | "content" | "incomplete" | "parts">;
+    const same = existing.role === message.role && existing.incomplete === incomplete && joinParts(this.core.db, sessionId, message.id, existing.content, existing.parts) === [...contentParts(message.content)].join("");
+    if (same) return;
+    throw new CachetError("STORE", `message ${message.id} is already stored in session ${sessionId} with other content`, {
+      hint: "stored messages never change; append a new message with a new id",
+    });
   }
 
   /** See Store.rollbackUnanswered. */

@@ -51,14 +51,23 @@ export function* contentParts(content: readonly Block[]): Generator<string> {
  */
 export function writeParts(db: Database, sessionId: string, messageId: string, parts: Iterable<string>): { first: string; rest: number } {
   db.query("DELETE FROM message_parts WHERE session_id = ? AND message_id = ?").run(sessionId, messageId);
-  const insert = db.query("INSERT INTO message_parts (session_id, message_id, part, content) VALUES (?, ?, ?, ?)");
-  let first: string | undefined;
-  let rest = 0;
-  for (const part of parts) {
-    if (first === undefined) first = part;
-    else insert.run(sessionId, messageId, ++rest, part);
+  const each = parts[Symbol.iterator]();
+  const first = each.next();
+  return { first: first.done ? "" : first.value, rest: first.done ? 0 : writeNewParts(db, sessionId, messageId, each) };
+}
+
+/**
+ * Stores what is left of `rest` as the parts after the first of a message
+ * that has none stored (just inserted), one part in memory at a time; for
+ * ordinary content there is none, and no statement runs.
+ * @returns how many parts were stored
+ */
+export function writeNewParts(db: Database, sessionId: string, messageId: string, rest: Iterator<string>): number {
+  let stored = 0;
+  for (let part = rest.next(); !part.done; part = rest.next()) {
+    db.query("INSERT INTO message_parts (session_id, message_id, part, content) VALUES (?, ?, ?, ?)").run(sessionId, messageId, ++stored, part.value);
   }
-  return { first: first ?? "", rest };
+  return stored;
 }
 
 /** The whole content JSON of a stored message: `first` (its `messages.content`) and its `parts` more. */

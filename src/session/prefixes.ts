@@ -45,6 +45,18 @@ export class PrefixTable {
     return this.current(sessionId)!;
   }
 
+  /**
+   * Stores `prefix` as version 1 of a session created in the running write (no version yet, nobody has
+   * read it): the version is made from what is written, not read back.
+   */
+  first(sessionId: string, prefix: StablePrefix, now: number): PrefixVersion {
+    const text = JSON.stringify(prefix);
+    this.core.db.query("INSERT INTO prefixes (session_id, version, fingerprint, prefix, reason, created_at) VALUES (?, 1, ?, ?, NULL, ?)").run(sessionId, prefix.fingerprint, text, now);
+    const version = toPrefixVersion({ session_id: sessionId, version: 1, fingerprint: prefix.fingerprint, prefix: text, reason: null, created_at: now });
+    this.cache.set(`${sessionId}:1`, version);
+    return version;
+  }
+
   /** The session's summary state; the same frozen object while its stored text stays the same. */
   summary(sessionId: string): SummaryState {
     const row = this.core.db.query("SELECT messages, covers_through FROM summaries WHERE session_id = ?").get(sessionId) as { messages: string; covers_through: string | null } | null;

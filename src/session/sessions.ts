@@ -1,7 +1,7 @@
 /** The sessions table: creating, finding, listing and deleting session rows. */
 import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
-import { sessionNotFound, type StoreCore } from "./core.ts";
+import { NEXT_UPDATE_TIME, sessionNotFound, type StoreCore } from "./core.ts";
 import { toSession, type SessionRow } from "./rows.ts";
 import type { SessionGeneration, SessionRecord } from "./types.ts";
 
@@ -13,9 +13,11 @@ export interface SessionInsert {
   forkPoint: string | null;
   /** Defaults to the new session's id. */
   affinityKey?: string;
-  /** Unix epoch ms, used as both creation and update time. */
-  now: number;
 }
+
+/** Inserts a session row (?2 … ?7: id, name, model, parent, fork point, affinity key), created and updated now ({@link NEXT_UPDATE_TIME}). */
+const INSERT_SESSION = `INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at)
+  SELECT ?2, ?3, ?4, ?5, ?6, ?7, t, t FROM (SELECT ${NEXT_UPDATE_TIME} AS t) WHERE true`;
 
 /** Session rows. Writes must run inside {@link StoreCore.write}. */
 export class SessionTable {
@@ -30,26 +32,22 @@ export class SessionTable {
     }
   }
 
-  /** Inserts a session row and returns its new id. */
-  insert(row: SessionInsert): string {
+  /** Inserts a session row; returns it as {@link find} would. */
+  insert(row: SessionInsert): SessionRecord {
     const id = newId("s");
-    this.core.db
-      .query("INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .run(id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id, row.now, row.now);
-    return id;
+    const inserted = this.core.db.query(`${INSERT_SESSION} RETURNING *`).get(Date.now(), id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id) as SessionRow;
+    return toSession(inserted);
   }
 
   /**
    * Inserts a named session row unless the name is taken (INSERT … ON CONFLICT DO NOTHING: two processes
    * starting the same new name race only for the insert).
-   * @returns the new row's id, or null when a session already has the name
+   * @returns the new row as {@link find} would return it, or null when a session already has the name
    */
-  insertNamed(row: SessionInsert & { name: string }): string | null {
+  insertNamed(row: SessionInsert & { name: string }): SessionRecord | null {
     const id = newId("s");
-    const { changes } = this.core.db
-      .query("INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING")
-      .run(id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id, row.now, row.now);
-    return changes === 1 ? id : null;
+    const inserted = this.core.db.query(`${INSERT_SESSION} ON CONFLICT (name) DO NOTHING RETURNING *`).get(Date.now(), id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id) as SessionRow | null;
+    return inserted ? toSession(inserted) : null;
   }
 
   /** @throws CachetError SESSION_NOT_FOUND */

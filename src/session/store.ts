@@ -127,7 +127,6 @@ export class Store {
     return this.core.write(() => {
       const name = options.name ?? null;
       if (name !== null) this.sessions.checkNameFree(name);
-      const now = this.core.nextUpdateTime();
       let forkPoint: string | null = null;
       let parentLog: LogEntry[] = [];
       const parentId = options.parentId ?? null;
@@ -145,9 +144,9 @@ export class Store {
           }
         }
       }
-      const id = this.sessions.insert({ name, model: options.model, parentId, forkPoint, affinityKey: options.affinityKey, now });
-      if (parentId !== null) this.prefixes.inherit(id, parentId, forkPoint, parentLog.map((entry) => entry.message.id), now);
-      return this.sessions.find(id);
+      const session = this.sessions.insert({ name, model: options.model, parentId, forkPoint, affinityKey: options.affinityKey });
+      if (parentId !== null) this.prefixes.inherit(session.id, parentId, forkPoint, parentLog.map((entry) => entry.message.id), session.createdAt);
+      return session;
     });
   }
 
@@ -161,13 +160,13 @@ export class Store {
    */
   findOrCreateNamed(options: { name: string; model: string; prefix: StablePrefix }, lease: TurnOptions = {}): { session: SessionRecord; created: false } | { session: SessionRecord; created: true; release: () => void } {
     const found = this.core.write(() => {
-      const id = this.sessions.insertNamed({ name: options.name, model: options.model, parentId: null, forkPoint: null, now: this.core.nextUpdateTime() });
-      if (id === null) return { session: this.sessions.find(options.name), token: undefined };
-      this.prefixes.set(id, options.prefix, null);
-      return { session: this.sessions.find(id), token: this.leases.takeNew(id, lease.leaseMs ?? DEFAULT_LEASE_MS) };
+      const created = this.sessions.insertNamed({ name: options.name, model: options.model, parentId: null, forkPoint: null });
+      if (created === null) return { session: this.sessions.find(options.name), token: undefined };
+      this.prefixes.first(created.id, options.prefix, created.createdAt);
+      return { session: created, token: this.leases.takeNew(created.id, lease.leaseMs ?? DEFAULT_LEASE_MS) };
     });
     if (found.token === undefined) return { session: found.session, created: false };
-    return { session: found.session, created: true, release: this.leases.hold(found.session.id, found.token, lease) };
+    return { session: found.session, created: true, release: this.holdNew(found.session.id, found.token, lease) };
   }
 
   /**
@@ -490,12 +489,20 @@ export class Store {
   startSession(options: NewSession & { prefix: StablePrefix }, lease: TurnOptions = {}): { loaded: LoadedSession; release: () => void } {
     const { session, prefix, token } = this.core.write(() => {
       const created = this.createSession(options);
-      const prefix = this.prefixes.set(created.id, options.prefix, null);
+      // A fork's inherited version 1 is kept when it is `prefix`; a new session has none yet.
+      const prefix = created.parentId === null ? this.prefixes.first(created.id, options.prefix, created.createdAt) : this.prefixes.set(created.id, options.prefix, null);
       const token = this.leases.takeNew(created.id, lease.leaseMs ?? DEFAULT_LEASE_MS);
-      return { session: this.sessions.find(created.id), prefix, token };
+      return { session: created.parentId === null ? created : this.sessions.find(created.id), prefix, token };
     });
-    const release = this.leases.hold(session.id, token, lease);
+    const release = this.holdNew(session.id, token, lease);
     if (session.parentId !== null) return { loaded: this.loadSession(session.id), release };
     return { loaded: { session, prefix, summary: { messages: [], coversThrough: null }, messages: [] }, release };
+  }
+
+  /** Holds the lease of a session this process just created (and committed): it has no ledger rows yet. */
+  private holdNew(sessionId: string, token: string, lease: TurnOptions): () => void {
+    const release = this.leases.hold(sessionId, token, lease);
+    this.ledgerRows.created(sessionId, token);
+    return release;
   }
 }
