@@ -4,30 +4,42 @@
  * with their -wal and -shm companions), whichever command creates them first.
  * An existing directory keeps its mode: it may be one the user chose to share
  * (CACHET_HOME=.). No-op for modes on Windows (no POSIX modes).
+ *
+ * node:fs and node:path are loaded at the first call, not with this module:
+ * Bun's JS builtins cost milliseconds to load, and a run whose store already
+ * exists needs none of this before its request.
  */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
-import { dirname } from "node:path";
 
 /** Creates `dir` and its missing parents 0700 (before the umask); an existing one is left as it is. */
 export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  process.getBuiltinModule("node:fs").mkdirSync(dir, { recursive: true, mode: 0o700 });
 }
 
 /**
  * Readies the SQLite file at `path` for opening: its directory created as
  * {@link makePrivateDir} does, the file created 0600 when missing (SQLite
  * gives its -wal and -shm files the mode of the main file), and the file and
- * any companions stripped of group and other bits (a store an older cachet
- * created 0644; a file made read-only on purpose stays read-only).
+ * any companions made private as {@link keepPrivate} does.
  * @throws the file system's error (EACCES, EROFS, ...) when the directory or file cannot be made
  */
 export function preparePrivateDatabase(path: string): void {
-  makePrivateDir(dirname(path));
-  closeSync(openSync(path, "a", 0o600));
+  const fs = process.getBuiltinModule("node:fs");
+  makePrivateDir(process.getBuiltinModule("node:path").dirname(path));
+  fs.closeSync(fs.openSync(path, "a", 0o600));
+  keepPrivate(path);
+}
+
+/**
+ * Strips group and other bits from the SQLite file at `path` and its -wal
+ * and -shm companions (a store an older cachet created 0644); a file made
+ * read-only on purpose stays read-only, a missing one is skipped.
+ * @throws the file system's error when a mode cannot be changed
+ */
+export function keepPrivate(path: string): void {
   if (process.platform === "win32") return;
+  const fs = process.getBuiltinModule("node:fs");
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-    if (!existsSync(file)) continue;
-    const mode = statSync(file).mode & 0o777;
-    if (mode & 0o077) chmodSync(file, mode & 0o700);
+    const mode = fs.statSync(file, { throwIfNoEntry: false })?.mode;
+    if (mode !== undefined && mode & 0o077) fs.chmodSync(file, mode & 0o700);
   }
 }

@@ -4,7 +4,6 @@
  * hash wire requests and check structured answers. Opened once per process
  * (or per probe run) and shared by its turns.
  */
-import { existsSync } from "node:fs";
 import { loadConfig, type Config } from "../config.ts";
 import type { Block, OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
@@ -142,8 +141,9 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const { storeFile } = await import("../paths.ts");
   const ephemeral = options.noStore === true;
   const file = options.storePath ?? storeFile(paths);
-  const nothingStored = options.storedSessionOnly === true && !ephemeral && !existsSync(file);
-  const store = ephemeral ? openStore(":memory:") : openStore(file, { readonly: nothingStored });
+  // A missing file reads as size 0 (so does an empty one: nothing is stored in it either).
+  const nothingStored = options.storedSessionOnly === true && !ephemeral && Bun.file(file).size === 0;
+  const store = ephemeral ? openStore(":memory:") : openStore(file, { readonly: nothingStored, keepPrivateLater: true });
   await signalsDelivered();
   const emulatorStatePath = ephemeral || nothingStored ? null : options.emulatorStatePath;
   let emulator: { url: string; stop(): Promise<void> } | undefined;
@@ -245,6 +245,19 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     return links;
   };
   const responses = watchResponses(options.fetch ?? fetch);
+  // An older cachet's store is made private once the first request has left, or at close without one:
+  // node:fs (milliseconds to load) stays off the request's way. One that cannot be is reported, not refused.
+  let keptPrivate = ephemeral || nothingStored;
+  const keepPrivate = () => {
+    if (keptPrivate) return;
+    keptPrivate = true;
+    try {
+      store.keepPrivate();
+    } catch (error) {
+      notice(`cannot make the session store ${file} private (owner-only): ${(error as Error).message}`);
+    }
+  };
+  void responses.nextRequest().then(keepPrivate);
   return {
     async modelLimits(catalogRef) {
       const { modelLimits } = await import("../meter/model-limits.ts");
@@ -299,6 +312,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     },
     async close() {
       await emulator?.stop();
+      keepPrivate();
       store.close();
       counters?.close();
     },

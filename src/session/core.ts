@@ -3,7 +3,6 @@
  * transaction and the per-session revision that tells cached reads they are stale.
  */
 import type { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
 import { CachetError } from "../errors.ts";
 import { openDatabase, type OpenOptions } from "./database.ts";
 
@@ -127,7 +126,7 @@ function testStoreFault(value: string | undefined): { fired(db: Database): "full
   let armed = false;
   return {
     fired(db) {
-      if (!armed && existsSync(trigger)) {
+      if (!armed && process.getBuiltinModule("node:fs").existsSync(trigger)) {
         armed = true;
         if (kind === "readonly") db.exec("PRAGMA query_only = ON");
       }

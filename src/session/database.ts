@@ -9,10 +9,8 @@
  * and work in a read-only state directory.
  */
 import { Database, constants } from "bun:sqlite";
-import { existsSync } from "node:fs";
-import { dirname } from "node:path";
 import { CachetError } from "../errors.ts";
-import { preparePrivateDatabase } from "../private-files.ts";
+import { keepPrivate, preparePrivateDatabase } from "../private-files.ts";
 import { retryWhileBusy } from "../sqlite-busy.ts";
 import { MIGRATIONS } from "./schema.ts";
 
@@ -24,6 +22,12 @@ export interface OpenOptions {
    * (SQLite's `immutable` mode, since the WAL index cannot be created there).
    */
   readonly?: boolean;
+  /**
+   * Leave making an existing store's files private (see {@link keepPrivate}: a store an older cachet
+   * created 0644) to the caller, who calls keepPrivate once its request has left: opening an existing
+   * store then loads no node:fs. A store the open creates is made private at once, as without it.
+   */
+  keepPrivateLater?: boolean;
 }
 
 /**
@@ -35,20 +39,13 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
   keepStatementsPrepared();
   if (options.readonly && path !== ":memory:") return openForReading(path);
-  if (path !== ":memory:") {
-    try {
-      preparePrivateDatabase(path);
-    } catch (error) {
-      throw storeOpenError(error, path);
-    }
-  }
-  return retryWhileBusy(() => openForWriting(path), BUSY_TIMEOUT_MS);
+  return retryWhileBusy(() => openForWriting(path, options.keepPrivateLater === true), BUSY_TIMEOUT_MS);
 }
 
-function openForWriting(path: string): Database {
+function openForWriting(path: string, keepPrivateLater: boolean): Database {
   let db: Database | undefined;
   try {
-    db = new Database(path, { create: true });
+    db = openFile(path, keepPrivateLater);
     // The busy timeout comes first so that even switching to WAL waits for a concurrent opener.
     db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Another program's database is refused before anything in it changes (even its journal mode),
@@ -72,6 +69,23 @@ function openForWriting(path: string): Database {
     db?.close();
     throw storeOpenError(error, path);
   }
+}
+
+/**
+ * The file opened read-write. An existing one is opened as it is (with `keepPrivateLater`, nothing else
+ * touches the file system); a missing one, or its directory, is created private first (private-files.ts).
+ */
+function openFile(path: string, keepPrivateLater: boolean): Database {
+  if (path === ":memory:") return new Database(path);
+  try {
+    const db = new Database(path, { readwrite: true });
+    if (!keepPrivateLater) keepPrivate(path);
+    return db;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "SQLITE_CANTOPEN") throw error;
+  }
+  preparePrivateDatabase(path);
+  return new Database(path, { create: true });
 }
 
 /**
@@ -155,7 +169,7 @@ function probeWritable(db: Database): void {
 }
 
 function openForReading(path: string): Database {
-  if (!existsSync(path)) return emptyStore();
+  if (!process.getBuiltinModule("node:fs").existsSync(path)) return emptyStore();
   let db: Database | undefined;
   try {
     db = new Database(path, { readonly: true });
@@ -205,7 +219,7 @@ function storeOpenError(error: unknown, path: string): CachetError {
   if (error instanceof CachetError) return error;
   if (unwritablePlace(error)) {
     return new CachetError("STORE", `cannot open the session store ${path} for writing: ${(error as Error).message}`, {
-      hint: `make ${dirname(path)} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
+      hint: `make ${process.getBuiltinModule("node:path").dirname(path)} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
       cause: error,
     });
   }

@@ -14,6 +14,7 @@ import type { Database } from "bun:sqlite";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
+import { keepPrivate } from "../private-files.ts";
 import { CompactionTable, type CompactionRecord } from "./compactions.ts";
 import { StoreCore } from "./core.ts";
 import type { OpenOptions } from "./database.ts";
@@ -106,6 +107,14 @@ export class Store {
   /** The store's connection, for reads by modules that keep their own tables in the store. */
   get database(): Database {
     return this.db;
+  }
+
+  /**
+   * Makes the store's files private (opened with `keepPrivateLater`; see src/private-files.ts).
+   * @throws the file system's error when a mode cannot be changed
+   */
+  keepPrivate(): void {
+    if (this.path !== ":memory:") keepPrivate(this.path);
   }
 
   /** Closes the database. The instance must not be used afterwards. */
