@@ -12,7 +12,7 @@ import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { PreviousCall, ProviderAdapter, SendOptions } from "./provider.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
-import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire, isAdapter } from "./validate.ts";
+import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire, isAdapter, isPlainUsageReport, isStreamEvent } from "./validate.ts";
 import type { Protocol, WireRequest } from "./wire.ts";
 
 /**
@@ -141,7 +141,10 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
   const adapter = (isAdapter(created) ? created : checked(at("create()"), AdapterShape, created)) as ProviderAdapter;
   const usage = (raw: unknown): UsageReport => {
     const site = at("usage()");
-    const report = checked(site, UsageReportShape, guard(site, () => adapter.usage(raw)));
+    const value = guard(site, () => adapter.usage(raw));
+    // The form most reports take is recognized by a plain predicate; anything else (or wrong) is valibot's to check and describe.
+    if (isPlainUsageReport(value)) return { ...(value as UsageReport), usage: normalizeUsage((value as UsageReport).usage) };
+    const report = checked(site, UsageReportShape, value);
     const out: UsageReport = { ...(report as UsageReport), usage: normalizeUsage(checked(site, UsageShape, report.usage)) };
     if (out.passes) out.passes = out.passes.map((pass) => ({ ...pass, usage: normalizeUsage(pass.usage) }));
     return out;
@@ -201,8 +204,10 @@ async function* guardStream(site: CallSite, start: () => AsyncIterable<StreamEve
     for (;;) {
       const next = await guardAsync(site, () => iterator.next());
       if (next.done) return;
-      const result = check(StreamEventShape, next.value);
-      if (!result.ok) throw resultError(site, `yielded a wrong event #${index}: ${result.problem}`);
+      if (!isStreamEvent(next.value)) {
+        const result = check(StreamEventShape, next.value);
+        if (!result.ok) throw resultError(site, `yielded a wrong event #${index}: ${result.problem}`);
+      }
       index++;
       yield next.value;
     }
