@@ -82,6 +82,27 @@ describe("readStdin", () => {
     expect(stdin.cancelled()).toBe(true);
   });
 
+  test("the process's stdin: /dev/null is not read at all; a pipe and a file are (the null device ends at once anyway)", async () => {
+    const probe = `import { processStdin } from ${JSON.stringify(join(import.meta.dir, "stdin.ts"))};
+      const reader = processStdin().open();
+      process.stdout.write(reader === undefined ? "none" : (await reader.read()).done ? "empty" : "data");`;
+    const dir = mkdtempSync(join(tmpdir(), "cachet-stdin-"));
+    try {
+      writeFileSync(join(dir, "in.txt"), "x");
+      const run = async (stdin: "ignore" | "pipe" | Blob) => {
+        const child = Bun.spawn([process.execPath, "-e", probe], { stdin, stdout: "pipe", stderr: "inherit" });
+        if (stdin === "pipe") void (child.stdin as import("bun").FileSink).end();
+        return (await new Response(child.stdout).text()).trim();
+      };
+      // Bun.spawn's "ignore" opens /dev/null for the child's stdin.
+      expect(await run("ignore")).toBe("none");
+      expect(await run("pipe")).toBe("empty");
+      expect(await run(Bun.file(join(dir, "in.txt")))).toBe("data");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("skip: stdin is not touched", async () => {
     const stdin = controlledStdin();
     expect(await readStdin({ ...base, mode: "skip" }, stdin.source)).toMatchObject({ text: undefined, timedOut: false });

@@ -5,7 +5,7 @@
  * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets,
  * the bytes collected and decoded once at the end.
  */
-import { fstatSync, read, type Stats } from "node:fs";
+import { fstatSync, read, statSync, type Stats } from "node:fs";
 import { CachetError } from "../errors.ts";
 import { Utf8Collector, type Utf8Mode } from "../input/read-input.ts";
 
@@ -49,7 +49,8 @@ export interface StdinResult {
 /** Stdin as a chunk source; a test may pass its own. */
 export interface ChunkSource {
   isTTY: boolean;
-  open(): ChunkReader;
+  /** A reader, or undefined when stdin is the null device (`< /dev/null`), whose read would only end at once. */
+  open(): ChunkReader | undefined;
 }
 
 /** The part of a stream reader that stdin reading uses. */
@@ -74,6 +75,7 @@ export async function readStdin(options: StdinOptions, source: () => ChunkSource
   const stdin = source();
   if (stdin.isTTY && !options.terminal) return none(false);
   const reader = stdin.open();
+  if (reader === undefined) return none(false);
   let read: { text: string; bytes: number };
   try {
     const firstRead = reader.read();
@@ -154,7 +156,13 @@ export function mergeInput(stdin: string | undefined, words: readonly string[] |
   return out;
 }
 
-function processStdin(): ChunkSource {
+/**
+ * The process's stdin (fd 0) as a chunk source: a redirected file is read by
+ * {@link fileReader}, a pipe or device through the runtime's stream, and the
+ * null device not at all.
+ * @throws CachetError INPUT_INVALID from `open()` when stdin is a directory
+ */
+export function processStdin(): ChunkSource {
   return {
     isTTY: stdinIsTerminal(),
     open: () => {
@@ -162,6 +170,9 @@ function processStdin(): ChunkSource {
       // `cachet … < DIR`: the shell opens a directory, which no read can serve.
       if (stat?.isDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
       if (stat?.isFile()) return fileReader(0);
+      // Scripts and CI run with `< /dev/null`: a stream, its reader and the first-byte timer cost about 0.7 ms before
+      // the request, to read nothing.
+      if (stat?.isCharacterDevice() && stat.rdev === nullDevice()) return undefined;
       return (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader;
     },
   };
@@ -203,6 +214,15 @@ function stdinIsTerminal(): boolean {
   const binding = (process as { binding?: (name: string) => { isTTY?: unknown } }).binding;
   const isTTY = binding?.("tty_wrap").isTTY;
   return typeof isTTY === "function" ? isTTY(0) === true : process.stdin.isTTY === true;
+}
+
+/** The device number of /dev/null; undefined where there is none. */
+function nullDevice(): number | undefined {
+  try {
+    return statSync("/dev/null").rdev;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What fd 0 is; undefined when it cannot be asked (closed). */
