@@ -49,7 +49,10 @@ export function wireMessages(messages: readonly Message[]): Message[] {
 
 /** The stable prefix as it goes on the wire: blank system parts left out. Pure: the stored prefix is unchanged. */
 export function wirePrefix(prefix: StablePrefix): StablePrefix {
-  if (prefix.system.every((part) => /\S/.test(part.text))) return prefix;
+  // A loop, not every(): a first call of it compiles the builtin, before a fresh process's request.
+  let blank = false;
+  for (const part of prefix.system) if (!/\S/.test(part.text)) blank = true;
+  if (!blank) return prefix;
   return { ...prefix, system: prefix.system.filter((part) => /\S/.test(part.text)) };
 }
 
@@ -93,8 +96,12 @@ export function checkToolPairing(messages: readonly Message[]): void {
 /** Checks message `i` against the calls of the message before it. */
 function checkPair(message: Message, i: number, messages: readonly Message[]): true {
   const previous = messages[i - 1];
-  const called = new Set(previous?.role === "assistant" ? previous.content.flatMap((b) => (b.type === "tool_use" ? [b.id] : [])) : []);
-  const answered = new Set(message.content.flatMap((b) => (b.type === "tool_result" ? [b.toolUseId] : [])));
+  // Plain loops: a first call of flatMap compiles the builtin (~0.3 profiled ms before a fresh process's request).
+  const called = new Set<string>();
+  if (previous?.role === "assistant") for (const b of previous.content) if (b.type === "tool_use") called.add(b.id);
+  const answered = new Set<string>();
+  for (const b of message.content) if (b.type === "tool_result") answered.add(b.toolUseId);
+  if (called.size === 0 && answered.size === 0) return true;
   const orphans = [...answered].filter((id) => !called.has(id));
   const missing = [...called].filter((id) => !answered.has(id));
   if (orphans.length > 0 || missing.length > 0) {
