@@ -3,7 +3,6 @@
  * (tests and scripts use it); otherwise the platform's conventions apply:
  * XDG on Linux, ~/Library on macOS, %APPDATA%/%LOCALAPPDATA% on Windows.
  */
-import { homedir } from "node:os";
 import { join } from "node:path";
 
 /** The directories cachet reads and writes. All absolute paths. */
@@ -21,7 +20,8 @@ export interface StatePaths {
 export function statePaths(env: Record<string, string | undefined> = process.env): StatePaths {
   const home = env.CACHET_HOME;
   if (home) return { config: home, data: home };
-  const user = env.HOME ?? env.USERPROFILE ?? homedir();
+  // node:os only when neither is set: Bun's JS builtin costs ~0.5 ms to load.
+  const user = env.HOME ?? env.USERPROFILE ?? process.getBuiltinModule("node:os").homedir();
   if (process.platform === "win32") {
     const roaming = env.APPDATA ?? join(user, "AppData", "Roaming");
     const local = env.LOCALAPPDATA ?? join(user, "AppData", "Local");

@@ -8,7 +8,8 @@ const ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
 export function newId(kind: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   let out = `${kind}_`;
-  for (const b of bytes) out += ALPHABET[b & 31];
+  // An index loop: iterating the bytes with for…of costs ~0.3 ms the first time in a process (JSC's iterator builtins).
+  for (let i = 0; i < bytes.length; i++) out += ALPHABET[bytes[i]! & 31];
   return out;
 }
 
