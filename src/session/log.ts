@@ -7,7 +7,7 @@ import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
 import { contentParts, eachPart, joinParts, writeNewParts, writeParts } from "./message-parts.ts";
-import { toEntry, type MessageRow } from "./rows.ts";
+import { toEntry, type MessageRow, type SessionRow } from "./rows.ts";
 
 /** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
 export interface LogEntry {
@@ -122,11 +122,12 @@ export class MessageLog {
    * The cached visible log, brought up to date. Only the session's revisions
    * are compared; when only the session's own rows changed, just its new rows
    * and the rows that were incomplete are read. The result is shared: callers copy.
+   * @param own the session's row when the caller has just read it (its revision and parent are not read again)
    * @throws CachetError SESSION_NOT_FOUND
    */
-  visible(sessionId: string): VisibleLog {
-    const segments = this.segments(sessionId);
-    const revs = segments.map((segment) => this.core.rev(segment.sessionId));
+  visible(sessionId: string, own?: Pick<SessionRow, "rev" | "parent_id" | "fork_point">): VisibleLog {
+    const segments = this.segments(sessionId, own);
+    const revs = segments.map((segment) => (own && segment.sessionId === sessionId ? own.rev : this.core.rev(segment.sessionId)));
     const cached = this.logCache.get(sessionId);
     if (cached && sameRevs(cached.revs, revs)) return cached;
     if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1)) && this.lastOwnStillThere(sessionId, cached)) {
@@ -184,10 +185,10 @@ export class MessageLog {
    * Where a session's visible log lives: (session, last seq) ranges, oldest
    * first. Fixed at creation (parent and fork point never change), so cached.
    */
-  private segments(sessionId: string): Segment[] {
+  private segments(sessionId: string, known?: Pick<SessionRow, "parent_id" | "fork_point">): Segment[] {
     const cached = this.segmentCache.get(sessionId);
     if (cached) return cached;
-    const row = this.core.db.query("SELECT parent_id, fork_point FROM sessions WHERE id = ?").get(sessionId) as { parent_id: string | null; fork_point: string | null } | null;
+    const row = known ?? (this.core.db.query("SELECT parent_id, fork_point FROM sessions WHERE id = ?").get(sessionId) as Pick<SessionRow, "parent_id" | "fork_point"> | null);
     if (!row) throw sessionNotFound(sessionId);
     const own: Segment = { sessionId, maxSeq: Number.MAX_SAFE_INTEGER };
     let result: Segment[] = [own];

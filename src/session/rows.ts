@@ -7,7 +7,7 @@ import type { Block, Message, StablePrefix } from "../context/types.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import type { LogEntry } from "./log.ts";
-import type { ChainLink, LedgerRow, PrefixVersion, RequestForm, RequestStatus, SessionRecord } from "./types.ts";
+import type { ChainLink, LedgerRow, PrefixVersion, RequestForm, RequestStatus, SessionGeneration, SessionRecord } from "./types.ts";
 import { FIGURE_COLUMNS, figureValues } from "./ledger-figures.ts";
 
 /** Ledger columns written by insert and update, in the order of {@link ledgerValues}. */
@@ -43,6 +43,8 @@ export interface SessionRow {
   created_at: number;
   updated_at: number;
   rev: number;
+  /** The sticky generation settings, JSON (src/run/sticky-generation.ts); null: none stored. */
+  generation: string | null;
 }
 
 export interface PrefixRow {
@@ -132,6 +134,11 @@ export function toSession(row: SessionRow): SessionRecord {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
+}
+
+/** The session row's sticky generation settings, undefined when none is stored. */
+export function toGeneration(row: Pick<SessionRow, "generation">): SessionGeneration | undefined {
+  return row.generation ? (JSON.parse(row.generation) as SessionGeneration) : undefined;
 }
 
 export function toPrefixVersion(row: PrefixRow): PrefixVersion {

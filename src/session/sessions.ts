@@ -52,9 +52,14 @@ export class SessionTable {
 
   /** @throws CachetError SESSION_NOT_FOUND */
   find(idOrName: string): SessionRecord {
+    return toSession(this.findRow(idOrName));
+  }
+
+  /** The whole row of {@link find}: with its revision and sticky generation settings. @throws CachetError SESSION_NOT_FOUND */
+  findRow(idOrName: string): SessionRow {
     const row = this.core.db.query("SELECT * FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1").get(idOrName) as SessionRow | null;
     if (!row) throw sessionNotFound(idOrName);
-    return toSession(row);
+    return row;
   }
 
   latest(): SessionRecord | null {
@@ -73,12 +78,6 @@ export class SessionTable {
   setModel(sessionId: string, model: string): void {
     this.core.touch(sessionId);
     this.core.db.query("UPDATE sessions SET model = ? WHERE id = ?").run(model, sessionId);
-  }
-
-  /** The session's sticky generation settings, undefined when none is stored. */
-  generation(sessionId: string): SessionGeneration | undefined {
-    const row = this.core.db.query("SELECT generation FROM sessions WHERE id = ?").get(sessionId) as { generation: string | null } | null;
-    return row?.generation ? (JSON.parse(row.generation) as SessionGeneration) : undefined;
   }
 
   /** Stores the sticky generation settings; undefined clears them (none stored, as before the session's first turn). */

@@ -25,7 +25,7 @@ import { PrefixTable } from "./prefixes.ts";
 import { SessionTable } from "./sessions.ts";
 import { TokenMemo } from "./token-memo.ts";
 import { LedgerFigures } from "./ledger-figures.ts";
-import { toLedgerRow } from "./rows.ts";
+import { toGeneration, toLedgerRow, toSession } from "./rows.ts";
 import type { LedgerRow, LoadedSession, PrefixVersion, SessionGeneration, SessionRecord } from "./types.ts";
 
 export type { LedgerFilter, LedgerPatch } from "./ledger.ts";
@@ -321,13 +321,15 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND; STORE when the session has no stable prefix yet
    */
   loadSession(idOrName: string): LoadedSession {
-    const session = this.sessions.find(idOrName);
+    // One read of the session's row serves the record, its generation settings and the log's revision check.
+    const row = this.sessions.findRow(idOrName);
+    const session = toSession(row);
     const prefix = this.prefixes.current(session.id);
     if (!prefix) {
       throw new CachetError("STORE", `session ${session.id} has no stable prefix yet`, { hint: "it was created but no turn was stored; start a new session" });
     }
-    const generation = this.sessions.generation(session.id);
-    return { session, prefix, summary: this.prefixes.summary(session.id), messages: this.log.visible(session.id).messages.slice(), ...(generation ? { generation } : {}) };
+    const generation = toGeneration(row);
+    return { session, prefix, summary: this.prefixes.summary(session.id), messages: this.log.visible(session.id, row).messages.slice(), ...(generation ? { generation } : {}) };
   }
 
   /**
