@@ -7,7 +7,7 @@ import { hostname } from "node:os";
 import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
 import { abortableSleep } from "../sleep.ts";
-import type { StoreCore } from "./core.ts";
+import { sessionNotFound, type StoreCore } from "./core.ts";
 import type { KeeperStart } from "./lease-keeper.ts";
 import type { LeaseRow } from "./rows.ts";
 
@@ -152,7 +152,6 @@ export class Leases {
   private tryLease<T>(sessionId: string, token: string, host: string, leaseMs: number, whenTaken: () => T): { holder: LeaseRow | null; taken?: T } {
     try {
       return this.core.write(() => {
-        this.core.rev(sessionId);
         const now = Date.now();
         const holder = this.core.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
         if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return { holder };
@@ -164,6 +163,8 @@ export class Leases {
     } catch (error) {
       // busy_timeout already waited; treat a still-busy database as "held" and poll again.
       if ((error as { code?: string }).code === "SQLITE_BUSY") return { holder: { session_id: sessionId, owner_pid: 0, host: "(busy database)", token: "", expires_at: 0 } };
+      // The lease row's foreign key is the check that the session exists: no statement of its own before the request.
+      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_FOREIGNKEY") throw sessionNotFound(sessionId);
       throw error;
     }
   }

@@ -364,6 +364,7 @@ describe("ledger", () => {
     store.recordRequest(row("r_2", f.id, 1001, [link(0)], "chatcmpl-fixed"));
     store.recordRequest(row("r_3", f.id, 1002, [link(0)], null));
     expect(codeOf(() => store.recordRequest(row("r_3", f.id, 1003, [link(1)], null)))).toBe("STORE");
+    expect(codeOf(() => store.recordRequest(row("r_4", "s_missing", 1004, [link(0)], null)))).toBe("SESSION_NOT_FOUND");
     expect(store.ledger({}).map((r) => [r.id, r.providerRequestId])).toEqual([["r_1", "chatcmpl-fixed"], ["r_2", "chatcmpl-fixed"], ["r_3", null]]);
     expect(store.ledger({ sessionId: f.id, since: 1002 }).map((r) => r.id)).toEqual(["r_3"]);
   });

@@ -237,6 +237,14 @@ test("beginTurn marks the in-flight rows a stopped process left as lost, in the 
   again.release();
 });
 
+test("taking the turn lease of an unknown session is SESSION_NOT_FOUND and stores nothing", async () => {
+  const taking = store.beginTurn("s_missing");
+  await expect(taking).rejects.toMatchObject({ code: "SESSION_NOT_FOUND", message: 'no session "s_missing"' });
+  const db = new Database(join(home, "cachet.db"), { readonly: true });
+  expect(db.query("SELECT session_id FROM turn_leases").all()).toEqual([]);
+  db.close();
+});
+
 test("findOrCreateNamed leases the session it creates in the same write; one it finds is left for the caller to lease", async () => {
   const body = { system: [], tools: [] };
   const prefix = { ...body, fingerprint: hashJson(body) } satisfies StablePrefix;
