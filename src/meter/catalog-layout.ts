@@ -1,8 +1,9 @@
 /**
- * The embedded catalog's file layout, so that a run reads and parses only the
- * model it prices (its limits, its cost) instead of the whole catalog (366 KB,
- * ~1,150 models: reading and parsing it cost more than the rest of a short
- * run's pricing). build/catalog.ts writes it; catalog.ts reads it.
+ * The embedded catalog's file layout, so that a run decodes and parses only
+ * the model it prices (its limits, its cost) instead of the whole catalog
+ * (366 KB, ~1,150 models: decoding and parsing it cost more than the rest of
+ * a short run's pricing; its bytes are read whole, which is cheap).
+ * build/catalog.ts writes it; catalog.ts reads it.
  *
  *     {"alibaba":[0,22731],"anthropic":[22731,40012],…}      byte ranges of each provider's lines, below this line
  *     {

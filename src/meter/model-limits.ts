@@ -30,7 +30,7 @@ let stored: { file: string; version: string; catalog: Catalog } | undefined;
 export async function modelLimits(modelId: string, paths: StatePaths): Promise<ModelLimits | undefined> {
   const file = storedCatalogFile(paths);
   const stat = statSync(file, { throwIfNoEntry: false });
-  if (!stat) return findModel(await embeddedCatalogFor(modelId), modelId);
+  if (!stat) return findModel(embeddedCatalogFor(modelId), modelId);
   // A replaced or rewritten file (an update in another process) differs in inode, size or modification time.
   const version = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
   if (stored?.file !== file || stored.version !== version) stored = { file, version, catalog: parseCatalog(readFileSync(file, "utf8"), file) };
