@@ -5,7 +5,7 @@
  * a short run's pricing; its bytes are read whole, which is cheap).
  * build/catalog.ts writes it; catalog.ts reads it.
  *
- *     {"alibaba":[0,22731],"anthropic":[22731,40012],…}      byte ranges of each provider's lines, below this line
+ *     {"alibaba":[202,22747],"anthropic":[22751,39926],…}    each provider's lines: byte offsets [start, end) in the file
  *     {
  *     "openai":{"id":"openai","name":"OpenAI",…,"models":{
  *      "gpt-5":{…},
