@@ -3,7 +3,8 @@
  * object, and their token total, which follows the links that changed since
  * the conversation's previous request (tokenTotal), equals the sum of their
  * links over random conversations that grow, get edited, marked, shortened
- * and interleave with another; prefixHashes hands out the same hashes.
+ * and interleave with another; prefixHashes hands out the same hashes, and
+ * chainBound an upper bound of the total, without counting anything.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -42,13 +43,37 @@ test("a chain's token total equals the sum of its links, turn after turn of two 
       if (next() < 0.5) body.messages[body.messages.length - 1] = { ...body.messages.at(-1), cache_control: { type: "ephemeral" } };
       const segments: WireSegment[] = [{ nodeId: "sys", kind: "system", path: ["system", 0] }, ...conversation.segments];
       const wire: WireRequest = { protocol: "anthropic-messages", body, headers: {}, segments };
+      // Half the requests are bounded first, as a turn's compaction check does before its request leaves.
+      const bound = next() < 0.5 ? await runtime.chainBound(wire) : undefined;
       const chain = await runtime.chainOf(wire);
       await expect(runtime.chainOf(wire)).resolves.toBe(chain);
+      if (bound !== undefined) expect({ step, under: tokenTotal(chain) <= bound }).toEqual({ step, under: true });
       expect(runtime.prefixHashes(wire).map((l) => l.prefix)).toEqual(chain.map((l) => l.prefix));
       expect({ step, total: tokenTotal(chain) }).toEqual({ step, total: chain.reduce((n, l) => n + l.tokens, 0) });
       checked++;
     }
     expect(checked).toBe(300);
+  } finally {
+    await runtime.close();
+  }
+});
+
+test("chainBound bounds a chain's total without the tokenizer: nothing is counted or stored until chainOf", async () => {
+  const runtime = await openRuntime({ env: { CACHET_HOME: home }, storePath: ":memory:" });
+  try {
+    const texts = ["plain ascii words, a few of them", "δέλτα και άλφα", "日本語のテキスト", "emoji 🎉🎉 and more"];
+    const body = { messages: texts.map((text, i) => ({ role: i % 2 ? "assistant" : "user", content: [{ type: "text", text }] })) };
+    const segments: WireSegment[] = texts.map((_, i) => ({ nodeId: `m${i}`, kind: "text", path: ["messages", i] }));
+    const wire: WireRequest = { protocol: "anthropic-messages", body, headers: {}, segments };
+    const bound = await runtime.chainBound(wire);
+    const hashes = runtime.prefixHashes(wire).map((l) => l.content);
+    expect([...runtime.store.nodeTokens(hashes)]).toEqual([]);
+    const total = tokenTotal(await runtime.chainOf(wire));
+    expect([...runtime.store.nodeTokens(hashes)]).toHaveLength(texts.length);
+    expect(total).toBeGreaterThan(0);
+    expect(bound).toBeGreaterThanOrEqual(total);
+    // Once counted, the bound is the count itself.
+    await expect(runtime.chainBound(wire)).resolves.toBe(total);
   } finally {
     await runtime.close();
   }

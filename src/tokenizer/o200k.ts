@@ -63,6 +63,16 @@ export function countOrEstimate(text: string, count: TokenCounter): number {
 }
 
 /**
+ * An upper bound of {@link countOrEstimate}'s count of `text`, without the
+ * tokenizer: every o200k token is at least one byte, so an exact count is at
+ * most the UTF-8 byte length; an estimate from samples (over
+ * {@link EXACT_CHARS}) scales counts that are at most 3 bytes per UTF-16 unit.
+ */
+export function tokenBound(text: string): number {
+  return text.length > EXACT_CHARS ? 3 * text.length : Buffer.byteLength(text, "utf8");
+}
+
+/**
  * Letter runs at least this long are counted in slices of this length. The
  * o200k pre-tokenizer keeps a run of letters as one piece, and BPE over one
  * piece is quadratic in its length: 40,000 letters took 1.6 s, 100 MB of one

@@ -1,9 +1,12 @@
 /**
  * Benchmark: from process start to the first byte of the request arriving at
  * a loopback server speaking the OpenAI chat protocol (`cachet --no-stream -m
- * openai/gpt-5 --base-url … hello`, stdin closed), against the whole run of a
+ * openai/gpt-5 --base-url … PROMPT`, stdin closed), against the whole run of a
  * trivial compiled Bun program (fixtures/yardstick.ts), interleaved in the same
- * run. Target: ≤ 1.5× (issue 18).
+ * run. Target: ≤ 1.5× (issue 18). Two kinds of turn: a new session, and a turn
+ * that continues it (`-c`) with a prompt never sent before, which is what a
+ * conversation does: its checks before sending (compaction, context window)
+ * meet text whose tokens no memo knows.
  *
  * The server is a raw TCP listener, so "first byte" is the first bytes read
  * off the socket, not the moment an HTTP server has parsed the headers; it
@@ -69,25 +72,36 @@ function complete(raw: string): boolean {
 
 const home = mkdtempSync(join(tmpdir(), "cachet-bench-"));
 const trivial = await trivialBinary();
-const firstByte: number[] = [];
+const fresh: number[] = [];
+const continued: number[] = [];
 const whole: number[] = [];
+
+/** Runs cachet once with `args` before the prompt and returns the time from its spawn to the request's first byte, ms. */
+async function firstByteOf(args: string[], prompt: string): Promise<number> {
+  arrived = undefined;
+  const started = performance.now();
+  const proc = Bun.spawn([BINARY, ...args, "--no-stream", "-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`, prompt], {
+    env: { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const code = await proc.exited;
+  if (code !== 0) {
+    console.log(`first-byte: the binary exited ${code}: ${await new Response(proc.stderr).text()}`);
+    process.exit(1);
+  }
+  if (arrived === undefined) throw new Error("no request arrived");
+  return arrived - started;
+}
+
 try {
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    arrived = undefined;
-    const started = performance.now();
-    const proc = Bun.spawn([BINARY, "--no-stream", "-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`, "hello"], {
-      env: { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench" },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    const code = await proc.exited;
-    if (code !== 0) {
-      console.log(`first-byte: the binary exited ${code}: ${await new Response(proc.stderr).text()}`);
-      process.exit(1);
-    }
-    if (arrived === undefined) throw new Error("no request arrived");
+    // A new session, then a turn that continues it with a prompt never sent before (its tokens are not memoized).
+    const newSession = await firstByteOf([], `hello ${i}`);
+    const nextTurn = await firstByteOf(["-c"], `and then ${i}?`);
     const trivialRun = await timeRun([trivial]);
     if (i < WARMUP) continue;
-    firstByte.push(arrived - started);
+    fresh.push(newSession);
+    continued.push(nextTurn);
     whole.push(trivialRun.wallMs);
   }
 } finally {
@@ -95,8 +109,10 @@ try {
   rmSync(home, { recursive: true, force: true });
 }
 
-const m = median(firstByte);
 const t = median(whole);
-console.log(`first-byte: process start → first request byte, ${RUNS} runs: median ${m.toFixed(1)} ms (min ${Math.min(...firstByte).toFixed(1)}, max ${Math.max(...firstByte).toFixed(1)})`);
+for (const [label, runs] of [["new session", fresh], ["continued (-c)", continued]] as const) {
+  console.log(`first-byte: ${label}, process start → first request byte, ${RUNS} runs: median ${median(runs).toFixed(1)} ms (min ${Math.min(...runs).toFixed(1)}, max ${Math.max(...runs).toFixed(1)})`);
+}
 console.log(`first-byte: trivial compiled Bun program, whole run, interleaved: median ${t.toFixed(1)} ms`);
-ratio("first_byte.vs_bun", m / t, 1.5);
+ratio("first_byte.vs_bun", median(fresh) / t, 1.5);
+ratio("first_byte.continued_vs_bun", median(continued) / t, 1.5);
