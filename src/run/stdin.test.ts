@@ -34,7 +34,7 @@ function controlledStdin() {
     releaseLock: () => {},
   };
   return {
-    source: () => ({ isTTY: false, open: () => reader }),
+    source: () => ({ isTTY: false, open: async () => reader }),
     write: (text: string) => waiting.shift()!({ done: false, value: new TextEncoder().encode(text) }),
     close: () => waiting.shift()!({ done: true }),
     cancelled: () => cancelled,
@@ -64,6 +64,7 @@ describe("readStdin", () => {
   test("wait: reads to the end however long the first byte takes; a BOM is dropped", async () => {
     const stdin = controlledStdin();
     const reading = readStdin({ ...base, firstByteWaitMs: 0, mode: "wait" }, stdin.source);
+    while (stdin.pending() === 0) await Promise.resolve();
     stdin.write("\uFEFFslow ");
     await Promise.resolve();
     while (stdin.pending() === 0) await Promise.resolve();
@@ -84,7 +85,7 @@ describe("readStdin", () => {
 
   test("the process's stdin: /dev/null is not read at all; a pipe and a file are (the null device ends at once anyway)", async () => {
     const probe = `import { processStdin } from ${JSON.stringify(join(import.meta.dir, "stdin.ts"))};
-      const reader = processStdin().open();
+      const reader = await processStdin().open();
       process.stdout.write(reader === undefined ? "none" : (await reader.read()).done ? "empty" : "data");`;
     const dir = mkdtempSync(join(tmpdir(), "cachet-stdin-"));
     try {
@@ -125,7 +126,7 @@ describe("readStdin", () => {
           if (!r.done) chunks.push(r.value.byteLength);
           return r;
         } };
-        const result = await readStdin({ ...base, mode: "wait" }, () => ({ isTTY: false, open: () => counted }));
+        const result = await readStdin({ ...base, mode: "wait" }, () => ({ isTTY: false, open: async () => counted }));
         expect(result.text).toBe(text);
         expect(result.bytes).toBe(new TextEncoder().encode(text).byteLength);
         expect(Math.max(...chunks)).toBe(7);
