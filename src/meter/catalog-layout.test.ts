@@ -50,22 +50,22 @@ test("each provider's range holds its line and its models' lines, and a slice of
   expect(providerSlice(lines("bare"), "x")).toEqual({ bare: { models: {} } });
 });
 
-test("the embedded catalog's slices resolve every model as the whole embedded catalog does", () => {
+test("the embedded catalog's slices resolve every model as the whole embedded catalog does", async () => {
   const whole = embeddedCatalog();
   let checked = 0;
   for (const [provider, { models }] of Object.entries(whole)) {
     for (const id of Object.keys(models)) {
-      expect(findModel(embeddedCatalogFor(`${provider}/${id}`), `${provider}/${id}`)).toEqual(findModel(whole, `${provider}/${id}`)!);
+      expect(findModel(await embeddedCatalogFor(`${provider}/${id}`), `${provider}/${id}`)).toEqual(findModel(whole, `${provider}/${id}`)!);
       checked++;
     }
   }
   expect(checked).toBeGreaterThan(1000);
-  expect(embeddedCatalogFor("openai/no-such-model")).toEqual({ openai: { ...whole.openai!, models: {} } });
+  expect(await embeddedCatalogFor("openai/no-such-model")).toEqual({ openai: { ...whole.openai!, models: {} } });
   // A provider the catalog does not list: the provider the model id names, as findModel resolves it.
-  expect(findModel(embeddedCatalogFor("openai-compatible/deepseek/deepseek-chat"), "openai-compatible/deepseek/deepseek-chat")).toEqual(findModel(whole, "deepseek/deepseek-chat")!);
-  expect(embeddedCatalogFor("openai-compatible/local-model")).toEqual({});
-  expect(embeddedCatalogFor("openai-compatible/nowhere/model")).toEqual({});
+  expect(findModel(await embeddedCatalogFor("openai-compatible/deepseek/deepseek-chat"), "openai-compatible/deepseek/deepseek-chat")).toEqual(findModel(whole, "deepseek/deepseek-chat")!);
+  expect(await embeddedCatalogFor("openai-compatible/local-model")).toEqual({});
+  expect(await embeddedCatalogFor("openai-compatible/nowhere/model")).toEqual({});
   // A listed provider is looked up in its own models only.
-  expect(findModel(embeddedCatalogFor("openrouter/deepseek/no-such"), "openrouter/deepseek/no-such")).toBeUndefined();
-  expect(() => embeddedCatalogFor("gpt-5")).toThrow(expect.objectContaining({ code: "UNKNOWN_MODEL" }));
+  expect(findModel(await embeddedCatalogFor("openrouter/deepseek/no-such"), "openrouter/deepseek/no-such")).toBeUndefined();
+  await expect(embeddedCatalogFor("gpt-5")).rejects.toMatchObject({ code: "UNKNOWN_MODEL" });
 });

@@ -5,7 +5,6 @@
  * at build time (build/catalog.ts).
  * @see https://models.dev/api.json
  */
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import * as v from "valibot";
 import { once } from "../deferred-schema.ts";
@@ -75,49 +74,73 @@ export type CatalogCost = v.InferOutput<Schemas["cost"]>;
 /** Where a catalog came from. */
 export type CatalogSource = "embedded" | "updated" | "file";
 
+// node:fs (Bun's JS builtin, ~2 ms to load) is loaded by the functions below that use it, none of which a run calls
+// before its request: a run reads the embedded file through Bun.file.
+function fs(): typeof import("node:fs") {
+  return process.getBuiltinModule("node:fs");
+}
+
 /** The embedded snapshot (generated from src/meter/models-dev at build time), whole. */
 export function embeddedCatalog(): Catalog {
-  embedded ??= JSON.parse(catalogText(readFileSync(embeddedPath as unknown as string, "utf8"))) as Catalog;
+  embedded ??= JSON.parse(catalogText(fs().readFileSync(embeddedPath as unknown as string, "utf8"))) as Catalog;
   return embedded;
 }
 
 let embedded: Catalog | undefined;
-let embeddedBytes: Buffer | undefined;
-let ranges: Record<string, ProviderRange> | undefined;
-const embeddedSlices = new Map<string, Catalog>();
+let ranges: Promise<Record<string, ProviderRange>> | undefined;
+const embeddedSlices = new Map<string, Promise<Catalog>>();
 
 /**
  * The part of the embedded snapshot that {@link findModel} needs for
  * `modelId`: it resolves the model exactly as in {@link embeddedCatalog}
  * (the provider with at most that model, or the provider a model id such as
  * `openai-compatible/deepseek/deepseek-chat` names; `{}` when neither is
- * listed), for a fraction of the cost: the file is read as bytes, not decoded,
- * and only the model's line is parsed (catalog-layout.ts).
- * @throws CachetError UNKNOWN_MODEL when modelId is not provider/model.
+ * listed), for a fraction of the cost: only the first line and the provider's
+ * lines are read, as bytes, and only the model's line is parsed (catalog-layout.ts).
+ * @throws CachetError UNKNOWN_MODEL (as the promise's rejection) when modelId is not provider/model.
  */
-export function embeddedCatalogFor(modelId: string): Catalog {
+export function embeddedCatalogFor(modelId: string): Promise<Catalog> {
   let slice = embeddedSlices.get(modelId);
   if (slice === undefined) {
-    const { provider, model } = splitModelId(modelId);
-    const own = embeddedLines(provider);
-    const slash = model.indexOf("/");
-    const named = own || slash <= 0 || slash === model.length - 1 ? undefined : embeddedLines(model.slice(0, slash));
-    slice = own ? providerSlice(own, model) : named ? providerSlice(named, model.slice(slash + 1)) : {};
+    slice = readSlice(modelId);
     embeddedSlices.set(modelId, slice);
   }
   return slice;
 }
 
+async function readSlice(modelId: string): Promise<Catalog> {
+  const { provider, model } = splitModelId(modelId);
+  const own = await embeddedLines(provider);
+  if (own) return providerSlice(own, model);
+  const slash = model.indexOf("/");
+  if (slash <= 0 || slash === model.length - 1) return {};
+  const named = await embeddedLines(model.slice(0, slash));
+  return named ? providerSlice(named, model.slice(slash + 1)) : {};
+}
+
 /**
  * The bytes of a provider's lines in the embedded file; undefined when it does not list the provider.
- * Read whole and at once: a compiled binary cannot read part of an embedded file synchronously, and an
- * asynchronous read of the part waited on a pool thread longer than reading the whole (~0.35 ms) takes.
+ * In the compiled binary the file is in memory and each slice's read is already settled when it returns
+ * (no pool thread); run from source, it is a real file's read.
  */
-function embeddedLines(provider: string): Buffer | undefined {
-  embeddedBytes ??= readFileSync(embeddedPath as unknown as string);
-  ranges ??= providerRanges(embeddedBytes.toString("utf8", 0, embeddedBytes.indexOf("\n")));
-  const range = Object.hasOwn(ranges, provider) ? ranges[provider] : undefined;
-  return range && embeddedBytes.subarray(range[0], range[1]);
+async function embeddedLines(provider: string): Promise<Buffer | undefined> {
+  const file = Bun.file(embeddedPath as unknown as string);
+  ranges ??= (async () => {
+    // The first line holds the ranges (~200 bytes): read a little, more if it is longer.
+    for (let size = 1024; ; size *= 8) {
+      const head = asBuffer(await file.slice(0, size).bytes());
+      const end = head.indexOf("\n");
+      if (end >= 0) return providerRanges(head.toString("utf8", 0, end));
+      if (head.length < size) throw new Error(`the embedded catalog ${file.name} has no line break`);
+    }
+  })();
+  const all = await ranges;
+  const range = Object.hasOwn(all, provider) ? all[provider] : undefined;
+  return range && asBuffer(await file.slice(range[0], range[1]).bytes());
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export { storedCatalogFile } from "../paths.ts";
@@ -232,8 +255,8 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
   const path = storedCatalogFile(paths);
   makePrivateDir(dirname(path));
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, JSON.stringify(next));
-  renameSync(temp, path);
+  fs().writeFileSync(temp, JSON.stringify(next));
+  fs().renameSync(temp, path);
   return { path, mode: options.replace ? "replace" : "merge", providers: Object.keys(next).length, models: countModels(next), read: countModels(incoming), changes: priceChanges(current, next) };
 }
 
@@ -243,8 +266,8 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
  */
 export function resetCatalog(paths: StatePaths = statePaths()): boolean {
   const path = storedCatalogFile(paths);
-  if (!existsSync(path)) return false;
-  rmSync(path);
+  if (!fs().existsSync(path)) return false;
+  fs().rmSync(path);
   return true;
 }
 

@@ -44,7 +44,7 @@ export async function priceReport(modelRef: string, report: UsageReport, options
     update = storedCatalog(paths);
     updates.set(paths.data, update);
   }
-  const resolvedCatalog = (await update) ?? embeddedCatalogFor(modelRef);
+  const resolvedCatalog = (await update) ?? (await embeddedCatalogFor(modelRef));
   const base = priceUsageReport(report, modelRef, resolvedCatalog, options.config.prices, options.partial === true);
   const cost: PricedRequest = { ...base, noCacheCostUsd: uncachedCost(report, modelRef, resolvedCatalog, options.config.prices) };
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);

@@ -8,7 +8,6 @@
  * can import a .js or .ts file at run time, but not resolve a plugin's own
  * node_modules.
  */
-import { existsSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { builtinPlugins } from "../../plugins/index.ts";
 import type { Config } from "../config.ts";
@@ -82,6 +81,14 @@ function importFailure(source: string, cause: unknown): string {
     return `plugin ${source} imports "${bare[1]}", which cachet cannot resolve at run time; hint: bundle it into one ESM file (\`bun build ${source} --target=bun --format=esm --outfile=plugin.js\`) or install it with \`cachet plugins add\``;
   }
   return `cannot import plugin ${source}: ${message.replace(/\s*from ['"]?\/\$bunfs\/[^'"\s]*['"]?/g, "").replace(/\/\$bunfs\/\S*/g, "cachet")}`;
+}
+
+/**
+ * node:fs's existsSync, node:fs loaded at the first call: Bun's JS builtin costs ~2 ms to load, and only a run with
+ * plugins of its own (config, CACHET_PLUGINS) asks.
+ */
+function existsSync(path: string): boolean {
+  return process.getBuiltinModule("node:fs").existsSync(path);
 }
 
 /** A path (absolute, or relative to the config dir) or an npm package name under the plugin dir. */
