@@ -3,9 +3,9 @@
  * A holder whose process is gone (same host) or whose lease expired unrefreshed
  * is taken over.
  */
-import { hostname } from "node:os";
 import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
+import { hostname, prefetchHostname } from "../hostname.ts";
 import { abortableSleep } from "../sleep.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
 import type { KeeperStart } from "./lease-keeper.ts";
@@ -33,6 +33,9 @@ export interface TurnOptions {
 
 /** A turn lease's lifetime without a refresh, ms. */
 export const DEFAULT_LEASE_MS = 15_000;
+
+// Read from the module's load on, while a run gets to its first lease: taking it then loads no node:os (src/hostname.ts).
+prefetchHostname();
 
 /** Takes and releases turn leases. */
 export class Leases {
