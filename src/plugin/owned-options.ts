@@ -44,7 +44,6 @@ function oneChoice(field: string): Owner {
   return { use: `one request per answer (leave ${field} unset)`, why: "cachet reads and stores one choice per turn" };
 }
 const SCHEMA_OWNER: Owner = { use: SCHEMA };
-const GEMINI_SCHEMA_KEYS = ["responseSchema", "responseJsonSchema", "response_schema", "response_json_schema", "responseMimeType", "response_mime_type"];
 
 /**
  * Owned request parts by top-level key. An entry with `within` owns only
@@ -81,9 +80,22 @@ const OWNED: Readonly<Record<string, Owner | { within: Readonly<Record<string, O
   generation_config: { within: geminiGenerationConfig() },
 };
 
-/** Gemini's generationConfig: the output schema, and candidateCount (several candidates where cachet reads one). */
+/**
+ * Gemini's generationConfig: the output schema, and candidateCount (several
+ * candidates where cachet reads one). Written out: the table is built when
+ * the module loads, on every run's way to its request.
+ */
 function geminiGenerationConfig(): Record<string, Owner> {
-  return { ...Object.fromEntries(GEMINI_SCHEMA_KEYS.map((k) => [k, SCHEMA_OWNER])), candidateCount: oneChoice("candidateCount"), candidate_count: oneChoice("candidate_count") };
+  return {
+    responseSchema: SCHEMA_OWNER,
+    responseJsonSchema: SCHEMA_OWNER,
+    response_schema: SCHEMA_OWNER,
+    response_json_schema: SCHEMA_OWNER,
+    responseMimeType: SCHEMA_OWNER,
+    response_mime_type: SCHEMA_OWNER,
+    candidateCount: oneChoice("candidateCount"),
+    candidate_count: oneChoice("candidate_count"),
+  };
 }
 
 /**
