@@ -40,9 +40,10 @@ const writer: StdoutWriter = {
     pending++;
     let flushed: Promise<unknown>;
     try {
-      sink.write(chunk);
-      // A number when the piece went out at once, else a promise settled once it did or failed.
-      flushed = Promise.resolve(sink.flush());
+      // Each a number when the piece went out (or was buffered) at once, else a promise settled once it did or
+      // failed: a large piece is written at once, and its write's promise, not the flush's, carries its failure.
+      const wrote = sink.write(chunk) as number | Promise<number>;
+      flushed = Promise.all([wrote, sink.flush()]);
     } catch (error) {
       flushed = Promise.reject(error);
     }

@@ -44,7 +44,10 @@ test.skipIf(!existsSync("/dev/full"))("a full stdout: every command exits 1 with
     expect({ args, code: r.code, first: r.stderr.split("\n")[0] }).toEqual({ args, code: 1, first: answerLine });
     expect(r.stderr.split("\n")[1]).toBe("  hint: make room where stdout goes (or send it elsewhere); the turn is stored in full (`cachet export` prints it) unless --no-store");
   }
-  for (const args of [["export"], ["sessions"], ["sessions", "--json"], ["cost"], ["cost", "--json"], ["stats"], ["--version"], ["--help"], ["sessions", "--help"], ["help", "cost"]]) {
+  // Large outputs too (`models` is ~100 KB, `help run` ~4 KB): a piece that large is written at once, and its write,
+  // not the flush after it, carries the failure (it once escaped as a raw stack trace).
+  const commands = [["export"], ["sessions"], ["sessions", "--json"], ["cost"], ["cost", "--json"], ["cost", "--tree", "--json"], ["stats"], ["stats", "--by", "request", "--json"]];
+  for (const args of [...commands, ["models"], ["models", "-p", "openai"], ["--version"], ["--help"], ["sessions", "--help"], ["help", "cost"], ["help", "run"], ["run", "--help"]]) {
     const r = await toFullDevice(home, args);
     expect({ args, code: r.code, stderr: r.stderr.split("\n")[0] }).toEqual({ args, code: 1, stderr: outputLine });
     expect(r.stderr).not.toContain("internal error");
@@ -72,4 +75,20 @@ test.skipIf(!existsSync("/dev/full"))("a full stdout: emulate and proxy --emulat
       stderr: ["cachet: cannot write the output to stdout: no space left on device (ENOSPC)"],
     });
   }
+});
+
+test("a reader that closes the pipe after one byte of a large output: exit 0 and nothing on stderr, 10 runs of 10", async () => {
+  const home = freshHome();
+  const results: { code: string; stderr: string }[] = [];
+  for (let i = 0; i < 10; i++) {
+    const proc = Bun.spawn(["bash", "-c", 'set -o pipefail; "$0" models | head -c1 >/dev/null; echo "${PIPESTATUS[0]}"', BINARY], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: 20_000,
+    });
+    const [out, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    results.push({ code: out.trim(), stderr });
+  }
+  expect(results).toEqual(Array(10).fill({ code: "0", stderr: "" }));
 });
