@@ -42,6 +42,12 @@ type LogLevel = "debug" | "verbose" | "quiet" | "normal";
 async function main(args: string[]): Promise<void> {
   const { setLogLevel } = await import("../log.ts");
   try {
+    // Bytes that were not UTF-8 reach argv as U+FFFD: checked only then (argv-encoding.ts reads the raw words back).
+    for (const word of args) {
+      if (!word.includes("\ufffd")) continue;
+      await (await import("./argv-encoding.ts")).refuseInvalidUtf8(args);
+      break;
+    }
     if (args.length === 0 && process.stdin.isTTY) return await rootHelp([]);
     const { globalFlagsEnd } = await import("./_args.ts");
     // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.

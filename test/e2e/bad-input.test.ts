@@ -234,16 +234,28 @@ test("--json, a new session (or new NAME) refused before anything is stored (ove
   expect(lines.at(-1)).toMatchObject({ type: "done", session: lines[0]!.id });
 });
 
-test("--session given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line; a name of accents and emoji is fine", async () => {
-  const proc = Bun.spawn(["sh", "-c", `"${BINARY}" --emulate --session "$(printf 'ab\\303(z')" hi`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  expect({ code, stdout }).toEqual({ code: 2, stdout: "" });
-  const [line, hint, ...rest] = textLines(stderr);
-  expect(line).toBe('cachet: --session "ab\ufffd(z": the name is not valid UTF-8 (U+FFFD at character 3)');
-  expect(hint).toStartWith("  hint: ");
-  expect(rest).toEqual([]);
+test("command-line words given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line naming the word and byte, nothing sent; U+FFFD typed as such and accents and emoji are fine", async () => {
+  const run = async (words: string) => {
+    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { stdout, stderr, code };
+  };
+  for (const [words, line] of [
+    [`--emulate --session "$(printf 'ab\\303(z')" hi`, 'cachet: command-line word 3 ("ab\ufffd(z") is not valid UTF-8: invalid byte 0xc3 at offset 2'],
+    [`--emulate "$(printf 'bad\\377arg')"`, 'cachet: command-line word 2 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3'],
+    [`--emulate -s "$(printf 'sys\\300\\200')" hi`, 'cachet: command-line word 3 ("sys\ufffd\ufffd") is not valid UTF-8: invalid byte 0xc0 at offset 3'],
+  ] as const) {
+    const r = await run(words);
+    expect({ words, code: r.code, stdout: r.stdout }).toEqual({ words, code: 2, stdout: "" });
+    const [first, hint, ...rest] = textLines(r.stderr);
+    expect(first).toBe(line);
+    expect(hint).toStartWith("  hint: ");
+    expect(rest).toEqual([]);
+  }
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
   const own = freshHome();
+  const typed = await cachet(["--emulate", "a \ufffd typed as such"], { home: freshHome() });
+  expect({ code: typed.code, stderr: typed.stderr }).toEqual({ code: 0, stderr: "" });
   const named = await cachet(["--emulate", "--session", "café ☕ 2", "hi"], { home: own });
   expect(named.code).toBe(0);
   expect(JSON.parse((await cachet(["sessions", "--json"], { home: own })).stdout).name).toBe("café ☕ 2");
