@@ -5,6 +5,7 @@ import { parseConfig } from "../config.ts";
 import { loadModelHost, resolveModel } from "../run/model-resolution.ts";
 import { embeddedCatalog } from "./catalog.ts";
 import { formatPriceTable, priceRawUsage } from "./price-raw-usage.ts";
+import { derivedCacheShare } from "./price-rules.ts";
 
 const pricesText = readFileSync(CASE_PRICES_FILE, "utf8");
 const host = await loadModelHost(parseConfig({}, "test"), {});
@@ -131,5 +132,64 @@ describe("price output details", () => {
     expect(table).toContain("openai/gpt-4o  base prices");
     expect(table).toMatch(/input\s+86\s+2\.5\s+0\.000215/);
     expect(table).toMatch(/total\s+0\.005615/);
+  });
+});
+
+describe("Alibaba cache prices the catalog lacks, derived from the input price (explicit hit 10%, creation 125%)", () => {
+  const DOC = "https://www.alibabacloud.com/help/en/model-studio/context-cache";
+  const explicit = { prompt_tokens: 3100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 3000, cache_creation_input_tokens: 50, cache_type: "ephemeral" } };
+  const alibaba = (cost: Record<string, unknown>) => ({ alibaba: { models: { "qwen-x": { cost } } } }) as Parameters<typeof priceRawUsage>[0]["catalog"];
+  const priceWith = (catalog: Parameters<typeof priceRawUsage>[0]["catalog"], usage: unknown, model = "alibaba/qwen-x") =>
+    priceRawUsage({ ...resolved(model), usageText: JSON.stringify(usage), usageOrigin: "test", catalog });
+
+  test("qwen-plus from the embedded catalog (input 0.4, no cache prices): read 0.04, write 0.5 $/M, each line marked derived", () => {
+    const { output, cost } = priceWith(embeddedCatalog(), explicit, "alibaba/qwen-plus");
+    // 50 input x 0.4 + 3000 read x 0.04 + 50 write x 0.5 + 20 output x 1.2, per million.
+    expect(output.cost_usd_exact).toBe("0.000189");
+    expect(output.lines.find((l) => l.category === "cache_read")).toEqual({ category: "cache_read", tokens: 3000, price_per_million: 0.04, usd: 0.00012, derived: `10% of input, derived by ${DOC} (explicit cache hit)` });
+    expect(output.lines.find((l) => l.category === "cache_write_5m")).toEqual({ category: "cache_write_5m", tokens: 50, price_per_million: 0.5, usd: 0.000025, derived: `125% of input, derived by ${DOC} (explicit cache creation)` });
+    expect(output.lines.find((l) => l.category === "input")!.derived).toBeUndefined();
+    expect(output.estimates).toEqual([
+      `cache_read priced at 10% of input, derived by ${DOC} (explicit cache hit): the catalog has no cache_read price for alibaba/qwen-plus`,
+      `cache_write_5m priced at 125% of input, derived by ${DOC} (explicit cache creation): the catalog has no cache_write price for alibaba/qwen-plus`,
+    ]);
+    const table = formatPriceTable(cost);
+    expect(table).toMatch(/cache_read\s+3000\s+0\.04 \(derived\)\s+0\.00012/);
+    expect(table).toMatch(/cache_write_5m\s+50\s+0\.5 \(derived\)\s+0\.000025/);
+    expect(table).toMatch(/total\s+0\.000189 \(estimate\)/);
+  });
+
+  test("the catalog's own cache prices win over the rule", () => {
+    const { output } = priceWith(alibaba({ input: 1, output: 2, cache_read: 0.3, cache_write: 1.1 }), explicit);
+    expect(output.lines.filter((l) => l.derived)).toEqual([]);
+    expect(output.estimates).toEqual([]);
+    expect(output.lines.find((l) => l.category === "cache_read")!.price_per_million).toBe(0.3);
+    expect(output.lines.find((l) => l.category === "cache_write_5m")!.price_per_million).toBe(1.1);
+  });
+
+  test("no input price: nothing is derived, the cost stays unknown", () => {
+    const { output } = priceWith(alibaba({ output: 2 }), { prompt_tokens: 3000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 3000, cache_type: "ephemeral" } });
+    expect(output.cost_usd).toBeNull();
+    expect(output.unknown_reason).toBe("no cache_read price for alibaba/qwen-x and 3000 cache_read tokens");
+    expect(output.lines.filter((l) => l.derived)).toEqual([]);
+  });
+
+  test("above a long-context tier without cache prices, the rule applies to the tier's input price", () => {
+    const { output } = priceWith(alibaba({ input: 1, output: 2, tiers: [{ tier: { size: 1000 }, input: 4, output: 8 }] }), explicit);
+    expect(output.tier).toEqual({ size: 1000, prompt_tokens: 3100 });
+    expect(output.lines.find((l) => l.category === "cache_read")!.price_per_million).toBe(0.4);
+    expect(output.lines.find((l) => l.category === "cache_write_5m")!.price_per_million).toBe(5);
+  });
+
+  test("an implicit hit keeps its own rule (20% of input), not marked derived", () => {
+    const { output } = priceWith(alibaba({ input: 1, output: 2 }), { prompt_tokens: 1000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 600 } });
+    expect(output.lines.find((l) => l.category === "cache_read")).toMatchObject({ price_per_million: 0.2, usd: 0.00012 });
+    expect(output.lines.find((l) => l.category === "cache_read")!.derived).toBeUndefined();
+  });
+
+  test("the rule is Alibaba's: another provider's missing cache price still makes the cost unknown; a read of unreported mode has no rule", () => {
+    expect(derivedCacheShare("openai", "cache_read", "explicit")).toBeUndefined();
+    expect(derivedCacheShare("alibaba", "cache_read", undefined)).toBeUndefined();
+    expect(derivedCacheShare("alibaba", "cache_write", undefined)).toMatchObject({ numerator: 5n, denominator: 4n });
   });
 });

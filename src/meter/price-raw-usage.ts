@@ -41,8 +41,11 @@ export interface PriceOutput {
   /** Why `cost_usd` is null. */
   unknown_reason?: string;
   tokens: UsageJson;
-  /** One per category; a server-tool line counts calls (`unit: "calls"`, price per million calls). */
-  lines: Array<{ category: CostCategory; tool?: string; unit?: "calls" | "request"; tokens: number; price_per_million: number | null; usd: number | null }>;
+  /**
+   * One per category; a server-tool line counts calls (`unit: "calls"`, price per million calls); `derived`: the
+   * price is not the catalog's but the input price times a provider's documented share (the rule and its source).
+   */
+  lines: Array<{ category: CostCategory; tool?: string; unit?: "calls" | "request"; tokens: number; price_per_million: number | null; usd: number | null; derived?: string }>;
   /** The long-context tier applied, or null for base prices. */
   tier: { size: number; prompt_tokens: number } | null;
   /** The service tier priced, when the provider said one. */
@@ -116,7 +119,7 @@ export function toPriceOutput(cost: RequestCost): PriceOutput {
     cost_usd: cost.costUsd,
     cost_usd_exact: cost.costExact,
     tokens: usageJson(cost.usage),
-    lines: cost.lines.map((l) => ({ category: l.category, ...(l.tool ? { tool: l.tool } : {}), ...(l.unit ? { unit: l.unit } : {}), tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd })),
+    lines: cost.lines.map((l) => ({ category: l.category, ...(l.tool ? { tool: l.tool } : {}), ...(l.unit ? { unit: l.unit } : {}), tokens: l.tokens, price_per_million: l.pricePerMillion, usd: l.usd, ...(l.derived ? { derived: l.derived } : {}) })),
     tier: cost.tier ? { size: cost.tier.size, prompt_tokens: cost.tier.promptTokens } : null,
     estimate: cost.estimates.length > 0,
     lower_bound: cost.lowerBound,
@@ -134,7 +137,7 @@ export function formatPriceTable(cost: RequestCost): string {
   for (const l of cost.lines) {
     const name = l.tool ? `${l.tool} (calls)` : l.unit === "request" ? `${l.category} (request)` : l.category;
     const price = l.pricePerMillion === null ? "?" : l.tool ? `${l.pricePerMillion / 1000}/1k` : l.unit === "request" ? `${l.usdExact}/req` : String(l.pricePerMillion);
-    rows.push([name, String(l.tokens), price, l.usdExact ?? "?"]);
+    rows.push([name, String(l.tokens), l.derived ? `${price} (derived)` : price, l.usdExact ?? "?"]);
   }
   rows.push(["total", "", "", cost.costExact === null ? "unknown" : `${cost.costExact}${cost.lowerBound ? " (at least)" : cost.estimates.length > 0 ? " (estimate)" : ""}`]);
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

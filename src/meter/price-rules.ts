@@ -62,6 +62,46 @@ export function implicitReadShare(provider: string, mode: "explicit" | "implicit
   return undefined;
 }
 
+const QWEN_CACHE_DOC = "https://www.alibabacloud.com/help/en/model-studio/context-cache";
+
+/**
+ * Cache prices a provider documents as a share of the input price, for a
+ * model whose catalog entry lacks them (models.dev gives most Alibaba models
+ * an input price and no cache prices, though they cache). Keyed by catalog
+ * provider id, then by the catalog price the rule stands in for.
+ * Writes are reported only in explicit mode (an implicit-cache creation is
+ * billed as plain input), so a write price needs no mode; an implicit hit is
+ * priced by {@link implicitReadShare} whatever the catalog says.
+ */
+const DERIVED_CACHE_SHARES: Record<string, { cache_read: Ratio; cache_write: Ratio }> = {
+  alibaba: {
+    cache_read: { numerator: 1n, denominator: 10n, source: `${QWEN_CACHE_DOC} (explicit cache hit)` },
+    cache_write: { numerator: 5n, denominator: 4n, source: `${QWEN_CACHE_DOC} (explicit cache creation)` },
+  },
+};
+
+/**
+ * The share of the input price that stands in for a missing catalog cache
+ * price (`cache_read` or `cache_write`, 5-minute writes) under a provider's
+ * documented rule. Undefined where the provider documents none, and for a
+ * read not reported as explicit (an implicit hit has its own rule; an
+ * unreported mode has no single rule).
+ * The caller applies it only where the catalog lacks the price and has an
+ * input price: a rule never prices a model the catalog does not.
+ * @see https://www.alibabacloud.com/help/en/model-studio/context-cache (explicit: creation 125% of input, hit 10%)
+ */
+export function derivedCacheShare(provider: string, price: "cache_read" | "cache_write", mode: "explicit" | "implicit" | undefined): Ratio | undefined {
+  const shares = Object.hasOwn(DERIVED_CACHE_SHARES, provider) ? DERIVED_CACHE_SHARES[provider] : undefined;
+  if (!shares) return undefined;
+  if (price === "cache_read") return mode === "explicit" ? shares.cache_read : undefined;
+  return shares.cache_write;
+}
+
+/** A ratio as a percentage for messages ("125%", "12.5%"). */
+export function percentOf(ratio: Ratio): string {
+  return `${Number((ratio.numerator * 1000n) / ratio.denominator) / 10}%`;
+}
+
 /** price × ratio, exact to the pico (rounded half up). */
 export function scale(price: bigint, ratio: Ratio): bigint {
   return (price * ratio.numerator * 2n + ratio.denominator) / (2n * ratio.denominator);

@@ -13,7 +13,7 @@ import type { Config } from "../config.ts";
 import { promptTokens, type ModalityTokens, type ServerTool, type ServerToolCalls, type Usage, type UsageReport } from "../plugin/usage.ts";
 import { findModel, splitModelId, type Catalog, type CatalogCost } from "./catalog.ts";
 import { costOf, formatUsd, priceFromNumber, priceToNumber, toUsd, type Atto, type PicoPerMillion } from "./money.ts";
-import { implicitReadShare, scale, serviceTierRule, type Ratio } from "./price-rules.ts";
+import { derivedCacheShare, implicitReadShare, percentOf, scale, serviceTierRule, type Ratio } from "./price-rules.ts";
 
 /** A billing category of a request (the `lines` of a price). */
 export type CostCategory =
@@ -49,6 +49,8 @@ export interface CostLine {
   pricePico: PicoPerMillion | null;
   /** The exact amount, atto-USD. */
   usdAtto: Atto | null;
+  /** Set when the price is not the catalog's but derived from the input price by a documented rule: the rule and its source. */
+  derived?: string;
 }
 
 /** The tier a request was priced at. */
@@ -162,6 +164,9 @@ export function extrasOf(report: UsageReport): PriceExtras {
  * - server-tool calls cost `server_tools[tool]` USD per 1,000 calls; a call
  *   without a fee price is left out and flagged (a lower bound);
  * - the cache-read price follows the cache mode where it depends on it;
+ * - a cache read or write price the catalog lacks is derived from the input
+ *   price where the provider documents the share (price-rules.ts), marked
+ *   `derived` on its line and flagged;
  * - a router's fee the usage reports in USD (OpenRouter BYOK) is a
  *   `router_fee` line on top of the tokens.
  * Anything not priced exactly lands in `estimates`, never silently.
@@ -187,13 +192,27 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     oneHour = tokenPrice(table.input)! * 2n;
     notes.push("1h cache write priced at 2x input (the catalog has no 1h write price)");
   }
+  const inputPrice = tokenPrice(table.input);
   let readPrice = tokenPrice(table.cache_read);
   const readShare = implicitReadShare(provider, extras.cacheMode);
-  if (readShare && table.input !== undefined) readPrice = scale(tokenPrice(table.input)!, readShare);
+  if (readShare && inputPrice !== undefined) readPrice = scale(inputPrice, readShare);
+  const derived = new Map<CostCategory, string>();
+  // A cache price the catalog lacks, derived from the input price by the provider's documented rule (never for a
+  // model without an input price), flagged like the 1h rule above.
+  const derive = (own: PicoPerMillion | undefined, category: CostCategory, priceName: "cache_read" | "cache_write", tokens: number): PicoPerMillion | undefined => {
+    if (own !== undefined || inputPrice === undefined || tokens === 0) return own;
+    const share = derivedCacheShare(provider, priceName, extras.cacheMode);
+    if (share === undefined) return undefined;
+    const rule = `${percentOf(share)} of input, derived by ${share.source}`;
+    derived.set(category, rule);
+    notes.push(`${category} priced at ${rule}: the catalog has no ${priceName} price for ${modelId}`);
+    return scale(inputPrice, share);
+  };
+  readPrice = derive(readPrice, "cache_read", "cache_read", cacheRead);
+  const writePrice = derive(tokenPrice(table.cache_write), "cache_write_5m", "cache_write", write5m);
 
   const reasoningPrice = tokenPrice(table.reasoning);
   const outputPrice = tokenPrice(table.output);
-  const inputPrice = tokenPrice(table.input);
   const splitReasoning = reasoningPrice !== undefined && reasoningPrice !== outputPrice && (usage.reasoning ?? 0) > 0 && usage.output !== undefined;
   const reasoning = splitReasoning ? Math.min(usage.reasoning!, usage.output!) : 0;
   const m = extras.modalities ?? {};
@@ -215,7 +234,7 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
   if (inAudio > 0) wanted.push(["input_audio", inAudio, modalityPrice(table.input_audio, inputPrice, inAudio, "input audio", true), "input_audio"]);
   wanted.push(
     ["cache_read", cacheRead, readPrice, "cache_read"],
-    ["cache_write_5m", write5m, tokenPrice(table.cache_write), "cache_write"],
+    ["cache_write_5m", write5m, writePrice, "cache_write"],
     ["cache_write_1h", write1h, oneHour, "cache_write_1h"],
     ["output", usage.output === undefined ? undefined : usage.output - reasoning - outImage - outAudio, outputPrice, "output"],
   );
@@ -235,7 +254,9 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     const amount = price === undefined ? (tokens === 0 ? 0n : undefined) : costOf(tokens, price);
     if (amount === undefined) unknownReason ??= `no ${priceName} price for ${modelId}${tier ? ` above ${tier.size} tokens` : ""} and ${tokens} ${category} tokens`;
     else total += amount;
-    lines.push(lineOf(category, tokens, price ?? null, amount ?? null));
+    const line = lineOf(category, tokens, price ?? null, amount ?? null);
+    const rule = derived.get(category);
+    lines.push(rule === undefined ? line : { ...line, derived: rule });
   }
   for (const [tool, calls] of Object.entries(extras.serverToolCalls ?? {}) as Array<[ServerTool, number]>) {
     if (!calls) continue;

@@ -98,3 +98,42 @@ test("cost and cost --tree name an openai-responses request by the provider the 
   const tree = (JSON.parse((await ok(["cost", "r", "--tree", "--json"], { home })).stdout) as { requests: Raw[] }).requests;
   expect(tree.map((r) => [r.model, r.pricedAs])).toEqual([["openai-responses/gpt-5", "openai/gpt-5"]]);
 });
+
+test("alibaba/qwen-plus multi-turn: the catalog has no cache prices, so reads and writes are priced by Alibaba's documented rule (explicit hit 10% of input, creation 125%), every request priced", async () => {
+  const home = freshHome();
+  for (let i = 0; i < 4; i++) await ok([...(i === 0 ? ["-m", "alibaba/qwen-plus", "--system", LARGE_SYSTEM] : ["-c"]), "--emulate", "-q", `Entry ${i + 1}: summarise rule ${i + 2}.`], { home });
+  const { requests } = await exportSession(home);
+  // USD per million from src/meter/models-dev/providers/alibaba/models/qwen-plus.toml (input 0.4, output 1.2, no cache
+  // prices), the cache shares from https://www.alibabacloud.com/help/en/model-studio/context-cache; in micro-USD per million.
+  const INPUT = 400_000;
+  const OUTPUT = 1_200_000;
+  const READ = (INPUT * 10) / 100;
+  const WRITE = (INPUT * 125) / 100;
+  expect(requests).toHaveLength(4);
+  let reads = 0;
+  let writes = 0;
+  for (const row of requests) {
+    const u = row.usage;
+    expect(u.cacheWrite1h).toBe(0);
+    expect(u.reasoning ?? 0).toBe(0);
+    const byHand = (u.input * INPUT + u.cacheRead * READ + u.cacheWrite5m * WRITE + u.output * OUTPUT) / 1e12;
+    expect(row.costUsd).not.toBeNull();
+    expect(Math.abs(row.costUsd - byHand)).toBeLessThan(1e-15);
+    reads += u.cacheRead;
+    writes += u.cacheWrite5m;
+  }
+  // The rule was exercised: the first turn wrote the system prompt, later turns read it.
+  expect(requests[0]!.usage.cacheWrite5m).toBeGreaterThan(2_000);
+  expect(reads).toBeGreaterThan(3 * 2_000);
+  expect(writes).toBeGreaterThan(requests[0]!.usage.cacheWrite5m);
+  const report = JSON.parse((await ok(["cost", "--json"], { home })).stdout) as Raw;
+  expect(report.total.unpricedRequests).toBe(0);
+  expect(Math.abs(report.total.costUsd - requests.reduce((s, r) => s + r.costUsd, 0))).toBeLessThan(1e-12);
+  // Marked as derived where the details are shown: the text report flags each request's cost, and the reason names the rule.
+  const text = (await ok(["cost"], { home })).stdout;
+  expect(text).not.toContain("cost unknown");
+  expect(text).not.toContain("unpriced");
+  const rates = requests.map((r) => String(r.costEstimate));
+  expect(rates[1]).toContain("cache_read priced at 10% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
+  expect(rates[0]).toContain("cache_write_5m priced at 125% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
+}, 60_000);
