@@ -8,11 +8,15 @@ import { chainHash, hashText } from "./hash.ts";
 const anthropic: CacheRules = { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, ttlMs: { "5m": 300_000, "1h": 3_600_000 } };
 const openai: CacheRules = { mode: "prefix", minimumTokens: 1_024, granularity: 128 };
 
-/** A chain of nodes `[id, kind, tokens, breakpoint?]`, hashed from their ids (same id = same bytes). */
-function chain(nodes: [string, string, number, ("5m" | "1h")?][]): ChainLink[] {
+/**
+ * A chain of nodes `[id, kind, tokens, breakpoint?]`, hashed from their ids
+ * (same id = same bytes); `rendering` names another protocol's or model's
+ * rendering of the same nodes (same ids, other bytes).
+ */
+function chain(nodes: [string, string, number, ("5m" | "1h")?][], rendering = ""): ChainLink[] {
   let prefix: string | undefined;
   return nodes.map(([nodeId, kind, tokens, breakpoint]) => {
-    const content = hashText(nodeId);
+    const content = hashText(rendering + nodeId);
     prefix = chainHash(prefix, content);
     return { nodeId, kind, content, prefix, tokens, ...(breakpoint ? { breakpoint } : {}) };
   });
@@ -152,12 +156,34 @@ describe("live entries older than the previous request (issue 11)", () => {
   });
 
   test("the same model on another protocol: 'protocol changed', not 'tools changed'", () => {
-    const chat = row(chain([["sys", "system", 1_500], ["tool:a#chat", "tool", 300], ["u1", "text", 50]]), usage(1_850, 0, 0), { provider: "openai", model: "gpt-5" });
-    const responses = row(chain([["sys#r", "system", 1_500], ["tool:a#responses", "tool", 300], ["u1", "text", 50]]), usage(1_850, 0, 0), { provider: "openai-responses", model: "gpt-5" });
-    const causes = explain(chat, responses, openai).causes;
-    expect(causes[0]).toBe("protocol changed (openai → openai-responses): the same model's request renders to other bytes");
-    expect(causes).not.toContain("tools changed");
-    expect(causes).not.toContain("system changed");
+    const nodes: [string, string, number][] = [["system:0:5f3a9c01", "system", 1_500], ["tool:a", "tool", 300], ["u1", "text", 50]];
+    const chat = row(chain(nodes, "chat:"), usage(1_850, 0, 0), { provider: "openai", model: "gpt-5" });
+    const responses = row(chain(nodes, "responses:"), usage(1_850, 0, 0), { provider: "openai-responses", model: "gpt-5" });
+    const explained = explain(chat, responses, openai);
+    expect(explained.divergence).toEqual({ index: 0, nodeId: "system:0:5f3a9c01", kind: "system", previousNodeId: "system:0:5f3a9c01" });
+    expect(explained.causes).toEqual(["protocol changed (openai → openai-responses): the same model's request renders to other bytes"]);
+  });
+
+  test("another model (another provider's bytes, same nodes): the model is the cause named first and no unchanged node is called changed", () => {
+    const nodes: [string, string, number, ("5m" | "1h")?][] = [["system:0:5f3a9c01", "system", 1_500, "5m"], ["tool:a", "tool", 300], ["u1", "text", 50, "5m"]];
+    const claude = row(chain(nodes, "anthropic:"), usage(3, 0, 1_850));
+    const gpt = row(chain([...nodes, ["a1", "message", 20], ["u2", "text", 40]], "openai:"), usage(1_910, 0, 0), { provider: "openai", model: "gpt-4o", startedAt: 1_000 });
+    const explained = explain(claude, gpt, openai);
+    expect(explained.divergence).toEqual({ index: 0, nodeId: "system:0:5f3a9c01", kind: "system", previousNodeId: "system:0:5f3a9c01" });
+    expect(explained.expectedCacheRead).toBe(0);
+    expect(explained.causes).toEqual(["different model (anthropic/claude-sonnet-4-6 → openai/gpt-4o): a provider caches per model, so nothing the previous request cached can be read"]);
+  });
+
+  test("another model and a new system prompt and tool: the model first, then the head changes its node ids show", () => {
+    const claude = row(chain([["system:0:5f3a9c01", "system", 1_500, "5m"], ["tool:a", "tool", 300], ["u1", "text", 50, "5m"]], "anthropic:"), usage(3, 0, 1_850));
+    const gpt = row(chain([["system:0:0b7e42d8", "system", 1_500], ["tool:a", "tool", 300], ["tool:b", "tool", 200], ["u1", "text", 50]], "openai:"), usage(2_050, 0, 0), { provider: "openai", model: "gpt-4o" });
+    const explained = explain(claude, gpt, openai);
+    expect(explained.divergence).toEqual({ index: 0, nodeId: "system:0:0b7e42d8", kind: "system", previousNodeId: "system:0:5f3a9c01" });
+    expect(explained.causes).toEqual([
+      "different model (anthropic/claude-sonnet-4-6 → openai/gpt-4o): a provider caches per model, so nothing the previous request cached can be read",
+      "system changed",
+      "tools changed",
+    ]);
   });
 });
 

@@ -185,20 +185,19 @@ export function explain(previous: ComparedRow | null | undefined, current: Compa
   let divergence: Explanation["divergence"] = null;
   const written = writtenLength(previous.chain, rules);
   const sameModel = previous.model === current.model;
-  // Another provider serving the same model (chat vs responses) renders every node to other bytes: nothing the user changed.
-  const protocolChanged = sameModel && previous.provider !== current.provider;
+  const sameProvider = previous.provider === current.provider;
+  // A cache entry belongs to one model (and one protocol's bytes): when either differs, that explains the miss before anything else does.
+  if (!sameModel) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model}): a provider caches per model, so nothing the previous request cached can be read`);
+  else if (!sameProvider) causes.push(`protocol changed (${previous.provider} → ${current.provider}): the same model's request renders to other bytes`);
   if (shared < Math.min(written, current.chain.length)) {
     const link = current.chain[shared]!;
     const before = previous.chain[shared] ?? null;
     divergence = { index: shared, nodeId: link.nodeId, kind: link.kind, previousNodeId: before?.nodeId ?? null };
-    if (!protocolChanged) {
-      causes.push(divergenceCause(previous.chain, current.chain, shared));
-      // The first divergence hides later ones: a client that changed its system prompt and reordered its tools in one turn is told both.
-      for (const change of headChanges(previous.chain, current.chain)) if (!causes.includes(change)) causes.push(change);
-    }
+    // Another model or protocol renders every node to other bytes, so only what the node ids tell apart is a change of the head.
+    const changes = sameModel && sameProvider ? [divergenceCause(previous.chain, current.chain, shared), ...headChanges(previous.chain, current.chain, "content")] : headChanges(previous.chain, current.chain, "nodeId");
+    // The first divergence hides later ones: a client that changed its system prompt and reordered its tools in one turn is told both.
+    for (const change of changes) if (!causes.includes(change)) causes.push(change);
   }
-  if (protocolChanged) causes.push(`protocol changed (${previous.provider} → ${current.provider}): the same model's request renders to other bytes`);
-  else if (!sameModel) causes.push(`different model (${previous.provider}/${previous.model} → ${current.provider}/${current.model})`);
   if (live.from !== null && live.from !== previous && live.tokens > fromPrevious) {
     const writer = live.from.id ?? `started at ${new Date(live.from.startedAt).toISOString()}`;
     causes.push(`an older live entry can serve ${live.tokens.toLocaleString("en-US")} tokens: the one written by request ${writer}`);
@@ -238,9 +237,14 @@ function divergenceCause(previous: readonly ChainLink[], current: readonly Chain
   return `history rewritten at node ${index} (${current[index]!.nodeId})`;
 }
 
-/** Every change of the request head (system, tools, schema) between two chains, in that order. */
-function headChanges(previous: readonly ChainLink[], current: readonly ChainLink[]): string[] {
-  const contents = (chain: readonly ChainLink[], kind: string) => chain.filter((l) => l.kind === kind).map((l) => l.content);
+/**
+ * Every change of the request head (system, tools, schema) between two
+ * chains, in that order, told apart by the links' wire bytes (`content`) or,
+ * across models or protocols whose bytes differ anyway, by their node ids (a
+ * system part's id hashes its text, a tool's names it).
+ */
+function headChanges(previous: readonly ChainLink[], current: readonly ChainLink[], by: "content" | "nodeId"): string[] {
+  const contents = (chain: readonly ChainLink[], kind: string) => chain.filter((l) => l.kind === kind).map((l) => l[by]);
   const out: string[] = [];
   if (contents(previous, "system").join() !== contents(current, "system").join()) out.push("system changed");
   const before = contents(previous, "tool");
