@@ -24,7 +24,7 @@ export interface AssembledContext {
 
 /**
  * Assembles the context, storing a changed prefix as a new version and the
- * session's model, and emitting the `session` event. Cache mode and TTL left
+ * session's model (a change of either announced), and emitting the `session` event. Cache mode and TTL left
  * open by the options stick to the session's (sticky-cache.ts), and so do the
  * generation settings (sticky-generation.ts). Overlays are the
  * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
@@ -49,7 +49,11 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     ...(opened.forkedFrom ? { forked_from: opened.forkedFrom } : {}),
     ...(change ? { prefix_change: change } : {}),
   });
-  if (loaded.session.model !== input.modelRef) store.setModel(sessionId, input.modelRef);
+  if (loaded.session.model !== input.modelRef) {
+    // Only a continued session can differ here (a new session or fork is created with the turn's model); a cache entry belongs to one model.
+    options.notice?.(`model ${loaded.session.model} → ${input.modelRef} for this session from now on; the provider's cache starts over`);
+    store.setModel(sessionId, input.modelRef);
+  }
   for (const change of input.generation.changes) options.notice?.(change);
   if (generationChanged(loaded.generation, input.generation.stored)) store.setGeneration(sessionId, input.generation.stored);
   const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
