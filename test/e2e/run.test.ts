@@ -231,6 +231,14 @@ test("an answer cut at the output limit prints what came (exit 0) with one stder
   }
   const whole = await cachet(["--emulate", "--max-tokens", "4000", "please"], { home, env });
   expect({ code: whole.code, stdout: whole.stdout, stderr: whole.stderr }).toEqual({ code: 0, stdout: `${long}\n`, stderr: "" });
+  // At the model's own output limit (gpt-3.5-turbo: 4,096), raising --max-tokens cannot help: only continuing can.
+  const longer = join(home, "longer.json");
+  writeFileSync(longer, JSON.stringify([{ text: Array.from({ length: 6000 }, (_, i) => `word${i}`).join(" ") }]));
+  const capped = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "--max-tokens", "4096", "please"], { home, env: { CACHET_EMULATOR_SCRIPT: longer } });
+  expect({ code: capped.code, stderr: capped.stderr }).toEqual({
+    code: 0,
+    stderr: '[warn] the answer was cut at the model\'s output limit of 4096 tokens (finish reason length): what came is printed and stored; continue it with `cachet -c "go on"`\n',
+  });
 });
 
 test("tool calls left without a result are counted in good grammar: '1 of the 3 … has', '2 of the 3 … have', 'a pending tool call … leaves it'", async () => {

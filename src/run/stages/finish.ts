@@ -51,7 +51,9 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
     throw failure;
   }
   // A cut or refused answer reads like an answer on stdout: the finish reason is said on stderr (a --schema one failed above).
-  const notice = finishNotice(result.finish, options.generation.maxTokens, row.usage.output);
+  const cut = result.finish?.reason === "length";
+  const modelOutput = cut ? (await runtime.modelLimits(sent.catalogRef)).output : undefined;
+  const notice = finishNotice(result.finish, { maxTokens: options.generation.maxTokens, outputTokens: row.usage.output, modelOutput });
   if (notice) options.notice?.(notice);
   options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
   await options.sink.end();
