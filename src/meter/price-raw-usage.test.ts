@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { CASE_PRICES_FILE, COST_CASES } from "../../test/fixtures/meter/cases.ts";
 import { parseConfig } from "../config.ts";
+import type { CachetError } from "../errors.ts";
 import { loadModelHost, resolveModel } from "../run/model-resolution.ts";
 import { embeddedCatalog } from "./catalog.ts";
 import { formatPriceTable, priceRawUsage } from "./price-raw-usage.ts";
@@ -119,6 +120,28 @@ describe("price output details", () => {
     expect(() => priceRawUsage({ ...base, usageText: '{"prompt_tokens":1,"completion_tokens":1}', pricesText: '{"openai":{"models":{"gpt-4o":{"cost":{"input":"cheap"}}}}}', pricesOrigin: "p.json" })).toThrow(
       /invalid price catalog p.json at "openai.models.gpt-4o.cost.input"/,
     );
+  });
+
+  test("a token count that is negative, fractional or not a number is refused, naming the field (not read as unreported)", () => {
+    const base = { ...resolved("openai/gpt-4o"), usageOrigin: "u.json", catalog: embeddedCatalog() };
+    const refused = (usage: unknown) => {
+      try {
+        priceRawUsage({ ...base, usageText: JSON.stringify(usage) });
+      } catch (error) {
+        return { code: (error as CachetError).code, exit: (error as CachetError).exitCode, message: (error as Error).message };
+      }
+      throw new Error("not refused");
+    };
+    expect(refused({ prompt_tokens: -5, completion_tokens: 3 })).toEqual({ code: "INPUT_INVALID", exit: 3, message: "usage u.json: prompt_tokens is -5, negative: a token count is a whole number ≥ 0" });
+    expect(refused({ prompt_tokens: 10, completion_tokens: 2.5 }).message).toBe("usage u.json: completion_tokens is 2.5, not a whole number: a token count is a whole number ≥ 0");
+    expect(refused({ prompt_tokens: 10, completion_tokens: 3, prompt_tokens_details: { cached_tokens: "4" } }).message).toBe('usage u.json: prompt_tokens_details.cached_tokens is "4", a string: a token count is a whole number ≥ 0');
+    expect(refused({ usage: { prompt_tokens: 10, completion_tokens: -1 }, service_tier: "flex" }).message).toStartWith("usage u.json: usage.completion_tokens is -1, negative");
+    const gemini = { ...resolved("google/gemini-2.5-flash"), usageOrigin: "g.json", catalog: embeddedCatalog() };
+    expect(() => priceRawUsage({ ...gemini, usageText: JSON.stringify({ promptTokenCount: 10, candidatesTokenCount: 2, promptTokensDetails: [{ modality: "TEXT", tokenCount: -10 }] }) })).toThrow(
+      "usage g.json: promptTokensDetails[0].tokenCount is -10, negative",
+    );
+    // null is a count the provider left unreported, as OpenAI sends some details.
+    expect(priceRawUsage({ ...base, usageText: JSON.stringify({ prompt_tokens: 10, completion_tokens: 3, completion_tokens_details: { audio_tokens: null } }) }).output.cost_usd).not.toBeNull();
   });
 
   test("the embedded catalog prices a real model", () => {

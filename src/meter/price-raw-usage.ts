@@ -60,8 +60,8 @@ export interface PriceOutput {
 
 /**
  * Prices one raw usage object.
- * @throws CachetError INPUT_INVALID (malformed JSON, or an object that is not a
- *   usage of the provider's shape), CATALOG_INVALID (bad `--prices` file),
+ * @throws CachetError INPUT_INVALID (malformed JSON, a token count that is not
+ *   a whole number ≥ 0, or an object that is not a usage of the provider's shape), CATALOG_INVALID (bad `--prices` file),
  *   UNKNOWN_MODEL (no price for the model, or not `provider/model`).
  */
 export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOutput; cost: RequestCost } {
@@ -75,6 +75,7 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
       cause,
     });
   }
+  checkTokenCounts(raw, options.usageOrigin);
   const { usage: rawUsage, serviceTier } = unwrapResponse(raw);
   const { report, warning } = options.read(rawUsage);
   if (serviceTier !== undefined) report.serviceTier ??= serviceTier;
@@ -94,6 +95,36 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
   cost.model = options.model;
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;
   return { output: toPriceOutput(cost), cost };
+}
+
+/** Keys that hold a token count in the providers' usage shapes: `input_tokens`, `cached_tokens`, `promptTokenCount`, `tokenCount`, … */
+const TOKEN_COUNT_KEY = /tokens$|token_?count$/i;
+
+/**
+ * Refuses a token count that is not a whole number ≥ 0 anywhere in the given
+ * JSON (a key named like one, with a number, string or boolean value; null is
+ * a count the provider left unreported). Provider mappings read such a count
+ * as unreported, which would turn bad input into "cost unknown" and exit 0.
+ * @throws CachetError INPUT_INVALID naming the field's path and its value.
+ */
+function checkTokenCounts(value: unknown, origin: string, path = ""): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => checkTokenCounts(item, origin, `${path}[${i}]`));
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path === "" ? key : `${path}.${key}`;
+    if (typeof item === "object") {
+      checkTokenCounts(item, origin, at);
+      continue;
+    }
+    if (!TOKEN_COUNT_KEY.test(key) || (typeof item === "number" && Number.isInteger(item) && item >= 0)) continue;
+    const what = typeof item !== "number" ? `a ${typeof item}` : item < 0 ? "negative" : "not a whole number";
+    throw new CachetError("INPUT_INVALID", `usage ${origin}: ${at} is ${JSON.stringify(item)}, ${what}: a token count is a whole number ≥ 0`, {
+      hint: "pass the provider's usage object as it returned it, with each token count a whole number ≥ 0",
+    });
+  }
 }
 
 /**

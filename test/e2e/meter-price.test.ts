@@ -57,6 +57,16 @@ describe.skipIf(!built)("cachet price (compiled binary)", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.split("\n")[0]).toBe("cachet: unknown model openai/no-such-model: it has no price in the catalog");
     expect(unknown.stdout).toBe("");
+    const negative = run(["price", "--model", "openai/gpt-4o", "--usage", "-"], '{"prompt_tokens":-5,"completion_tokens":1}');
+    expect(negative.code).toBe(3);
+    expect(negative.stderr.split("\n")[0]).toBe("cachet: usage stdin: prompt_tokens is -5, negative: a token count is a whole number ≥ 0");
+    expect(negative.stdout).toBe("");
+    const file = join(home, "fractional.json");
+    writeFileSync(file, '{"input_tokens":10,"output_tokens":1.5}');
+    const fractional = run(["price", "--model", "anthropic/claude-sonnet-4-5", "--usage", file, "--json"]);
+    expect(fractional.code).toBe(3);
+    expect(fractional.stdout).toBe("");
+    expect(fractional.stderr.split("\n")[0]).toBe(`cachet: usage ${file}: output_tokens is 1.5, not a whole number: a token count is a whole number ≥ 0`);
   });
 });
 
