@@ -214,9 +214,13 @@ export function promptReading(words: readonly string[]): string {
   return `to send it as a prompt: cachet run ${line} (or cachet -- ${line})`;
 }
 
-/** An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`. */
+/**
+ * An undeclared flag: a typo, or prompt text that starts with `-` (`what is -1 plus 2`) that belongs after `--`.
+ * `--version` is no command's flag: `cachet --version` alone prints the version (README, root help).
+ */
 function unknownFlag(rawName: string, command: string): CachetError {
+  const version = rawName === "--version" || rawName === "-v" ? "`cachet --version` alone prints the version; " : "";
   return new CachetError("UNKNOWN_FLAG", `unknown flag ${rawName} for \`cachet ${command}\``, {
-    hint: `run \`cachet ${command} --help\` for the flags it accepts${command === "run" ? `; to send "${rawName}" as prompt text, put the prompt words after \`--\`` : ""}`,
+    hint: `${version}run \`cachet ${command} --help\` for the flags it accepts${command === "run" ? `; to send "${rawName}" as prompt text, put the prompt words after \`--\`` : ""}`,
   });
 }

@@ -54,6 +54,21 @@ describe("cachet --version and --help", () => {
     expect(cachet(["-v"]).stdout).toBe(`${version}\n`);
   });
 
+  test("--version is not a flag of any command: beside other flags it is refused and points at `cachet --version` alone, as the help says", () => {
+    const help = cachet(["--help"]).stdout;
+    expect(help).toContain("Global flags (any command, also before it): --quiet, --verbose, --debug, --help.");
+    expect(help).toContain("`cachet --version` prints the version; it takes no other arguments.");
+    for (const args of [["--emulate", "--version"], ["sessions", "--version"]]) {
+      const home = freshHome();
+      const r = cachet(args, home);
+      const command = args[0] === "sessions" ? "sessions" : "run";
+      expect({ args, code: r.code, stdout: r.stdout, first: lines(r.stderr)[0] }).toEqual({ args, code: EXIT.usage, stdout: "", first: `cachet: unknown flag --version for \`cachet ${command}\`` });
+      expect(lines(r.stderr)[1]).toStartWith("  hint: `cachet --version` alone prints the version; ");
+      expect(readdirSync(home)).toEqual([]);
+    }
+    expect(lines(cachet(["-q", "--version"]).stderr)).toEqual(["cachet: --version takes no other arguments", "  hint: run `cachet --version` alone"]);
+  });
+
   test("--help lists every command with its description, on stdout", () => {
     const r = cachet(["--help"]);
     expect(r.code).toBe(0);
