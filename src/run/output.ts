@@ -29,7 +29,8 @@ export type JsonEvent =
     }
   | { type: "answer"; value: unknown }
   | { type: "error"; code: string; message: string; hint?: string; incomplete?: boolean }
-  | { type: "done"; session: string; request_id: string | null; finish_reason: string | null; incomplete: boolean };
+  /** `hint`: for an answer ending in tool calls, the `--tool-result` flags that answer them all (src/run/tool-result-hint.ts). */
+  | { type: "done"; session: string; request_id: string | null; finish_reason: string | null; incomplete: boolean; hint?: string };
 
 /** A call a compaction made (ledger role `compaction`): `summary`, or `boundary` (DeepSeek's prefix unit at the end of Z1). */
 export interface CompactionCall {
@@ -55,7 +56,7 @@ type Out = { write(chunk: string): unknown };
 /**
  * Plain answer text on stdout, streamed as it arrives. A tool call is not
  * answer text: it is named on `diagnostics` (stderr unless `--quiet`) with
- * the id that `--tool-result ID` answers; so are an image the model output
+ * its id, and after the last one the flags that answer them all; so are an image the model output
  * (media type and size) and a server tool's call (name and input).
  */
 export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
@@ -70,7 +71,9 @@ export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: 
       wrote = true;
     },
     event(event) {
-      if (event.type === "tool_call") diagnostics(printable(`tool call ${event.name} ${event.arguments} (answer it with: --tool-result ${event.id})`));
+      // Parallel calls are answered together: the flags that answer them all come once, with `done`.
+      if (event.type === "tool_call") diagnostics(printable(`tool call ${event.name} ${event.arguments} (id ${event.id})`));
+      if (event.type === "done" && event.hint) diagnostics(printable(event.hint));
       // Not text: an image is named with its size (its data is in --json output and `cachet export`), a server tool's call with its input.
       if (event.type === "image") diagnostics(`image ${printable(event.media_type)}, ${Buffer.from(event.data, "base64").length} bytes (its data: --json or cachet export)`);
       if (event.type === "provider_block" && event.block.type === "server_tool_use") diagnostics(printable(`server tool ${String(event.block.name)} ${JSON.stringify(event.block.input ?? {})}`));

@@ -1,12 +1,14 @@
 /**
  * Stage "finish": a structured answer is validated, the sink gets the closing
- * `answer`, `error` and `done` events, and the turn's result is returned (or
- * its failure thrown).
+ * `answer`, `error` and `done` events (an answer ending in tool calls: `done`
+ * carries the hint that answers them all), and the turn's result is returned
+ * (or its failure thrown).
  */
 import type { Message } from "../../context/types.ts";
 import type { CachetError } from "../../errors.ts";
 import { finishNotice, structuredFinishError } from "../finish-check.ts";
 import type { Runtime } from "../runtime.ts";
+import { toolResultFlags } from "../tool-result-hint.ts";
 import type { TurnOptions, TurnResult } from "../turn-types.ts";
 import type { AssembledContext } from "./context.ts";
 import type { Recorded } from "./record.ts";
@@ -55,7 +57,10 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
   const modelOutput = cut ? (await runtime.modelLimits(sent.catalogRef)).output : undefined;
   const notice = finishNotice(result.finish, { maxTokens: options.generation.maxTokens, outputTokens: row.usage.output, modelOutput });
   if (notice) options.notice?.(notice);
-  options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false });
+  // Answered by a next turn of this session (nothing is stored with --no-store): every pending call at once, or the turn is refused.
+  const calls = runtime.ephemeral ? [] : content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
+  const hint = calls.length > 0 ? `answer ${calls.length === 1 ? "it" : `all ${calls.length} in one turn`}: ${toolResultFlags(calls)}` : undefined;
+  options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false, ...(hint ? { hint } : {}) });
   await options.sink.end();
   const message: Message = { id: sent.answer.id, role: "assistant", content };
   return { sessionId, requestId, message, report, costUsd: priced.costUsd, finishReason: result.finish?.reason ?? null, incomplete: false, row, ...(answer !== undefined ? { answer } : {}) };

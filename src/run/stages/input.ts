@@ -13,6 +13,7 @@ import type { LoadedSession } from "../../session/types.ts";
 import { parseModelRef, resolveProvider } from "../resolve-provider.ts";
 import type { Runtime } from "../runtime.ts";
 import { stickyGeneration, type StickyGeneration } from "../sticky-generation.ts";
+import { toolResultFlags } from "../tool-result-hint.ts";
 import type { TurnOptions } from "../turn-types.ts";
 
 /** The model used when neither flag, session nor config names one. */
@@ -89,7 +90,7 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
     const one = unanswered.length === 1;
     const what = given.size > 0 ? `${unanswered.length} of the ${pending.length} pending tool calls ${one ? "has" : "have"} no result` : `the last answer has ${one ? "a pending tool call" : `${pending.length} pending tool calls`}`;
     throw new CachetError("BAD_FLAG", `${what}: ${ids}; the provider refuses a new turn that leaves ${one ? "it" : "them"} unanswered`, {
-      hint: `answer each: --tool-result ID=@FILE (repeatable), or pass --drop-pending to answer them with "${DROPPED_RESULT}"`,
+      hint: `answer ${pending.length === 1 ? "it" : `all ${pending.length} in one turn`}: ${toolResultFlags(pending.map((c) => c.id))}; or pass --drop-pending to answer ${given.size > 0 ? "the rest" : one ? "it" : "them"} with "${DROPPED_RESULT}"`,
     });
   }
   for (const call of pending) {
