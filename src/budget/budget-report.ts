@@ -5,7 +5,7 @@
 import type { Config } from "../config.ts";
 import type { Store } from "../session/store.ts";
 import { usd } from "./budget.ts";
-import { calendarKeys, effectiveTimeZone } from "./periods.ts";
+import { calendarPeriods, effectiveTimeZone } from "./periods.ts";
 import { spendTotals } from "./spend-counter.ts";
 
 /** One limit's standing. USD amounts. */
@@ -23,8 +23,8 @@ export interface BudgetLine {
 /** The standing of every limit kind; `sessionId` null leaves the session line out. */
 export function budgetReport(store: Store, config: Config, options: { sessionId: string | null; emulated: boolean; now?: number }): { timeZone: string; lines: BudgetLine[] } {
   const timeZone = effectiveTimeZone(config.budget?.time_zone);
-  const keys = calendarKeys(options.now ?? Date.now(), timeZone);
-  const totals = spendTotals(store, { sessionId: options.sessionId, keys, emulated: options.emulated });
+  const periods = calendarPeriods(options.now ?? Date.now(), timeZone);
+  const totals = spendTotals(store, { sessionId: options.sessionId, periods, emulated: options.emulated });
   const line = (limit: BudgetLine["limit"], period: string, limitUsd: number | undefined, spentUsd: number): BudgetLine => ({
     limit,
     period,
@@ -34,8 +34,8 @@ export function budgetReport(store: Store, config: Config, options: { sessionId:
   });
   const lines: BudgetLine[] = [];
   if (options.sessionId !== null) lines.push(line("session", options.sessionId, config.budget?.session_usd, totals.session ?? 0));
-  lines.push(line("daily", keys.day, config.budget?.daily_usd, totals.day));
-  lines.push(line("monthly", keys.month, config.budget?.monthly_usd, totals.month));
+  lines.push(line("daily", periods.day.key, config.budget?.daily_usd, totals.day));
+  lines.push(line("monthly", periods.month.key, config.budget?.monthly_usd, totals.month));
   return { timeZone, lines };
 }
 

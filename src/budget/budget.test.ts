@@ -2,9 +2,10 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { isCachetError } from "../errors.ts";
 import type { Usage } from "../plugin/usage.ts";
 import { openStore, type Store } from "../session/store.ts";
-import type { ChainLink } from "../session/types.ts";
+import type { ChainLink, LedgerRow } from "../session/types.ts";
 import { Budget, type BudgetLimits, budgetLimits, usd } from "./budget.ts";
-import { calendarKeys } from "./periods.ts";
+import { budgetReport } from "./budget-report.ts";
+import { calendarKeys, calendarPeriods } from "./periods.ts";
 import { spendTotals } from "./spend-counter.ts";
 
 /** $1 per million input tokens, $10 per million output, $1.25 per million 5m writes. */
@@ -24,12 +25,12 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-function budget(limits: Omit<BudgetLimits, "timeZone">, extra: { allowUnpriced?: boolean; ephemeral?: boolean; counters?: Store } = {}): Budget {
+function budget(limits: Omit<BudgetLimits, "timeZone">, extra: { allowUnpriced?: boolean; ephemeral?: boolean; counters?: Store; emulated?: boolean; timeZone?: string } = {}): Budget {
   return new Budget({
-    limits: { timeZone: "UTC", ...limits },
+    limits: { timeZone: extra.timeZone ?? "UTC", ...limits },
     counters: extra.counters ?? store,
     allowUnpriced: extra.allowUnpriced ?? false,
-    emulated: false,
+    emulated: extra.emulated ?? false,
     ephemeral: extra.ephemeral ?? false,
     price,
     outputLimit: async () => 64_000,
@@ -112,16 +113,90 @@ describe("a call that could cross a limit is refused before sending, naming the 
   });
 });
 
+/** A ledger row of `sessionId` started at `startedAt` costing `costUsd`, counted from the ledger as `spend` (absent: through the budget's reservations, or not at all). */
+function ledgerRow(id: string, sessionId: string, startedAt: number, costUsd: number | null, spend?: LedgerRow["spend"]): LedgerRow {
+  return {
+    id, sessionId, prefixVersion: 1, role: "main", provider: "acme", model: "model", protocol: "anthropic-messages",
+    startedAt, firstTokenAt: null, finishedAt: null, latencyMs: null, ttftMs: null, outputTps: null,
+    usage: { input: 100, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: 10, reasoning: undefined }, rawUsage: {},
+    costUsd, providerCostUsd: null, providerRequestId: null, affinityKey: null, cacheMode: "auto", cacheTtl: "5m",
+    chain: [], expectedCacheRead: null, cacheableMax: null, status: "ok", error: null, messageId: null,
+    ...(spend ? { spend } : {}),
+  };
+}
+
+describe("spend made while no limit was set counts against a limit set later", () => {
+  test("day, month and session count the ledger's priced requests of the period; unpriced ones add nothing", async () => {
+    const s = store.createSession({ model: "acme/model" }).id;
+    const other = store.createSession({ model: "acme/model" }).id;
+    store.recordRequest(ledgerRow("r_1", s, now - 3600_000, 0.004, "real"));
+    store.recordRequest(ledgerRow("r_2", other, now - 60_000, 0.003, "real"));
+    store.recordRequest(ledgerRow("r_3", other, now - 30_000, null, "real"));
+    // Yesterday (UTC) and last month: the month and the session count them, the day does not.
+    store.recordRequest(ledgerRow("r_4", s, Date.UTC(2026, 10, 29, 23, 59, 59, 999), 0.002, "real"));
+    store.recordRequest(ledgerRow("r_5", s, Date.UTC(2026, 9, 31, 23, 59, 59, 999), 0.001, "real"));
+    const totals = spendTotals(store, { sessionId: s, periods: calendarPeriods(now, "UTC"), emulated: false });
+    expect(totals.day).toBeCloseTo(0.007, 12);
+    expect(totals.month).toBeCloseTo(0.009, 12);
+    expect(totals.session).toBeCloseTo(0.007, 12);
+    const daily = await refusal(() => budget({ dailyUsd: 0.025 }).admit(s, call(8_000)));
+    expect(daily.message).toContain("the daily limit (budget.daily_usd) of $0.0250 would be crossed: spent $0.007000 today (UTC), this call's worst-case forecast $0.0200");
+    const session = await refusal(() => budget({ sessionUsd: 0.025 }).admit(s, call(8_000)));
+    expect(session.message).toContain("spent $0.007000 in this session");
+    expect((await budget({ sessionUsd: 0.025 }).admit(other, call(8_000))).forecastUsd).toBeCloseTo(0.02, 12);
+  });
+
+  test("a call a run under a limit reserved counts once, through its reservation, whatever its ledger row", async () => {
+    const s = store.createSession({ model: "acme/model" }).id;
+    const reserved = await budget({ dailyUsd: 1 }).admit(s, call(8_000));
+    reserved.settle(0.012);
+    store.recordRequest(ledgerRow("r_1", s, now, 0.012));
+    // An unknown cost keeps the forecast; its ledger row adds nothing.
+    (await budget({ dailyUsd: 1 }).admit(s, call(8_000))).settle(null);
+    store.recordRequest(ledgerRow("r_2", s, now, null));
+    // A provider's extra pass of a reserved call was not forecast: it counts from the ledger.
+    store.recordRequest(ledgerRow("r_3", s, now, 0.0005, "real"));
+    const totals = spendTotals(store, { sessionId: s, periods: calendarPeriods(now, "UTC"), emulated: false });
+    expect(totals.day).toBeCloseTo(0.012 + 0.02 + 0.0005, 12);
+    expect(totals.session).toBeCloseTo(0.012 + 0.02 + 0.0005, 12);
+  });
+
+  test("emulated and real spend stay apart; another client's request recorded by the proxy counts toward neither", () => {
+    const s = store.createSession({ model: "acme/model" }).id;
+    store.recordRequest(ledgerRow("r_1", s, now, 0.004, "real"));
+    store.recordRequest(ledgerRow("r_2", s, now, 0.002, "emulated"));
+    store.recordRequest(ledgerRow("r_3", s, now, 0.5));
+    const periods = calendarPeriods(now, "UTC");
+    expect(spendTotals(store, { sessionId: s, periods, emulated: false })).toEqual({ day: 0.004, month: 0.004, session: 0.004 });
+    expect(spendTotals(store, { sessionId: s, periods, emulated: true })).toEqual({ day: 0.002, month: 0.002, session: 0.002 });
+    const report = budgetReport(store, { budget: { daily_usd: 1, time_zone: "UTC" } }, { sessionId: s, emulated: false, now });
+    expect(report.lines).toEqual([
+      { limit: "session", period: s, limitUsd: null, spentUsd: 0.004, leftUsd: null },
+      { limit: "daily", period: "2026-11-30", limitUsd: 1, spentUsd: 0.004, leftUsd: 0.996 },
+      { limit: "monthly", period: "2026-11", limitUsd: null, spentUsd: 0.004, leftUsd: null },
+    ]);
+  });
+
+  test("the day is the configured zone's: a request at 23:30 UTC is tomorrow's in Tokyo", async () => {
+    const s = store.createSession({ model: "acme/model" }).id;
+    store.recordRequest(ledgerRow("r_1", s, Date.UTC(2026, 10, 29, 23, 30), 0.02, "real"));
+    // 2026-11-30 12:00 UTC is 21:00 in Tokyo, the same local day as 2026-11-30 08:30 (23:30 UTC the day before).
+    const r = await refusal(() => budget({ dailyUsd: 0.03 }, { timeZone: "Asia/Tokyo" }).admit(s, call(8_000)));
+    expect(r.message).toContain("spent $0.0200 today (Asia/Tokyo)");
+    expect((await budget({ dailyUsd: 0.03 }).admit(s, call(8_000))).forecastUsd).toBeCloseTo(0.02, 12);
+  });
+});
+
 describe("after the call", () => {
   test("a limit crossed because the call cost more than forecast is reported; an unknown cost keeps the forecast", async () => {
     const b = budget({ dailyUsd: 0.03 });
     const r = await b.admit("s_1", call(8_000));
     r.settle(0.035);
     expect(notices).toEqual(["budget: the daily limit (budget.daily_usd) of $0.0300 is crossed: spent $0.0350 today (UTC); this call cost $0.0350, more than its forecast $0.0200 (the prompt estimate was low)"]);
-    const keys = calendarKeys(now, "UTC");
+    const periods = calendarPeriods(now, "UTC");
     const other = await budget({ runUsd: 1 }).admit("s_9", call(8_000));
     other.settle(null);
-    expect(spendTotals(store, { sessionId: "s_9", keys, emulated: false }).session).toBeCloseTo(0.02, 12);
+    expect(spendTotals(store, { sessionId: "s_9", periods, emulated: false }).session).toBeCloseTo(0.02, 12);
   });
 });
 
@@ -149,6 +224,18 @@ describe("configuration", () => {
     expect(calendarKeys(instant, "UTC")).toEqual({ day: "2026-12-31", month: "2026-12" });
     expect(calendarKeys(instant, "Asia/Tokyo")).toEqual({ day: "2027-01-01", month: "2027-01" });
     expect(calendarKeys(instant, "America/Los_Angeles")).toEqual({ day: "2026-12-31", month: "2026-12" });
+  });
+
+  test("a period spans its local dates: 23 hours on the day clocks go forward, a month less that hour", () => {
+    const paris = calendarPeriods(Date.UTC(2026, 2, 29, 12), "Europe/Paris");
+    expect(paris.day).toEqual({ key: "2026-03-29", startMs: Date.UTC(2026, 2, 28, 23), endMs: Date.UTC(2026, 2, 29, 22) });
+    expect(paris.month).toEqual({ key: "2026-03", startMs: Date.UTC(2026, 1, 28, 23), endMs: Date.UTC(2026, 2, 31, 22) });
+    const december = calendarPeriods(Date.UTC(2026, 11, 31, 23, 30), "Asia/Tokyo");
+    expect(december.day).toEqual({ key: "2027-01-01", startMs: Date.UTC(2026, 11, 31, 15), endMs: Date.UTC(2027, 0, 1, 15) });
+    expect(december.month).toEqual({ key: "2027-01", startMs: Date.UTC(2026, 11, 31, 15), endMs: Date.UTC(2027, 0, 31, 15) });
+    // Chile moves its clocks forward at midnight: 2026-09-06 begins at 01:00 local (04:00 UTC).
+    const santiago = calendarPeriods(Date.UTC(2026, 8, 6, 12), "America/Santiago");
+    expect(santiago.day).toEqual({ key: "2026-09-06", startMs: Date.UTC(2026, 8, 6, 4), endMs: Date.UTC(2026, 8, 7, 3) });
   });
 
   test("amounts print with enough digits for one call", () => {

@@ -15,7 +15,7 @@ import type { ChainLink } from "../session/types.ts";
 import { type CallEstimate, forecastCall } from "./forecast.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Priced } from "../run/runtime.ts";
-import { calendarKeys, effectiveTimeZone } from "./periods.ts";
+import { calendarPeriods, effectiveTimeZone } from "./periods.ts";
 import { reserveSpend, settleSpend, spendTotals, type SpendScope, type SpendTotals } from "./spend-counter.ts";
 
 /** The limits in force, USD; each optional. */
@@ -73,7 +73,7 @@ export interface Reservation {
 /** Options of {@link Budget}. */
 export interface BudgetOptions {
   limits: BudgetLimits;
-  /** Where the counters live: the store, or an in-memory one for a run that keeps nothing and has no day or month limit. */
+  /** The store whose counters and ledger hold the spend (spend-counter.ts): the state's, or an in-memory one for a run that keeps nothing and has no day or month limit. */
   counters: Store;
   /** `--allow-unpriced`: send calls whose price is unknown, uncounted. */
   allowUnpriced: boolean;
@@ -139,7 +139,7 @@ export class Budget {
   }
 
   private scope(sessionId: string): SpendScope {
-    return { sessionId: this.options.ephemeral ? null : sessionId, keys: calendarKeys(this.now(), this.options.limits.timeZone), emulated: this.options.emulated };
+    return { sessionId: this.options.ephemeral ? null : sessionId, periods: calendarPeriods(this.now(), this.options.limits.timeZone), emulated: this.options.emulated };
   }
 
   /** Throws for the first limit that `forecastUsd` more would cross. */

@@ -1,14 +1,20 @@
 /**
- * The spend counters in the store (table `spend`): one row per provider call,
- * first a reservation of its worst-case forecast, then settled to its actual
- * cost. Reading the totals, checking the limits and inserting the reservation
- * happen in one write transaction, so concurrent processes queue on SQLite's
- * write lock and cannot both spend the same headroom. Rows hold amounts and
- * periods only, never content.
+ * What has been spent, from two sources in the store. The budget's counters
+ * (table `spend`) hold each provider call a run under a limit made: first a
+ * reservation of its worst-case forecast, then settled to its actual cost
+ * (kept at the forecast when the cost is unknown: the provider may have
+ * billed it). The ledger holds every other priced request cachet sent
+ * (ledger-spend.ts), so spend made while no limit was set counts too. Reading
+ * the totals, checking the limits and inserting the reservation happen in one
+ * write transaction, so concurrent processes queue on SQLite's write lock and
+ * cannot both spend the same headroom. Counter rows hold amounts and periods
+ * only, never content: a --no-store run under a day or month limit counts
+ * there, its ledger being in memory.
  */
 import { newId } from "../context/ids.ts";
 import type { Store } from "../session/store.ts";
-import type { CalendarKeys } from "./periods.ts";
+import { ledgerSessionSpend, ledgerSpend } from "./ledger-spend.ts";
+import type { CalendarPeriods } from "./periods.ts";
 
 /** What has been spent (reservations included) in each scope, USD. */
 export interface SpendTotals {
@@ -22,20 +28,25 @@ export interface SpendTotals {
 export interface SpendScope {
   /** Null for a run that stores no session (--no-store). */
   sessionId: string | null;
-  keys: CalendarKeys;
+  /** The day and month the call falls in (reservations are kept under their keys; the ledger is read over their spans). */
+  periods: CalendarPeriods;
   /** Emulated calls have their own counters: they cost nothing real. */
   emulated: boolean;
 }
 
-/** Totals of a scope. Reads only. */
+/** Totals of a scope: the counters' and the ledger's. Reads only. */
 export function spendTotals(store: Store, scope: SpendScope): SpendTotals {
   const db = store.database;
-  const sum = (sql: string, ...params: (string | number)[]) => (db.query(sql).get(...params) as { total: number | null }).total ?? 0;
+  const sum = (sql: string, ...params: (string | number)[]) => (db.query(sql).get(...params) as { total: number }).total;
   const emulated = scope.emulated ? 1 : 0;
+  const { day, month } = scope.periods;
   return {
-    day: sum("SELECT SUM(amount_usd) AS total FROM spend WHERE emulated = ? AND day = ?", emulated, scope.keys.day),
-    month: sum("SELECT SUM(amount_usd) AS total FROM spend WHERE emulated = ? AND month = ?", emulated, scope.keys.month),
-    session: scope.sessionId === null ? undefined : sum("SELECT SUM(amount_usd) AS total FROM spend WHERE emulated = ? AND session_id = ?", emulated, scope.sessionId),
+    day: sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND day = ?", emulated, day.key) + ledgerSpend(db, scope.emulated, day),
+    month: sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND month = ?", emulated, month.key) + ledgerSpend(db, scope.emulated, month),
+    session:
+      scope.sessionId === null
+        ? undefined
+        : sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND session_id = ?", emulated, scope.sessionId) + ledgerSessionSpend(db, scope.emulated, scope.sessionId),
   };
 }
 
@@ -50,7 +61,7 @@ export function reserveSpend(store: Store, scope: SpendScope, forecastUsd: numbe
     check(spendTotals(store, scope));
     const id = newId("b");
     db.query("INSERT INTO spend (id, session_id, day, month, emulated, amount_usd, forecast_usd, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'reserved', ?)").run(
-      id, scope.sessionId, scope.keys.day, scope.keys.month, scope.emulated ? 1 : 0, forecastUsd, forecastUsd, now,
+      id, scope.sessionId, scope.periods.day.key, scope.periods.month.key, scope.emulated ? 1 : 0, forecastUsd, forecastUsd, now,
     );
     return id;
   });

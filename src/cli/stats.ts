@@ -22,7 +22,7 @@ export default defineCommand({
     by: { type: "string", valueHint: "GROUP", description: "Group by session (default), model, role, day, request or client (the user-agent of recorded sessions)" },
     recorded: { type: "boolean", description: "Sessions recorded by `cachet proxy` instead of cachet's own" },
     budget: { type: "boolean", description: "Spend against each limit of [budget] (session: --session or the latest; today; this month)" },
-    emulate: { ...emulateArg.emulate, description: "With --budget: the emulated calls' counters instead of the real ones" },
+    emulate: { ...emulateArg.emulate, description: "With --budget: the emulated calls' spend instead of the real one" },
     ...jsonArg,
     ...globalArgs,
   },

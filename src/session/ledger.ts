@@ -54,7 +54,7 @@ export class Ledger {
     // An empty chain (a row in flight) shares no link with any base: the base is not looked up for it.
     const delta = encodeChain(row.chain, row.chain.length > 0 ? this.chainBase(row.sessionId) : undefined);
     try {
-      this.core.db.query(INSERT_REQUEST).run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail));
+      this.core.db.query(INSERT_REQUEST).run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail), spendEmulated(row.spend));
     } catch (error) {
       // The row's key and its session's foreign key are the checks: no statement of their own before the request.
       const code = (error as { code?: unknown }).code;
@@ -268,7 +268,13 @@ export class Ledger {
  */
 const SETTLED = "status NOT IN ('in_flight', 'lost') AND input IS NOT NULL";
 
-const INSERT_REQUEST = `INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?)`;
+// spend_emulated is written once with the row (LedgerRow.spend): an update leaves it as it is.
+const INSERT_REQUEST = `INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.join(", ")}, chain_base, chain_shared, chain_depth, chain_tail, spend_emulated) VALUES (?, ?, ${LEDGER_COLUMNS.map(() => "?").join(", ")}, ?, ?, ?, ?, ?)`;
+
+/** The column value of {@link LedgerRow.spend}. */
+function spendEmulated(spend: LedgerRow["spend"]): number | null {
+  return spend === undefined ? null : spend === "emulated" ? 1 : 0;
+}
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

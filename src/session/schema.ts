@@ -4,6 +4,7 @@
  * entry, never by editing an old one (users' databases already ran it).
  */
 
+import { LEDGER_SPEND_MIGRATION } from "../budget/ledger-spend.ts";
 import { COMPACTION_MIGRATION } from "./compactions.ts";
 import { FIGURES_MIGRATION } from "./ledger-figures.ts";
 import { MESSAGE_PARTS_MIGRATION } from "./message-parts.ts";
@@ -182,4 +183,7 @@ export const MIGRATIONS: readonly string[] = [
   // The service tier the provider said it served outside the raw usage (OpenAI's response-level service_tier), which
   // prices the request: `cachet cost --tree` prices its nodes with it. NULL: none said, or recorded before this column.
   `ALTER TABLE requests ADD COLUMN service_tier TEXT;`,
+  // Which spend a request counts toward straight from the ledger, so that a spending limit set later counts what was
+  // spent before it (src/budget/ledger-spend.ts).
+  LEDGER_SPEND_MIGRATION,
 ];

@@ -165,6 +165,13 @@ export interface LedgerRow {
    * decides the price, so `cachet cost --tree` prices the nodes with it.
    */
   serviceTier?: string;
+  /**
+   * The spend this row's cost counts toward straight from the ledger (src/budget/ledger-spend.ts): `real`, or
+   * `emulated` (`--emulate`). Absent when it counts otherwise, through the reservations of a run under a spending
+   * limit (table `spend`), or not at all (another client's request recorded by `cachet proxy`). Written with the
+   * row, never changed, not read back.
+   */
+  spend?: "real" | "emulated";
 }
 
 /** See {@link LedgerRow.requestForm}. */

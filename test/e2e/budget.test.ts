@@ -34,10 +34,10 @@ function snapshot(dir: string): Map<string, string> {
   return out;
 }
 
-async function budgetStanding(home: string): Promise<Record<string, { spentUsd: number; limitUsd: number | null }>> {
-  const r = await cachet(["stats", "--budget", "--emulate", "--json"], { home });
+async function budgetStanding(home: string, emulated = true): Promise<Record<string, { period: string; spentUsd: number; limitUsd: number | null; leftUsd: number | null }>> {
+  const r = await cachet(["stats", "--budget", ...(emulated ? ["--emulate"] : []), "--json"], { home });
   expect(r.code).toBe(0);
-  const report = JSON.parse(r.stdout) as { lines: { limit: string; spentUsd: number; limitUsd: number | null }[] };
+  const report = JSON.parse(r.stdout) as { lines: { limit: string; period: string; spentUsd: number; limitUsd: number | null; leftUsd: number | null }[] };
   return Object.fromEntries(report.lines.map((l) => [l.limit, l]));
 }
 
@@ -107,6 +107,43 @@ describe("a call that could cross a limit is refused before anything is sent", (
     }
   }, 60_000);
 });
+
+test("spend made before any limit was set counts: the day's, month's and session's spent include it, and a call it leaves no room for is refused (exit 6, nothing sent)", async () => {
+  const home = freshHome();
+  for (let i = 0; i < 3; i++) expect((await cachet(["--emulate", "-q", "hi"], { home })).code).toBe(0);
+  const ledger = async () => JSON.parse((await cachet(["stats", "--json"], { home })).stdout) as { groups: { key: string; costUsd: number }[]; total: { requests: number; costUsd: number } };
+  const before = await ledger();
+  const earlier = before.total.costUsd;
+  expect(before.total.requests).toBe(3);
+  expect(earlier).toBeGreaterThan(0);
+
+  configure(home, "daily_usd = 5");
+  const standing = await budgetStanding(home);
+  expect(standing.daily!.limitUsd).toBe(5);
+  expect(standing.daily!.spentUsd).toBeCloseTo(earlier, 12);
+  expect(standing.daily!.leftUsd).toBeCloseTo(5 - earlier, 12);
+  expect(standing.monthly!.spentUsd).toBeCloseTo(earlier, 12);
+  // The session line is the latest session's: its one run.
+  expect(standing.session!.spentUsd).toBeCloseTo(before.groups.find((g) => g.key === standing.session!.period)!.costUsd, 12);
+  // Emulated runs cost nothing real: the real counters stay at $0.
+  expect((await budgetStanding(home, false)).daily!.spentUsd).toBe(0);
+
+  // This call's worst-case forecast, from a refusal under --max-cost (nothing is sent or stored).
+  const probe = await cachet(["--emulate", "--max-tokens", "40", "--max-cost", "0.0000001", "-q", "hi"], { home });
+  expect(probe.code).toBe(6);
+  const forecast = Number(/this call's worst-case forecast \$([\d.]+);/.exec(probe.stderr)![1]);
+  expect(forecast).toBeGreaterThan(0);
+  // A daily limit the call fits in alone, but not on top of the spend made before the limit existed.
+  const limit = earlier + forecast / 2;
+  expect(forecast).toBeLessThan(limit);
+  configure(home, `daily_usd = ${limit}`);
+  const refused = await cachet(["--emulate", "--max-tokens", "40", "-q", "hi"], { home });
+  expectRefusal(refused, new RegExp(`^cachet: budget: the daily limit \\(budget\\.daily_usd\\) of \\$[\\d.]+ would be crossed: spent \\$${earlier.toFixed(6).replace(".", "\\.")} today \\(UTC\\), this call's worst-case forecast \\$${forecast.toFixed(6).replace(".", "\\.")};`));
+  // Nothing was sent: a request leaves only after its in-flight ledger row is written, and the ledger holds the three runs alone.
+  const after = await ledger();
+  expect(after.total.requests).toBe(3);
+  expect(after.groups).toHaveLength(3);
+}, 60_000);
 
 describe("a failed attempt the provider provably never billed costs $0 and holds nothing of the budget", () => {
   async function standing(home: string, emulated: boolean): Promise<number> {

@@ -72,6 +72,10 @@ export async function recordCall(
     row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules).tokens;
   }
   const rows = [...(await Promise.all(sent.earlier.map((failed) => retryRow(runtime, input, row, sent.catalogRef, failed, sent.inFlight[failed.attempt - 1])))), ...passes, row];
+  // Under a spending limit the budget's reservations count the call and its attempts; a provider's extra pass was
+  // not reserved, so it counts from the ledger like every call of a run without a limit.
+  const spend = runtime.emulatorUrl === undefined ? "real" : "emulated";
+  for (const r of rows) if (!runtime.budget || passes.includes(r)) r.spend = spend;
   try {
     // One transaction: the turn's attempts are in the ledger together, or none is (its in-flight rows then stay).
     // Every attempt sent has its final row: $0 for an unbilled failure, usage as far as known for the others.
