@@ -1,9 +1,10 @@
 import { afterEach, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isCachetError } from "../errors.ts";
+import { storeOpenError } from "./database.ts";
 import { MIGRATIONS } from "./schema.ts";
 import { openStore } from "./store.ts";
 
@@ -118,4 +119,48 @@ test("a full disk: the write that does not fit is a STORE error naming the file,
   expect((error as { hint: string }).hint).toBe("check free disk space and permissions; this write was rolled back whole, and what was stored before it is kept");
   expect(store.logEntries(session.id).map((e) => e.message.id)).toEqual(["q1"]);
   store.close();
+});
+
+test("a store that cannot be opened gets the hint of its cause: a full disk, a failing disk, or a file that may not be cachet's", () => {
+  const home = freshHome();
+  const path = join(home, "cachet.db");
+  // SQLite's own SQLITE_FULL, from its size cap standing in for the disk.
+  const db = new Database(":memory:");
+  db.exec("PRAGMA max_page_count = 1");
+  let full: unknown;
+  try {
+    db.exec("CREATE TABLE a (x); CREATE TABLE b (x)");
+  } catch (e) {
+    full = e;
+  }
+  db.close();
+  expect((full as { code: string }).code).toBe("SQLITE_FULL");
+  const hintOf = (error: unknown) => {
+    const mapped = storeOpenError(error, path);
+    return { code: mapped.code, message: mapped.message, hint: mapped.hint };
+  };
+  const onDisk = `free disk space on the file system holding ${home}`;
+  expect(hintOf(full)).toEqual({
+    code: "STORE",
+    message: `cannot open the session store ${path}: database or disk is full`,
+    hint: `${onDisk}, or set CACHET_HOME to a directory on another one; nothing stored was changed`,
+  });
+  // Making the file on a full disk fails before SQLite opens it.
+  expect(hintOf(Object.assign(new Error("ENOSPC: no space left on device, open"), { code: "ENOSPC" })).hint).toStartWith(onDisk);
+  // What a full tmpfs gives for a store that exists (its WAL index cannot grow), as seen on a 64 KiB tmpfs.
+  expect(hintOf(Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_SHMSIZE" }))).toEqual({
+    code: "STORE",
+    message: `cannot open the session store ${path}: disk I/O error (SQLITE_IOERR_SHMSIZE)`,
+    hint: `${onDisk} and check the system log for disk errors, or set CACHET_HOME to a directory on another disk`,
+  });
+  // A file that is not an SQLite database at all: the only cause whose hint is to move it away.
+  writeFileSync(path, "not a database, but long enough to have a header that SQLite reads and refuses ".repeat(20));
+  let notADatabase: unknown;
+  try {
+    openStore(path).close();
+  } catch (e) {
+    notADatabase = e;
+  }
+  expect(isCachetError(notADatabase) && notADatabase.hint).toBe("if that file is not cachet's store, move it away, or set CACHET_HOME to another directory");
+  expect(((notADatabase as Error).cause as { code: string }).code).toBe("SQLITE_NOTADB");
 });

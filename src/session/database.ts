@@ -215,15 +215,40 @@ function unwritablePlace(error: unknown): boolean {
   return typeof code === "string" && /^(SQLITE_(READONLY|CANTOPEN)|EACCES|EPERM|EROFS)/.test(code);
 }
 
-function storeOpenError(error: unknown, path: string): CachetError {
+/**
+ * The STORE error for a failure to open the store at `path`, its hint fitting
+ * the cause: a full disk (SQLite's `SQLITE_FULL`, or `ENOSPC`/`EDQUOT` making
+ * the file), a failing read or write (`SQLITE_IOERR` and its extended codes,
+ * https://sqlite.org/rescode.html#ioerr), an unwritable place, or a file that
+ * may not be cachet's (any other cause, e.g. `SQLITE_NOTADB`). A CachetError
+ * passes through as it is.
+ */
+export function storeOpenError(error: unknown, path: string): CachetError {
   if (error instanceof CachetError) return error;
+  const directory = process.getBuiltinModule("node:path").dirname(path);
+  const code = (error as { code?: unknown }).code;
+  const message = (error as Error).message;
   if (unwritablePlace(error)) {
-    return new CachetError("STORE", `cannot open the session store ${path} for writing: ${(error as Error).message}`, {
-      hint: `make ${process.getBuiltinModule("node:path").dirname(path)} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
+    return new CachetError("STORE", `cannot open the session store ${path} for writing: ${message}`, {
+      hint: `make ${directory} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
       cause: error,
     });
   }
-  return new CachetError("STORE", `cannot open the session store ${path}: ${(error as Error).message}`, {
+  // Opening writes (the schema, WAL mode, a probe of write access): on a full disk it fails, rolled back, and nothing stored is lost.
+  if (typeof code === "string" && /^(SQLITE_FULL|ENOSPC|EDQUOT)/.test(code)) {
+    return new CachetError("STORE", `cannot open the session store ${path}: ${message}`, {
+      hint: `free disk space on the file system holding ${directory}, or set CACHET_HOME to a directory on another one; nothing stored was changed`,
+      cause: error,
+    });
+  }
+  if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
+    return new CachetError("STORE", `cannot open the session store ${path}: ${message} (${code})`, {
+      // A full disk fails some of SQLite's writes this way too (growing the WAL index: SQLITE_IOERR_SHMSIZE).
+      hint: `free disk space on the file system holding ${directory} and check the system log for disk errors, or set CACHET_HOME to a directory on another disk`,
+      cause: error,
+    });
+  }
+  return new CachetError("STORE", `cannot open the session store ${path}: ${message}`, {
     hint: "if that file is not cachet's store, move it away, or set CACHET_HOME to another directory",
     cause: error,
   });
