@@ -3,6 +3,7 @@
  * command line against them).
  */
 import type { ArgsDef } from "citty";
+import { CachetError } from "../errors.ts";
 
 /** Flags every command accepts. */
 export const globalArgs = {
@@ -36,3 +37,22 @@ export const jsonArg = {
 export const emulateArg = {
   emulate: { type: "boolean", description: "Use the built-in provider emulator instead of the network (no API key)" },
 } as const satisfies ArgsDef;
+
+/**
+ * Refuses a flag given where it does nothing: `sessions show --force` (only
+ * `rm` takes it), `prices reset --from X`, which would otherwise be ignored.
+ * @param use the command with its action or mode as the user wrote it, e.g. "sessions show"
+ * @param args the parsed flags (a flag not given is undefined)
+ * @param owners each flag that only some uses take (its name without dashes) → those uses, as written in help ("sessions rm")
+ * @param inUse the uses this command line is ("sessions show"); a flag whose owners include one of them is fine
+ * @throws CachetError BAD_FLAG (exit 2) naming the flag, where it was given and what takes it.
+ */
+export function refuseMisplacedFlags(use: string, args: Record<string, unknown>, owners: Record<string, readonly string[]>, inUse: readonly string[] = [use]): void {
+  for (const [flag, takers] of Object.entries(owners)) {
+    if (args[flag] === undefined || takers.some((t) => inUse.includes(t))) continue;
+    const command = use.split(" ")[0]!;
+    throw new CachetError("BAD_FLAG", `\`cachet ${use}\` takes no --${flag} (it is for \`cachet ${takers.join("` and `cachet ")}\`)`, {
+      hint: `leave --${flag} out, or run \`cachet ${command} --help\` for what each takes`,
+    });
+  }
+}

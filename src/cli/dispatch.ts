@@ -109,15 +109,20 @@ async function rootHelp(rest: readonly string[]): Promise<void> {
       const { promptReading } = await import("./argv.ts");
       throw new CachetError("UNKNOWN_COMMAND", `unknown command "${command}"`, { hint: `run \`cachet --help\` for the commands${asPrompt ? `; ${promptReading(["help", ...words])}` : ""}` });
     }
-    const cmd = (await commands[command]!.load()).default;
-    const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
-    // A command with actions (sessions, plugins, prices, schema) shows its help for `help COMMAND ACTION`.
-    if (words.length > 1 && (defs as Record<string, { type?: string }> | undefined)?.action?.type !== "positional") {
+    const { default: cmd, actions } = await commands[command]!.load();
+    // A command with actions (sessions, plugins, prices, schema) shows its help for `help COMMAND ACTION`, one of its actions.
+    if (words.length > (actions ? 2 : 1)) {
       const { promptReading } = await import("./argv.ts");
       const help = "run `cachet help COMMAND` for one command's help";
-      throw new CachetError("EXTRA_WORD", `cachet help takes one command; "${words[1]}" is one too many`, {
+      const takes = actions ? "a command and one of its actions" : "one command";
+      throw new CachetError("EXTRA_WORD", `cachet help takes ${takes}; "${words[actions ? 2 : 1]}" is one too many`, {
         hint: asPrompt ? `${promptReading(["help", ...words])}; ${help}` : help,
       });
+    }
+    if (actions && words.length === 2 && !actions.includes(words[1]!)) {
+      const { promptReading } = await import("./argv.ts");
+      const help = `its actions: ${actions.join(", ")}; run \`cachet help ${command}\``;
+      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${words[1]}" for \`cachet ${command}\``, { hint: asPrompt ? `${help}; ${promptReading(["help", ...words])}` : help });
     }
     plainUnlessTerminal();
     await showUsage(cmd);

@@ -5,10 +5,10 @@
  */
 import type { CommandDef } from "citty";
 
-/** A command entry: one-line description and its lazy module. */
+/** A command entry: one-line description and its lazy module (`actions`: the words its ACTION positional takes, if it has one). */
 export interface CommandEntry {
   description: string;
-  load: () => Promise<{ default: CommandDef<any> }>;
+  load: () => Promise<{ default: CommandDef<any>; actions?: readonly string[] }>;
 }
 
 /** Every command, by name. `run` is the default: `cachet [PROMPT]`. */

@@ -14,8 +14,9 @@ import { printable } from "../printable.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
-const ACTIONS = ["list", "add", "remove", "update", "new", "test"] as const;
-type Action = (typeof ACTIONS)[number];
+/** The words of the ACTION positional (`cachet help plugins ACTION` checks them too). */
+export const actions = ["list", "add", "remove", "update", "new", "test"] as const;
+type Action = (typeof actions)[number];
 
 /** What each action's argument is; `required` ones fail without it. */
 const ARGUMENT: Record<Action, { name: string; required: boolean } | undefined> = {
@@ -37,8 +38,8 @@ export default defineCommand({
   },
   async run({ args }) {
     const action = (args.action ?? "list") as Action;
-    if (!ACTIONS.includes(action)) {
-      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet plugins\``, { hint: `use ${ACTIONS.join(", ")}` });
+    if (!actions.includes(action)) {
+      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet plugins\``, { hint: `use ${actions.join(", ")}` });
     }
     const argument = ARGUMENT[action];
     const target = args.target as string | undefined;

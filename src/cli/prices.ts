@@ -7,8 +7,11 @@
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
-import { globalArgs, jsonArg } from "./_args.ts";
+import { globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
+
+/** The words of the ACTION positional (`cachet help prices ACTION` checks them too). */
+export const actions = ["update", "reset"] as const;
 
 export default defineCommand({
   meta: { name: "prices", description: "Update (merge or replace) or reset the price catalog" },
@@ -21,6 +24,7 @@ export default defineCommand({
   },
   async run({ args }) {
     const { updateCatalog, resetCatalog, DEFAULT_CATALOG_URL } = await import("../meter/catalog.ts");
+    if (args.action === "reset" || args.action === "update") refuseMisplacedFlags(`prices ${args.action}`, args, { from: ["prices update"], replace: ["prices update"] });
     if (args.action === "reset") {
       const removed = resetCatalog();
       if (args.json) stdout().write(`${JSON.stringify({ reset: removed })}\n`);

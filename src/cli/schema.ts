@@ -7,6 +7,9 @@ import { defineCommand } from "citty";
 import { globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
+/** The words of the ACTION positional (`cachet help schema ACTION` checks them too). */
+export const actions = ["check"] as const;
+
 export default defineCommand({
   meta: { name: "schema", description: "Check a JSON schema against a provider's structured-output contract" },
   args: {

@@ -7,8 +7,11 @@
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
-import { globalArgs, jsonArg } from "./_args.ts";
+import { globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
+
+/** The words of the ACTION positional (`cachet help sessions ACTION` checks them too). */
+export const actions = ["list", "show", "rm"] as const;
 
 const args = {
   action: { type: "positional", required: false, description: "list (default), show or rm" },
@@ -24,9 +27,10 @@ export default defineCommand({
   args,
   async run({ args: a }) {
     const action = a.action ?? "list";
-    if (action !== "list" && action !== "show" && action !== "rm") {
+    if (!(actions as readonly string[]).includes(action)) {
       throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet sessions\``, { hint: "use list, show SESSION or rm SESSION" });
     }
+    refuseMisplacedFlags(`sessions ${action}`, a, { force: ["sessions rm"], recorded: ["sessions list"] });
     if (action === "list" && a.session !== undefined) {
       throw new CachetError("EXTRA_WORD", `\`cachet sessions list\` takes no word "${a.session}"`, { hint: "to see one session use `cachet sessions show SESSION`" });
     }

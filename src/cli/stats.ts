@@ -8,7 +8,7 @@
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
-import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
+import { emulateArg, globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
 const GROUPS = ["session", "model", "role", "day", "request", "client"] as const;
@@ -27,6 +27,8 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
+    // --budget is a report of its own (README): the ledger's filters and groups are not its, nor is its --emulate theirs.
+    refuseMisplacedFlags(args.budget ? "stats --budget" : "stats", args, { since: ["stats"], by: ["stats"], recorded: ["stats"], emulate: ["stats --budget"] });
     const [{ openStore }, { ledgerSums, parseSince, formatStats }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
     if (args.by !== undefined && !(GROUPS as readonly string[]).includes(args.by)) {
       throw new CachetError("BAD_FLAG", `--by "${args.by}" is not a grouping`, { hint: `use --by with one of ${GROUPS.join(", ")}` });

@@ -11,6 +11,7 @@
 import { isAbsolute, join, resolve } from "node:path";
 import { builtinPlugins } from "../../plugins/index.ts";
 import type { Config } from "../config.ts";
+import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
 import { PluginHost } from "./host.ts";
 
@@ -25,6 +26,8 @@ export interface LoadOptions {
 /**
  * Loads every plugin into a new host. Never throws for a bad plugin: failures
  * are in `host.failures`, each naming the plugin.
+ * @throws CachetError CONFIG_INVALID when every plugin loaded and a `[providers.ID]` table of the config names a
+ *   provider none registers (a typo would otherwise be ignored; with a failed plugin, that plugin may be the one).
  */
 export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
   const env = options.env ?? process.env;
@@ -52,7 +55,18 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
     const plugin = await importDefault(() => import(source), source, host);
     if (plugin !== undefined) await host.load(plugin, source);
   }
+  if (host.failures.length === 0) refuseUnknownProviderTables(options.config, host, join(configDir, "config.toml"));
   return host;
+}
+
+/** A `[providers.ID]` table for a provider no loaded plugin registers is a config error, as any unknown key is. */
+function refuseUnknownProviderTables(config: Config, host: PluginHost, file: string): void {
+  for (const id of Object.keys(config.providers ?? {})) {
+    if (host.providers.has(id)) continue;
+    throw new CachetError("CONFIG_INVALID", `invalid config key "providers.${id}" in ${file}: no plugin registers provider "${id}"`, {
+      hint: `the providers are ${[...host.providers.keys()].sort().join(", ")}; a third-party provider's plugin goes in plugins = [...] (see README.md, Configuration)`,
+    });
+  }
 }
 
 async function importDefault(load: () => Promise<unknown>, source: string, host: PluginHost): Promise<unknown> {

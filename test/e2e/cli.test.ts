@@ -248,5 +248,21 @@ describe("config errors: one clear line naming the file, non-zero exit, nothing 
       expect(lines(r.stderr)[0]).toStartWith(`cachet: invalid config key "cache.ttl" in ${config}: `);
       expect(readdirSync(home)).toEqual(["config.toml"]);
     });
+
+    test(`a [providers.ID] table no plugin registers is an unknown key (${reader.name}); a known one is fine`, () => {
+      const home = freshHome();
+      const config = join(home, "config.toml");
+      writeFileSync(config, '[providers.anthropic]\nbase_url = "http://127.0.0.1:9"\n\n[providers.nosuch]\nbase_url = "http://127.0.0.1:9"\n');
+      const r = cachet(reader.args, home);
+      expect(r.code).toBe(EXIT.input);
+      expect(r.stdout).toBe("");
+      const [message, hint, ...rest] = lines(r.stderr);
+      expect(message).toBe(`cachet: invalid config key "providers.nosuch" in ${config}: no plugin registers provider "nosuch"`);
+      expect(hint).toStartWith("  hint: the providers are alibaba, anthropic, ");
+      expect(rest).toEqual([]);
+      expect(readdirSync(home)).toEqual(["config.toml"]);
+      writeFileSync(config, '[providers.openai-responses]\nincremental = true\n');
+      expect(cachet(reader.args, home).code).toBe(0);
+    });
   }
 });

@@ -23,6 +23,9 @@ test("a word past a command's positionals (before or after --): exit 2, the word
     [["plugins", "list", "extra"], 'cachet: `cachet plugins list` takes no word "extra"', "  hint: run `cachet plugins --help` for what each action takes"],
     [["sessions", "list", "extra"], 'cachet: `cachet sessions list` takes no word "extra"', "  hint: to see one session use `cachet sessions show SESSION`"],
     [["help", "cost", "extra"], 'cachet: cachet help takes one command; "extra" is one too many', "  hint: to send it as a prompt: cachet run help cost extra (or cachet -- help cost extra); run `cachet help COMMAND` for one command's help"],
+    [["help", "sessions", "show", "extra"], 'cachet: cachet help takes a command and one of its actions; "extra" is one too many', "  hint: to send it as a prompt: cachet run help sessions show extra (or cachet -- help sessions show extra); run `cachet help COMMAND` for one command's help"],
+    [["help", "-q", "sessions", "extra"], 'cachet: unknown action "extra" for `cachet sessions`', "  hint: its actions: list, show, rm; run `cachet help sessions`"],
+    [["help", "prices", "list"], 'cachet: unknown action "list" for `cachet prices`', "  hint: its actions: update, reset; run `cachet help prices`; to send it as a prompt: cachet run help prices list (or cachet -- help prices list)"],
   ];
   for (const [args, message, hint] of cases) {
     const r = await cachet(args, { home });
@@ -67,4 +70,30 @@ test("help: `help help` is the root help, an unknown flag is refused, a global f
   expect(cost.code).toBe(0);
   expect(cost.stdout).toBe((await cachet(["cost", "--help"], { home })).stdout);
   expect(cost.stdout).toContain("USAGE cost");
+});
+
+test("a flag given to an action or mode that does not take it is refused (exit 2, naming the flag and what takes it), not ignored", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "--session", "review", "hello"], { home })).code).toBe(0);
+  const cases: [string[], string, string][] = [
+    [["sessions", "show", "--recorded"], "`cachet sessions show` takes no --recorded (it is for `cachet sessions list`)", "sessions"],
+    [["sessions", "show", "review", "--force"], "`cachet sessions show` takes no --force (it is for `cachet sessions rm`)", "sessions"],
+    [["sessions", "--force"], "`cachet sessions list` takes no --force (it is for `cachet sessions rm`)", "sessions"],
+    [["sessions", "rm", "review", "--recorded"], "`cachet sessions rm` takes no --recorded (it is for `cachet sessions list`)", "sessions"],
+    [["prices", "reset", "--from", "x.json"], "`cachet prices reset` takes no --from (it is for `cachet prices update`)", "prices"],
+    [["prices", "reset", "--replace"], "`cachet prices reset` takes no --replace (it is for `cachet prices update`)", "prices"],
+    [["stats", "--budget", "--by", "model"], "`cachet stats --budget` takes no --by (it is for `cachet stats`)", "stats"],
+    [["stats", "--since", "7d", "--budget"], "`cachet stats --budget` takes no --since (it is for `cachet stats`)", "stats"],
+    [["stats", "--emulate"], "`cachet stats` takes no --emulate (it is for `cachet stats --budget`)", "stats"],
+  ];
+  for (const [args, message, command] of cases) {
+    const r = await cachet(args, { home });
+    const flag = /--\w+/.exec(message.split("takes no ")[1]!)![0];
+    expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 2, stdout: "", stderr: `cachet: ${message}\n  hint: leave ${flag} out, or run \`cachet ${command} --help\` for what each takes\n` });
+  }
+  // Nothing was removed, and each flag still works where it belongs.
+  expect((await cachet(["sessions", "show", "review"], { home })).code).toBe(0);
+  expect((await cachet(["sessions", "--recorded"], { home })).code).toBe(0);
+  expect((await cachet(["stats", "--budget", "--emulate"], { home })).code).toBe(0);
+  expect((await cachet(["sessions", "rm", "review", "--force", "-q"], { home })).code).toBe(0);
 });
