@@ -169,7 +169,13 @@ function probeWritable(db: Database): void {
 }
 
 function openForReading(path: string): Database {
-  if (!process.getBuiltinModule("node:fs").existsSync(path)) return emptyStore();
+  const fs = process.getBuiltinModule("node:fs");
+  if (!fs.existsSync(path)) {
+    // A state directory that is a file (CACHET_HOME set to one) holds no store, but "no sessions" would hide the mistake.
+    const file = fileInTheWay(process.getBuiltinModule("node:path").dirname(path));
+    if (file !== undefined) throw notADirectory(file, path);
+    return emptyStore();
+  }
   let db: Database | undefined;
   try {
     db = new Database(path, { readonly: true });
@@ -228,6 +234,9 @@ export function storeOpenError(error: unknown, path: string): CachetError {
   const directory = process.getBuiltinModule("node:path").dirname(path);
   const code = (error as { code?: unknown }).code;
   const message = (error as Error).message;
+  // Making the state directory where a file stands (EEXIST), or a path through a file (ENOTDIR).
+  const file = code === "EEXIST" || code === "ENOTDIR" ? fileInTheWay(directory) : undefined;
+  if (file !== undefined) return notADirectory(file, path);
   if (unwritablePlace(error)) {
     return new CachetError("STORE", `cannot open the session store ${path} for writing: ${message}`, {
       hint: `make ${directory} and the files in it writable, or set CACHET_HOME to a writable directory (sessions, cost, why, stats and export only read)`,
@@ -251,5 +260,25 @@ export function storeOpenError(error: unknown, path: string): CachetError {
   return new CachetError("STORE", `cannot open the session store ${path}: ${message}`, {
     hint: "if that file is not cachet's store, move it away, or set CACHET_HOME to another directory",
     cause: error,
+  });
+}
+
+/** The nearest of `directory` and its parents that exists, when it is not a directory (a file in the state directory's way). */
+function fileInTheWay(directory: string): string | undefined {
+  const { dirname } = process.getBuiltinModule("node:path");
+  const fs = process.getBuiltinModule("node:fs");
+  for (let at = directory; ; at = dirname(at)) {
+    try {
+      return fs.statSync(at).isDirectory() ? undefined : at;
+    } catch {
+      if (at === dirname(at)) return undefined;
+    }
+  }
+}
+
+/** The STORE error for a state directory that a file stands in the way of. */
+function notADirectory(file: string, path: string): CachetError {
+  return new CachetError("STORE", `cannot open the session store ${path}: ${file} is a file, not a directory`, {
+    hint: "set CACHET_HOME to a directory (it is made if missing), or move that file away",
   });
 }

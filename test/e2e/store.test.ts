@@ -6,7 +6,7 @@
  * before anything is sent, naming the file.
  */
 import { afterAll, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome, type Run } from "./harness.ts";
 
@@ -156,4 +156,23 @@ test("a store in a directory that already exists keeps that directory's mode; th
   chmodSync(home, 0o755);
   expect((await cachet(["--emulate", "hi"], { home })).code).toBe(0);
   expect([modeOf(home), modeOf(join(home, "cachet.db")), existsSync(join(home, "emulator")) && modeOf(join(home, "emulator"))]).toEqual([0o755, 0o600, 0o700]);
+});
+
+test("CACHET_HOME naming a file (or a path through one): every command, reading or writing, exits 1 naming the file, instead of 'no sessions yet' or an internal error", async () => {
+  const dir = freshHome();
+  const file = join(dir, "not-a-dir");
+  writeFileSync(file, "mine");
+  for (const home of [file, join(file, "sub", "deeper")]) {
+    for (const args of [["sessions"], ["stats"], ["export"], ["cost"], ["--emulate", "hi"]]) {
+      const r = await cachet(args, { home });
+      expect({ home, args, code: r.code, stdout: r.stdout, stderr: r.stderr.split("\n")[0] }).toEqual({
+        home,
+        args,
+        code: 1,
+        stdout: "",
+        stderr: `cachet: cannot open the session store ${join(home, "cachet.db")}: ${file} is a file, not a directory`,
+      });
+    }
+  }
+  expect(readFileSync(file, "utf8")).toBe("mine");
 });
