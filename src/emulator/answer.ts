@@ -3,6 +3,7 @@
  * deterministic text derived from the prompt (same prompt, same model → same
  * words), `CACHET_EMULATOR_ANSWER_TOKENS` tokens long (default 20).
  */
+import { CachetError } from "../errors.ts";
 import { loadScript, SCRIPT_ENV, SCRIPT_HEADER } from "./script.ts";
 import { exampleOf } from "./structured.ts";
 import { countTokens } from "./tokenizer.ts";
@@ -11,6 +12,18 @@ import type { Answer, Prompt } from "./types.ts";
 /** Environment variable setting the default answer length in tokens. */
 export const ANSWER_TOKENS_ENV = "CACHET_EMULATOR_ANSWER_TOKENS";
 const DEFAULT_ANSWER_TOKENS = 20;
+
+/**
+ * Refuses a `CACHET_EMULATOR_ANSWER_TOKENS` that is not a whole number of
+ * tokens from 1, when the emulator starts: it would otherwise give the
+ * default length without a word.
+ * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the form it takes
+ */
+export function checkAnswerTokensEnv(env: Record<string, string | undefined>): void {
+  const value = env[ANSWER_TOKENS_ENV];
+  if (value === undefined || value === "" || /^[1-9]\d*$/.test(value.trim())) return;
+  throw new CachetError("BAD_FLAG", `${ANSWER_TOKENS_ENV}=${JSON.stringify(value)}: expected a whole number of tokens from 1, e.g. 200`, { hint: `unset ${ANSWER_TOKENS_ENV} for the default ${DEFAULT_ANSWER_TOKENS}` });
+}
 
 // Mostly one o200k token each; a few non-ASCII words so streams carry multi-byte UTF-8.
 const WORDS = [

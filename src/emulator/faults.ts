@@ -43,6 +43,7 @@
  * On a non-streaming request `error-before`/`error-after` answer HTTP 529
  * (Anthropic) or 503 (others) and `chatter` behaves as `stall`.
  */
+import { CachetError } from "../errors.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 
 /** Request header naming a fault. */
@@ -56,6 +57,28 @@ export const FAULT_NAMES = ["429", "500", "503", "529", "error-before", "error-a
 /** A fault name. */
 export type FaultName = (typeof FAULT_NAMES)[number];
 
+/**
+ * Refuses a `CACHET_EMULATOR_FAULT` that is not `NAME` or `NAME:N`, when the
+ * emulator starts: otherwise every request would be refused with a 400 that
+ * reads as the provider's refusal.
+ * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the accepted names
+ */
+export function checkFaultEnv(env: Record<string, string | undefined>): void {
+  const value = env[FAULT_ENV];
+  if (value === undefined || value === "" || parseFault(value)) return;
+  throw new CachetError("BAD_FLAG", `${FAULT_ENV}=${JSON.stringify(value)}: expected one of ${FAULT_NAMES.join(", ")}, optionally :N for the first N requests (e.g. 429:1)`, {
+    hint: `unset ${FAULT_ENV} for no fault`,
+  });
+}
+
+/** A fault value's name and count (`NAME:N`), or undefined when it is neither `NAME` nor `NAME:N`. */
+function parseFault(raw: string): { name: FaultName; count: number | undefined } | undefined {
+  const match = /^([a-z0-9-]+)(?::(\d+))?$/.exec(raw.trim());
+  const name = match?.[1] as FaultName | undefined;
+  if (!match || !name || !FAULT_NAMES.includes(name)) return undefined;
+  return { name, count: match[2] === undefined ? undefined : Number(match[2]) };
+}
+
 /** Counts how often each `NAME:N` value has fired, and keeps the responses `hold` holds. */
 export class FaultPlan {
   private readonly fired = new Map<string, number>();
@@ -68,15 +91,12 @@ export class FaultPlan {
   pick(headers: Headers, env: Record<string, string | undefined>): FaultName | undefined {
     const raw = headers.get(FAULT_HEADER) ?? env[FAULT_ENV];
     if (raw === undefined || raw === null || raw === "") return undefined;
-    const match = /^([a-z0-9-]+)(?::(\d+))?$/.exec(raw.trim());
-    const name = match?.[1] as FaultName | undefined;
-    if (!match || !name || !FAULT_NAMES.includes(name)) {
-      throw new EmulatorRequestError(400, "invalid_request_error", `emulator fault "${raw}" is not one of ${FAULT_NAMES.join(", ")} (optionally NAME:COUNT)`);
-    }
-    if (match[2] === undefined) return name;
+    const parsed = parseFault(raw);
+    if (!parsed) throw new EmulatorRequestError(400, "invalid_request_error", `emulator fault "${raw}" is not one of ${FAULT_NAMES.join(", ")} (optionally NAME:COUNT)`);
+    if (parsed.count === undefined) return parsed.name;
     const count = (this.fired.get(raw) ?? 0) + 1;
     this.fired.set(raw, count);
-    return count <= Number(match[2]) ? name : undefined;
+    return count <= parsed.count ? parsed.name : undefined;
   }
 
   /** Resolves on {@link release}, or when `signal` aborts (the client went away). */

@@ -23,11 +23,13 @@
 import { join } from "node:path";
 import { CachetError } from "../errors.ts";
 import { statePaths } from "../paths.ts";
+import { checkAnswerTokensEnv } from "./answer.ts";
 import { CacheStore } from "./cache-store.ts";
 import { checkClockEnv } from "./clock.ts";
 import { checkByokEnv } from "./facts/openrouter-byok.ts";
-import { FaultPlan } from "./faults.ts";
+import { checkFaultEnv, FaultPlan } from "./faults.ts";
 import { Inspection } from "./inspection.ts";
+import { checkScriptEnv } from "./script.ts";
 import { handleRequest } from "./server.ts";
 import { loadTokenizer } from "./tokenizer.ts";
 import type { ReceivedRequest } from "./types.ts";
@@ -68,13 +70,18 @@ export function defaultStatePath(env: Record<string, string | undefined> = proce
 
 /**
  * Starts the emulator and resolves once it listens and its tokenizer is loaded.
- * @throws CachetError EMULATOR when the port is taken or the state file cannot be opened.
+ * @throws CachetError BAD_FLAG (exit 2) for a clock, BYOK, fault or answer-length variable it cannot read;
+ *   INPUT_INVALID (exit 3) for a `CACHET_EMULATOR_SCRIPT` file that is missing, unreadable, not JSON or not a script;
+ *   EMULATOR when the port is taken or the state file cannot be opened.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
   const env = options.env ?? process.env;
-  // A mistyped clock or billing variable would be ignored request after request: refused once, here.
+  // A mistyped variable would be ignored, or refused as if by the provider, request after request: refused once, here.
   checkClockEnv(env);
   checkByokEnv(env);
+  checkFaultEnv(env);
+  checkAnswerTokensEnv(env);
+  checkScriptEnv(env);
   const statePath = options.statePath === undefined ? defaultStatePath(env) : options.statePath;
   let store: CacheStore;
   try {

@@ -14,8 +14,10 @@
  *   protocol only; `web_search`: the queries the model runs with Anthropic's
  *   server web search tool, which the request must declare).
  */
-import { readFileSync, statSync } from "node:fs";
+import { isUtf8 } from "node:buffer";
+import { readFileSync, type Stats, statSync } from "node:fs";
 import * as v from "valibot";
+import { CachetError } from "../errors.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 
 /** Request header naming a script file. */
@@ -51,40 +53,71 @@ export type ScriptedAnswer = v.InferOutput<typeof ScriptedAnswerSchema>;
 
 const loaded = new Map<string, { mtimeMs: number; answers: ScriptedAnswer[] }>();
 
+const EXPECTED = "expected a JSON list of {text?, thinking?, tool_calls?: [{name, arguments}], refusal?, images?, web_search?: [query]}";
+
 /**
  * The answers of a script file, validated; re-read when the file changes.
  * @throws EmulatorRequestError 400 naming the file and the first problem
- *   (unreadable, not JSON, or not the documented shape).
+ *   (missing, a directory, unreadable, not JSON, or not the documented shape).
  */
 export function loadScript(path: string): ScriptedAnswer[] {
-  let mtimeMs: number;
+  const read = readScript(path);
+  if ("problem" in read) throw new EmulatorRequestError(400, "invalid_request_error", `emulator script ${path}: ${read.problem}; ${EXPECTED}`);
+  return read.answers;
+}
+
+/**
+ * Refuses a `CACHET_EMULATOR_SCRIPT` naming a file the emulator could not
+ * answer from, when the emulator starts: otherwise every request would be
+ * refused with a 400 that reads as the provider's refusal.
+ * @throws CachetError INPUT_INVALID (exit 3) naming the variable, the file and what is wrong with it
+ */
+export function checkScriptEnv(env: Record<string, string | undefined>): void {
+  const path = env[SCRIPT_ENV];
+  if (path === undefined || path === "") return;
+  const read = readScript(path);
+  if ("problem" in read) throw new CachetError("INPUT_INVALID", `${SCRIPT_ENV} ${path}: ${read.problem}`, { hint: `${EXPECTED}; fix the file, or unset ${SCRIPT_ENV} for unscripted answers` });
+}
+
+/** The file's answers, or the first thing wrong with it. */
+function readScript(path: string): { answers: ScriptedAnswer[] } | { problem: string } {
+  let stat: Stats;
   try {
-    mtimeMs = statSync(path).mtimeMs;
-  } catch {
-    throw scriptError(path, "cannot be read");
+    stat = statSync(path);
+  } catch (error) {
+    return { problem: unreadable(error) };
   }
+  if (stat.isDirectory()) return { problem: "is a directory, not a file" };
   const known = loaded.get(path);
-  if (known && known.mtimeMs === mtimeMs) return known.answers;
+  if (known && known.mtimeMs === stat.mtimeMs) return known;
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    return { problem: unreadable(error) };
+  }
+  // Decoding would put U+FFFD in place of a bad byte: the answers would not be the file's.
+  if (!isUtf8(bytes)) return { problem: "not valid UTF-8" };
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    raw = JSON.parse(bytes.toString("utf8"));
   } catch (error) {
-    throw scriptError(path, `is not valid JSON (${(error as Error).message})`);
+    return { problem: `not JSON (${(error as Error).message})` };
   }
   const result = v.safeParse(ScriptSchema, raw);
   if (!result.success) {
     const issue = result.issues[0]!;
     const where = v.getDotPath(issue) ?? "(root)";
-    throw scriptError(path, `is invalid at ${where}: ${issue.message}`);
+    // A strict object's stray key reads "Expected never" in valibot's words.
+    const what = issue.expected === "never" ? "unknown key" : issue.message;
+    return { problem: `invalid at ${where}: ${what}` };
   }
-  loaded.set(path, { mtimeMs, answers: result.output });
-  return result.output;
+  const answers = { mtimeMs: stat.mtimeMs, answers: result.output };
+  loaded.set(path, answers);
+  return answers;
 }
 
-function scriptError(path: string, problem: string): EmulatorRequestError {
-  return new EmulatorRequestError(
-    400,
-    "invalid_request_error",
-    `emulator script ${path} ${problem}; expected a JSON list of {text?, thinking?, tool_calls?: [{name, arguments}], refusal?, images?, web_search?: [query]}`,
-  );
+function unreadable(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === "ENOENT" ? "no such file" : code === "EACCES" || code === "EPERM" ? "permission denied" : code === "EISDIR" ? "is a directory, not a file" : `cannot be read (${code ?? (error as Error).message})`;
 }

@@ -388,6 +388,63 @@ test("an emulator clock or billing variable that cannot be read (CACHET_EMULATOR
   expect(fixed.code).toBe(0);
 });
 
+/** The three ways the emulator starts: in-process for a run, served, behind the proxy. */
+const EMULATOR_STARTS = [["--emulate", "hi"], ["emulate", "--port", "0"], ["proxy", "--port", "0", "--emulate"]] as const;
+
+test("an emulator fault or answer-length variable that cannot be read (CACHET_EMULATOR_FAULT, _ANSWER_TOKENS): exit 2 naming it, the value and the accepted ones, whether --emulate, cachet emulate or cachet proxy --emulate starts it; nothing sent or stored", async () => {
+  const home = freshHome();
+  const faults = "429, 500, 503, 529, error-before, error-after, cut, stall, chatter, split-utf8, thinking-pings, reset, hold";
+  const cases = [
+    ["CACHET_EMULATOR_FAULT", "bogus", `expected one of ${faults}, optionally :N for the first N requests (e.g. 429:1)`, "unset CACHET_EMULATOR_FAULT for no fault"],
+    ["CACHET_EMULATOR_FAULT", "429:x", `expected one of ${faults}, optionally :N for the first N requests (e.g. 429:1)`, "unset CACHET_EMULATOR_FAULT for no fault"],
+    ["CACHET_EMULATOR_ANSWER_TOKENS", "lots", "expected a whole number of tokens from 1, e.g. 200", "unset CACHET_EMULATOR_ANSWER_TOKENS for the default 20"],
+    ["CACHET_EMULATOR_ANSWER_TOKENS", "0", "expected a whole number of tokens from 1, e.g. 200", "unset CACHET_EMULATOR_ANSWER_TOKENS for the default 20"],
+  ] as const;
+  for (const args of EMULATOR_STARTS) {
+    for (const [variable, value, form, hint] of cases) {
+      const r = await cachet([...args], { home, env: { [variable]: value } });
+      expect({ args, variable, value, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, variable, value, code: 2, stdout: "", stderr: `cachet: ${variable}=${JSON.stringify(value)}: ${form}\n  hint: ${hint}\n` });
+    }
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+  expect((await cachet(["stats", "--json"], { home })).stdout).toContain('"total":{"key":"total","requests":0,');
+  // Well-formed values serve: one 429 then the retry's answer, 3 tokens long.
+  const ok = await cachet(["--emulate", "--json", "hi"], { home, env: { CACHET_EMULATOR_FAULT: "429:1", CACHET_EMULATOR_ANSWER_TOKENS: "3" } });
+  expect(ok.code).toBe(0);
+  const usage = events(ok.stdout).find((e) => e.type === "usage") as { output?: number } | undefined;
+  expect(usage?.output).toBe(3);
+});
+
+test("a CACHET_EMULATOR_SCRIPT file that is missing, a directory, not UTF-8, not JSON or not a list of answers: exit 3 naming the file and what is wrong, whether --emulate, cachet emulate or cachet proxy --emulate starts the emulator; nothing sent or stored", async () => {
+  const home = freshHome();
+  const file = (name: string, body: string | Uint8Array) => {
+    const path = join(home, name);
+    writeFileSync(path, body);
+    return path;
+  };
+  const cases = [
+    [join(home, "none.json"), "no such file"],
+    [home, "is a directory, not a file"],
+    [file("latin1.json", new Uint8Array([0x5b, 0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d, 0x5d])), "not valid UTF-8"],
+    [file("cut.json", '[{"text":'), "not JSON (JSON Parse error: Unexpected EOF)"],
+    [file("object.json", '{"text":"a"}'), "invalid at (root): Invalid type: Expected Array but received Object"],
+    [file("empty-list.json", "[]"), "invalid at (root): the script must hold at least one answer"],
+    [file("typo.json", '[{"txt":"a"}]'), "invalid at 0.txt: unknown key"],
+    [file("args.json", '[{"tool_calls":[{"name":"f","arguments":"not json"}]}]'), "invalid at 0.tool_calls.0.arguments: arguments must be a JSON object written as a string"],
+  ] as const;
+  const hint = "  hint: expected a JSON list of {text?, thinking?, tool_calls?: [{name, arguments}], refusal?, images?, web_search?: [query]}; fix the file, or unset CACHET_EMULATOR_SCRIPT for unscripted answers\n";
+  for (const args of EMULATOR_STARTS) {
+    for (const [path, problem] of cases) {
+      const r = await cachet([...args], { home, env: { CACHET_EMULATOR_SCRIPT: path } });
+      expect({ args, path, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, path, code: 3, stdout: "", stderr: `cachet: CACHET_EMULATOR_SCRIPT ${path}: ${problem}\n${hint}` });
+    }
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+  expect((await cachet(["stats", "--json"], { home })).stdout).toContain('"total":{"key":"total","requests":0,');
+  const good = await cachet(["--emulate", "hi"], { home, env: { CACHET_EMULATOR_SCRIPT: file("good.json", '[{"text":"scripted answer"}]') } });
+  expect({ code: good.code, stdout: good.stdout }).toEqual({ code: 0, stdout: "scripted answer\n" });
+});
+
 test("a --session value shaped like an id that names no session is refused, the hint says such names are reserved; no session is created; a name of another shape starts one", async () => {
   const home = freshHome();
   expect((await cachet(["--emulate", "first"], { home })).code).toBe(0);

@@ -87,7 +87,7 @@ describe("answers", () => {
     expect(r.json.error.message).toContain(script);
     expect(r.json.error.message).toContain("arguments must be a JSON object");
     const missing = await post(`${emu.url}/v1/messages`, cached, { "x-emulator-script": join(dir, "none.json") });
-    expect(missing.json.error.message).toContain("cannot be read");
+    expect(missing.json.error.message).toContain(`emulator script ${join(dir, "none.json")}: no such file`);
     await emu.stop();
   });
 });
