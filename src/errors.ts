@@ -59,6 +59,7 @@ export const ERROR_CODES = {
   CONTEXT_TOO_LONG: EXIT.input,
   CATALOG_INVALID: EXIT.input,
   SESSION_NOT_FOUND: EXIT.usage,
+  SESSION_HAS_FORKS: EXIT.usage,
   SESSION_CONFLICT: EXIT.failure,
   STORE: EXIT.failure,
   EMULATOR: EXIT.failure,

@@ -3,7 +3,7 @@
  * sessions (default; a SOURCE column tells cachet's own from those `cachet
  * proxy` recorded, `--recorded` lists only the latter), show one (prefix versions, messages, requests; the
  * latest without SESSION), or remove one with its rows (a parent's shared
- * messages stay; a session with forks needs --force, which removes the forks too).
+ * messages stay; a session with forks needs --force, which removes its forks and theirs too).
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
@@ -16,7 +16,7 @@ export const actions = ["list", "show", "rm"] as const;
 const args = {
   action: { type: "positional", required: false, description: "list (default), show or rm" },
   session: { type: "positional", required: false, description: "Session ID or NAME (show: default the latest; rm: required)" },
-  force: { type: "boolean", description: "rm: also remove the session's forks" },
+  force: { type: "boolean", description: "rm: also remove the session's forks and theirs" },
   recorded: { type: "boolean", description: "list: only the sessions recorded by `cachet proxy`" },
   ...jsonArg,
   ...globalArgs,
@@ -55,12 +55,13 @@ export default defineCommand({
         await writeOut(a.json ? report.detailsJsonPieces(store, ref) : [report.formatSessionDetails(report.sessionOverview(store, ref))]);
       } else {
         if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
-        // A turn running on the session (or, with --force, on a fork) finishes first: rm takes each turn lease and
-        // waits as a second turn would (bounded; SESSION_CONFLICT past it), so no turn loses its ledger rows halfway.
-        const family = (id: string): string[] => [id, ...(a.force ? store.forksOf(id).flatMap((f) => family(f.id)) : [])];
+        const force = { force: a.force === true };
+        // A session with forks is refused without --force before waiting on any turn (removalOf). A turn running on
+        // the session (or, with --force, on a fork) finishes first: rm takes each turn lease and waits as a second
+        // turn would (bounded; SESSION_CONFLICT past it), so no turn loses its ledger rows halfway.
         const releases: (() => void)[] = [];
         try {
-          for (const id of family(store.findSession(a.session).id)) {
+          for (const id of store.removalOf(a.session, force)) {
             releases.push(
               await store.acquireTurn(id, {
                 onBusy: (holder) => void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
@@ -68,14 +69,14 @@ export default defineCommand({
             );
           }
           // The ledger rows go with the session (README): said, with what they cost, never silently.
-          const rows = family(store.findSession(a.session).id).flatMap((id) => store.requests(id));
+          const rows = store.removalOf(a.session, force).flatMap((id) => store.requests(id));
           const costUsd = rows.reduce((sum, r) => sum + (r.costUsd ?? 0), 0);
           const unpriced = rows.filter((r) => r.costUsd === null).length;
-          const removed = store.removeSession(a.session, { force: a.force === true });
+          const removed = store.removeSession(a.session, force);
           if (a.json) stdout().write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
           else {
             const { info } = await import("../log.ts");
-            const spent = rows.length === 0 ? "" : ` with its ${rows.length} ledger row(s), $${costUsd.toFixed(6)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
+            const spent = rows.length === 0 ? "" : ` with ${removed.length > 1 ? "their" : "its"} ${rows.length} ledger row(s), $${costUsd.toFixed(6)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
             await info(`removed ${removed.join(", ")}${spent}`);
           }
         } finally {

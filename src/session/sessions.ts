@@ -92,9 +92,9 @@ export class SessionTable {
   }
 
   /** The session and its forks, recursively, parents before children. */
-  descendants(root: string): string[] {
+  descendants(root: SessionRecord): SessionRecord[] {
     const out = [root];
-    for (let i = 0; i < out.length; i++) out.push(...this.forksOf(out[i]!).map((f) => f.id));
+    for (let i = 0; i < out.length; i++) out.push(...this.forksOf(out[i]!.id));
     return out;
   }
 }

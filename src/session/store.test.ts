@@ -323,7 +323,7 @@ describe("forks", () => {
     const p = parentWithLog();
     const f = store.createSession({ model: "m/a", parentId: p, forkPoint: "a1" });
     store.appendMessage(f.id, user("fu", "x"));
-    expect(codeOf(() => store.removeSession(p))).toBe("SESSION_CONFLICT");
+    expect(codeOf(() => store.removeSession(p))).toBe("SESSION_HAS_FORKS");
     expect(store.removeSession(f.id)).toEqual([f.id]);
     expect(store.loadSession(p).messages).toHaveLength(6);
     const g = store.createSession({ model: "m/a", parentId: p });

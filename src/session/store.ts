@@ -17,6 +17,7 @@ import { storeFile } from "../paths.ts";
 import { keepPrivate } from "../private-files.ts";
 import { CompactionTable, type CompactionRecord } from "./compactions.ts";
 import { StoreCore } from "./core.ts";
+import { forksRefusal } from "./forks-refusal.ts";
 import type { OpenOptions } from "./database.ts";
 import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
 import { DEFAULT_LEASE_MS, Leases, type TurnOptions } from "./leases.ts";
@@ -218,22 +219,25 @@ export class Store {
   }
 
   /**
+   * The ids {@link removeSession} would delete: the session, then its forks and theirs.
+   * @throws CachetError SESSION_NOT_FOUND; SESSION_HAS_FORKS (exit 2) when it has forks and `force` is not set,
+   *   naming every session `--force` would remove
+   */
+  removalOf(idOrName: string, options: { force?: boolean } = {}): string[] {
+    const family = this.sessions.descendants(this.sessions.find(idOrName));
+    if (family.length > 1 && !options.force) throw forksRefusal(family);
+    return family.map((s) => s.id);
+  }
+
+  /**
    * Deletes a session with its prefix versions, own messages, summary and
    * ledger rows. Messages it shares from a parent stay with the parent.
-   * @returns the ids removed (the session, then its forks with `force`)
-   * @throws CachetError SESSION_NOT_FOUND; SESSION_CONFLICT when it has forks and `force` is not set
-   *   (with `force`, the forks, which need its messages, are removed too)
+   * @returns the ids removed (the session, then its forks and theirs with `force`)
+   * @throws CachetError as {@link removalOf} (with `force`, the forks, which need its messages, are removed too)
    */
   removeSession(idOrName: string, options: { force?: boolean } = {}): string[] {
     return this.core.write(() => {
-      const session = this.sessions.find(idOrName);
-      const forks = this.sessions.forksOf(session.id);
-      if (forks.length > 0 && !options.force) {
-        throw new CachetError("SESSION_CONFLICT", `session ${session.id} has ${forks.length} fork(s): ${forks.map((f) => f.id).join(", ")}`, {
-          hint: "remove the forks first, or pass --force to remove them too",
-        });
-      }
-      const order = this.sessions.descendants(session.id);
+      const order = this.removalOf(idOrName, options);
       // Deepest first: a fork's row references its parent.
       for (const id of [...order].reverse()) {
         this.sessions.delete(id);

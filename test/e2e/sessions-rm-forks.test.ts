@@ -1,0 +1,85 @@
+/**
+ * `cachet sessions rm` on a session with forks, through the compiled binary:
+ * refused without --force (exit 2, a usage matter) naming every session
+ * --force would remove, forks of forks included, nothing removed; --force
+ * removes exactly those.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { cachet, cleanHomes, events, freshHome } from "./harness.ts";
+
+afterAll(cleanHomes);
+
+/** Runs a turn and returns the session id it ran on. */
+async function turn(home: string, args: string[]): Promise<string> {
+  const r = await cachet(["--emulate", "--json", ...args], { home });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  const session = events(r.stdout).find((e) => e.type === "session");
+  expect(typeof session?.id).toBe("string");
+  return session!.id as string;
+}
+
+async function sessionIds(home: string): Promise<string[]> {
+  const r = await cachet(["sessions", "--json"], { home });
+  return r.stdout.trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id).sort();
+}
+
+const HINT_END = "sessions (`cachet export SESSION` first keeps a copy), or remove the forks first";
+
+test("sessions rm of a session with forks and forks of forks: exit 2 naming every session --force would remove with its parent, nothing removed; --force removes those 4 and no other; a leaf fork goes without --force", async () => {
+  const home = freshHome();
+  const main = await turn(home, ["--session", "main", "hello"]);
+  const a = await turn(home, ["--fork=main", "first fork"]);
+  const b = await turn(home, ["--fork=main", "second fork"]);
+  const c = await turn(home, [`--fork=${a}`, "fork of the first fork"]);
+  const other = await turn(home, ["--session", "other", "unrelated"]);
+  const exported = (await cachet(["export"], { home })).stdout;
+  const all = [main, a, b, c, other].sort();
+  expect(await sessionIds(home)).toEqual(all);
+
+  for (const ref of ["main", main]) {
+    for (const extra of [[], ["--json"]]) {
+      const r = await cachet(["sessions", "rm", ref, ...extra], { home });
+      expect({ ref, extra, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+        ref,
+        extra,
+        code: 2,
+        stdout: "",
+        stderr: `cachet: session main has forks; --force would remove it and 3 more: ${a} (fork of main), ${b} (fork of main), ${c} (fork of ${a})\n  hint: add --force to remove all 4 ${HINT_END}\n`,
+      });
+    }
+  }
+  // A fork with a fork of its own is refused the same way, naming only its own family.
+  const forkRm = await cachet(["sessions", "rm", a], { home });
+  expect({ code: forkRm.code, stderr: forkRm.stderr }).toEqual({ code: 2, stderr: `cachet: session ${a} has forks; --force would remove it and 1 more: ${c} (fork of ${a})\n  hint: add --force to remove all 2 ${HINT_END}\n` });
+  expect(await sessionIds(home)).toEqual(all);
+  expect((await cachet(["export"], { home })).stdout).toBe(exported);
+
+  const forced = await cachet(["sessions", "rm", "main", "--force", "--json"], { home });
+  expect({ code: forced.code, stderr: forced.stderr }).toEqual({ code: 0, stderr: "" });
+  const report = JSON.parse(forced.stdout) as { removed: string[]; ledgerRows: number };
+  expect(report.removed).toEqual([main, a, b, c]);
+  expect(report.ledgerRows).toBe(4);
+  expect(await sessionIds(home)).toEqual([other]);
+
+  // A fork without forks of its own needs no --force; its parent stays.
+  const leaf = await turn(home, ["--fork=other", "a leaf"]);
+  const leafRm = await cachet(["sessions", "rm", leaf], { home });
+  expect({ code: leafRm.code, stdout: leafRm.stdout }).toEqual({ code: 0, stdout: "" });
+  expect(leafRm.stderr).toStartWith(`[info] removed ${leaf} with its 1 ledger row(s), $`);
+  expect(await sessionIds(home)).toEqual([other]);
+});
+
+test("sessions rm of a session with 12 forks: the refusal names the first 10 with their parent and counts the 2 more", async () => {
+  const home = freshHome();
+  await turn(home, ["--session", "wide", "hello"]);
+  const forks: string[] = [];
+  for (let i = 0; i < 12; i++) forks.push(await turn(home, ["--fork=wide", `fork ${i}`]));
+  const r = await cachet(["sessions", "rm", "wide"], { home });
+  const named = forks.slice(0, 10).map((id) => `${id} (fork of wide)`).join(", ");
+  expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+    code: 2,
+    stdout: "",
+    stderr: `cachet: session wide has forks; --force would remove it and 12 more: ${named} and 2 more\n  hint: add --force to remove all 13 ${HINT_END}\n`,
+  });
+  expect((await sessionIds(home)).length).toBe(13);
+});
