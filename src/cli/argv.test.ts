@@ -93,12 +93,12 @@ describe("parseArgv", () => {
     };
     expect(args("f", "--provider=p", "--cache", "off") as Record<string, unknown>).toMatchObject({ file: "f", provider: "p", cache: "off" });
     expect([error("--provider=p").message, error("--provider=p").code, error("--provider=p").hint]).toEqual([
-      "Missing required positional argument: FILE",
+      "cachet probe needs FILE",
       "BAD_FLAG",
       "run `cachet probe --help` for the flags and their values",
     ]);
-    expect(error("f").message).toBe("Missing required argument: --provider");
-    expect(error("f", "--provider=p", "--cache=on").message).toBe("Invalid value for argument: --cache (on). Expected one of: auto, off.");
+    expect(error("f").message).toBe("cachet probe needs --provider");
+    expect(error("f", "--provider=p", "--cache=on").message).toBe("--cache on: expected one of auto, off");
   });
 });
 

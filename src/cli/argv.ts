@@ -166,7 +166,7 @@ export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command:
   for (const [name, def] of Object.entries(defs)) {
     if (def.type === "positional") {
       const word = words[next++];
-      if (word === undefined && def.default === undefined && def.required !== false) throw refuse(`Missing required positional argument: ${name.toUpperCase()}`);
+      if (word === undefined && def.default === undefined && def.required !== false) throw refuse(`cachet ${command} needs ${name.toUpperCase()}`);
       args[name] = word ?? def.default;
       continue;
     }
@@ -175,9 +175,9 @@ export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command:
     if (def.type === "enum") {
       const options = def.options ?? [];
       if (args[name] !== undefined && options.length > 0 && !options.includes(args[name] as string)) {
-        throw refuse(`Invalid value for argument: --${name} (${String(args[name])}). Expected one of: ${options.join(", ")}.`);
+        throw refuse(`--${name} ${String(args[name])}: expected one of ${options.join(", ")}`);
       }
-    } else if (def.required && args[name] === undefined) throw refuse(`Missing required argument: --${name}`);
+    } else if (def.required && args[name] === undefined) throw refuse(`cachet ${command} needs --${name}`);
   }
   return args as ParsedArgs<T>;
 }

@@ -356,12 +356,13 @@ function numberFlag(value: string | undefined, flag: string): number | undefined
  * a limit that silently fires at once.
  */
 function secondsFlag(value: string | undefined, flag: string, fallbackS: number, options: { zero?: boolean } = {}): number {
-  const n = numberFlag(value, flag) ?? fallbackS;
+  const n = value === undefined ? fallbackS : value.trim() === "" ? Number.NaN : Number(value);
   if (n === 0 && options.zero !== false) return 0;
   const ms = Math.round(n * 1000);
-  if (ms < 1 || n > MAX_TIMER_S) {
+  // One message for every value that is not one (`abc`, `-1`, `0` where 0 is no "no limit", too large).
+  if (!(ms >= 1 && n <= MAX_TIMER_S)) {
     throw new CachetError("BAD_FLAG", `${flag} ${value}: expected seconds from 0.001 to ${MAX_TIMER_S}${options.zero !== false ? ", or 0 for no limit" : ""}`, {
-      hint: "timers hold at most 2^31 − 1 ms (about 24.8 days)",
+      hint: n > MAX_TIMER_S ? "timers hold at most 2^31 − 1 ms (about 24.8 days)" : "run `cachet run --help` for the flags and their values",
     });
   }
   return ms;

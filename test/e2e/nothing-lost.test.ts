@@ -515,7 +515,7 @@ describe("liveness", () => {
     const home = freshHome();
     expect((await cachet(["--emulate", "--idle-timeout", "0", "hi"], { home })).code).toBe(0);
     const other = freshHome();
-    for (const [flag, value] of [["--idle-timeout", "1e9"], ["--thinking-timeout", "3000000"], ["--hook-timeout", "0"]] as const) {
+    for (const [flag, value] of [["--idle-timeout", "1e9"], ["--thinking-timeout", "3000000"], ["--hook-timeout", "0"], ["--hook-timeout", "abc"], ["--idle-timeout", "-1"]] as const) {
       const r = await cachet(["--emulate", flag, value, "hi"], { home: other });
       expect(r.code).toBe(2);
       expect(r.stderr.split("\n")[0]).toStartWith(`cachet: ${flag} ${value}: expected seconds from 0.001 to 2147483`);
