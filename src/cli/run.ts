@@ -74,6 +74,12 @@ export default defineCommand({
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
     const hasPrompt = view.words.some((w) => (w.text !== "-" || w.literal) && w.text !== "");
+    // Stdin is not read, so nothing would be sent: said as that, before any wait (not "nothing on stdin", which may hold data).
+    if (stdinFlag === "skip" && !hasPrompt && toolResultValues.length === 0 && a["drop-pending"] !== true) {
+      throw new CachetError("MISSING_ARGUMENT", "nothing to send: no PROMPT argument, and --stdin skip leaves stdin unread", {
+        hint: 'give the prompt as words (cachet --stdin skip "hello"), or drop --stdin skip to send stdin',
+      });
+    }
     // Without PROMPT words stdin is the whole input: wait for it however long it takes (like `cat`).
     const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultReadsStdin ? "wait" : "bounded");
     const limits = {
@@ -187,7 +193,7 @@ function refuseSessionWithoutStore(session: string | undefined, fork: string | b
 function sessionChoice(a: { session?: string; continue?: boolean }, forkTarget: string | undefined, hasToolResults: boolean): SessionChoice {
   if (forkTarget) return { mode: "named", ref: forkTarget };
   if (a.session) return { mode: "named", ref: a.session, mustExist: a.continue === true };
-  return a.continue || hasToolResults ? { mode: "continue" } : { mode: "new" };
+  return a.continue ? { mode: "continue" } : hasToolResults ? { mode: "continue", by: "--tool-result" } : { mode: "new" };
 }
 
 /**

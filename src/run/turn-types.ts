@@ -7,8 +7,12 @@ import type { UsageReport } from "../plugin/usage.ts";
 import type { LedgerRow } from "../session/types.ts";
 import type { OutputSink } from "./output.ts";
 
-/** Which session a turn belongs to. */
-export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue" } | { mode: "named"; ref: string; mustExist?: boolean };
+/**
+ * Which session a turn belongs to. `continue` is the latest session, asked for by `by`: `-c` (the default),
+ * `--tool-result` without -c (it answers the latest session's calls) or `cachet compact` (which compacts it); the
+ * error for a store without sessions names the one the user wrote.
+ */
+export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue"; by?: "-c" | "--tool-result" | "compact" } | { mode: "named"; ref: string; mustExist?: boolean };
 
 /** The result of one tool call, as given by the user side. */
 export interface ToolResultInput {

@@ -152,6 +152,26 @@ describe("stdin and PROMPT (CASES.md case 23)", () => {
     // Without `-`, an empty stdin still reads as no input at all.
     expect((await cachet(["--emulate"], { home, stdin: "" })).stderr.split("\n")[0]).toBe("cachet: nothing to send: no PROMPT argument and nothing on stdin");
   });
+
+  test("--stdin skip without a PROMPT says stdin is left unread (it may hold data), not that it is empty; nothing stored", async () => {
+    const home = freshHome();
+    for (const stdin of ["data\n", ""]) {
+      const r = await cachet(["--emulate", "--stdin", "skip"], { home, stdin });
+      expect({ stdin, code: r.code, stdout: r.stdout, lines: r.stderr.split("\n") }).toEqual({
+        stdin,
+        code: 2,
+        stdout: "",
+        lines: ["cachet: nothing to send: no PROMPT argument, and --stdin skip leaves stdin unread", '  hint: give the prompt as words (cachet --stdin skip "hello"), or drop --stdin skip to send stdin', ""],
+      });
+    }
+    expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+    // With a PROMPT, --stdin skip sends the prompt alone.
+    const sent = await cachet(["--emulate", "--stdin", "skip", "--json", "hello"], { home, stdin: "data\n" });
+    expect(sent.code).toBe(0);
+    const stored = (await cachet(["export"], { home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Raw);
+    const users = stored.filter((l) => l.type === "message" && l.message.role === "user").map((l) => l.message.content);
+    expect(users).toEqual([[{ type: "text", text: "hello" }]]);
+  });
 });
 
 describe("keys and text mode", () => {

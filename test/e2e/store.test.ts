@@ -100,7 +100,7 @@ test("with no store yet, commands on a stored session (rm, show, export, compact
     [["export", "X"], 2, 'cachet: no session "X"'],
     [["why", "r_aaaaaaaaaaaa"], 2, 'cachet: no request "r_aaaaaaaaaaaa" in the ledger'],
     [["compact", "--emulate", "--session", "X"], 2, 'cachet: no session "X"'],
-    [["compact", "--emulate"], 2, "cachet: there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)"],
+    [["compact", "--emulate"], 2, "cachet: there is no session to compact: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)"],
     [["--emulate", "-c", "hi"], 2, "cachet: there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)"],
     [["--emulate", "-c", "--session", "X", "hi"], 2, 'cachet: no session "X"'],
     [["--emulate", "--fork=X", "hi"], 2, 'cachet: no session "X"'],
@@ -111,6 +111,19 @@ test("with no store yet, commands on a stored session (rm, show, export, compact
     const r = await cachet(args, { home });
     expect([args, r.code, r.stdout, r.stderr.split("\n")[0]]).toEqual([args, code, "", line]);
   }
+  // The hint fits what was written: only -c is told to run without -c.
+  const hints: [string[], string, string][] = [
+    [["compact", "--emulate"], "", '  hint: start one with `cachet "PROMPT"`'],
+    [["--emulate", "--tool-result", "call_1"], "result", '  hint: start one with `cachet "PROMPT"`'],
+    [["--emulate", "-c", "hi"], "", "  hint: run without -c to start one"],
+  ];
+  for (const [args, stdin, hint] of hints) {
+    const r = await cachet(args, { home, stdin });
+    expect([args, r.code, r.stderr.split("\n")[1]]).toEqual([args, 2, hint]);
+  }
+  expect((await cachet(["--emulate", "--tool-result", "call_1"], { home, stdin: "result" })).stderr.split("\n")[0]).toBe(
+    "cachet: there is no session to answer with --tool-result: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)",
+  );
   const otlp = await cachet(["export", "--otlp", "http://127.0.0.1:9", "--json"], { home });
   expect([otlp.code, JSON.parse(otlp.stdout).exported]).toEqual([0, 0]);
   expect(readdirSync(home)).toEqual([]);

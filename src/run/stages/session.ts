@@ -44,15 +44,18 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
   const { store } = runtime;
   switch (options.session.mode) {
     case "continue": {
+      // Said for what the user wrote: -c, a --tool-result answering the latest session's calls, or `cachet compact`.
+      const by = options.session.by ?? "-c";
+      const what = by === "compact" ? "compact" : by === "--tool-result" ? "answer with --tool-result" : "continue";
       if (runtime.ephemeral) {
-        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read", {
-          hint: "drop --no-store and unset CACHET_NO_STORE to continue a stored session",
+        throw new CachetError("SESSION_NOT_FOUND", `there is no session to ${what}: with --no-store (or CACHET_NO_STORE=1) sessions are neither stored nor read`, {
+          hint: `drop --no-store and unset CACHET_NO_STORE to ${by === "--tool-result" ? "answer a stored session's tool calls" : `${what} a stored session`}`,
         });
       }
       const latest = store.latestSession();
       if (!latest) {
-        throw new CachetError("SESSION_NOT_FOUND", "there is no session to continue: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)", {
-          hint: "run without -c to start one",
+        throw new CachetError("SESSION_NOT_FOUND", `there is no session to ${what}: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)`, {
+          hint: by === "-c" ? "run without -c to start one" : 'start one with `cachet "PROMPT"`',
         });
       }
       return latest;
