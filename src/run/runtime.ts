@@ -311,14 +311,22 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     },
     chainOf,
     async chainBound(wire) {
-      const { links, missing } = lookUp(wire);
+      const { links, missing, made, before, beforeTotal } = lookUp(wire);
       if (missing.size === 0) return tokenTotal(await chainOf(wire));
       const { tokenBound } = await import("../tokenizer/o200k.ts");
-      let tokens = 0;
-      for (const link of links) {
+      const count = (link: ChainLink) => {
         const text = missing.get(link.content);
-        tokens += text === undefined ? (memo.get(link.content) ?? link.tokens) : tokenBound(text);
+        return text === undefined ? (memo.get(link.content) ?? link.tokens) : tokenBound(text);
+      };
+      if (before === undefined || beforeTotal === undefined) {
+        let tokens = 0;
+        for (const link of links) tokens += count(link);
+        return tokens;
       }
+      // As countChain sums: from the previous chain's total, over the links this request made (O(new nodes)).
+      let tokens = beforeTotal;
+      for (const i of made) tokens += count(links[i]!) - (before[i]?.tokens ?? 0);
+      for (let i = links.length; i < before.length; i++) tokens -= before[i]!.tokens;
       return tokens;
     },
     async checkAnswer(protocol, schema, content) {
