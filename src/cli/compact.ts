@@ -6,6 +6,7 @@
  * ledger row of role `compaction`.
  */
 import { defineCommand } from "citty";
+import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
@@ -18,6 +19,11 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args: a }) {
+    const { envFlag } = await import("../env-flag.ts");
+    if (envFlag(process.env, "CACHET_NO_STORE")) {
+      // A script that set it keeps nothing: a compaction would write to the store (and may make a paid summary call).
+      throw new CachetError("BAD_FLAG", "cachet compact writes to the session store, which CACHET_NO_STORE=1 keeps untouched", { hint: "unset CACHET_NO_STORE to compact a stored session" });
+    }
     const { openRuntime } = await import("../run/runtime.ts");
     const { compactSession } = await import("../run/compact-session.ts");
     const { warn } = await import("../log.ts");

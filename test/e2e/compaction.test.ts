@@ -23,6 +23,11 @@ test("--no-compact never compacts; cachet compact does; why names it; export kee
     const r = await cachet(["--emulate", "--no-compact", ...(i > 1 ? ["-c"] : []), big(i)], { home, timeoutMs: 60_000 });
     expect({ i, code: r.code, stderr: r.stderr }).toEqual({ i, code: 0, stderr: "" });
   }
+  // A script that keeps nothing does not compact either: exit 2, the store untouched.
+  const before = (await cachet(["export"], { home })).stdout;
+  const kept = await cachet(["compact", "--emulate"], { home, env: { CACHET_NO_STORE: "1" } });
+  expect({ code: kept.code, stderr: kept.stderr.split("\n")[0] }).toEqual({ code: 2, stderr: "cachet: cachet compact writes to the session store, which CACHET_NO_STORE=1 keeps untouched" });
+  expect((await cachet(["export"], { home })).stdout).toBe(before);
   const compacted = await cachet(["compact", "--emulate", "--json"], { home, timeoutMs: 60_000 });
   expect(compacted.code).toBe(0);
   const record = JSON.parse(compacted.stdout) as { compacted: boolean; id: string; reason: string; tokens_before: number; tokens_after: number };
