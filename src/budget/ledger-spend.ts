@@ -19,16 +19,24 @@ import type { Database } from "bun:sqlite";
  */
 export const LEDGER_SPEND_MIGRATION = `
   ALTER TABLE requests ADD COLUMN spend_emulated INTEGER;
-  UPDATE requests SET spend_emulated = 0 WHERE id IN (
+  UPDATE requests SET spend_emulated = 0
+    WHERE cost_usd IS NOT NULL AND cost_usd <> 0 AND session_id IN (SELECT id FROM sessions WHERE source = 'own');
+  UPDATE requests SET spend_emulated = NULL WHERE id IN (
     SELECT id FROM (
-      SELECT r.id, r.session_id, r.cost_usd, ROW_NUMBER() OVER (PARTITION BY r.session_id, r.cost_usd ORDER BY r.started_at, r.rowid) AS nth
-      FROM requests r JOIN sessions s ON s.id = r.session_id
-      WHERE s.source = 'own' AND r.cost_usd IS NOT NULL AND r.cost_usd <> 0
+      SELECT id, session_id, cost_usd, ROW_NUMBER() OVER (PARTITION BY session_id, cost_usd ORDER BY started_at, rowid) AS nth
+      FROM requests WHERE spend_emulated IS NOT NULL AND session_id IN (SELECT session_id FROM spend WHERE state = 'settled')
     ) AS priced
-    WHERE nth > (SELECT COUNT(*) FROM spend WHERE spend.session_id = priced.session_id AND spend.state = 'settled' AND spend.amount_usd = priced.cost_usd)
+    WHERE nth <= (SELECT COUNT(*) FROM spend WHERE spend.session_id = priced.session_id AND spend.state = 'settled' AND spend.amount_usd = priced.cost_usd)
   );
   CREATE INDEX requests_spend ON requests(spend_emulated, started_at, cost_usd) WHERE spend_emulated IS NOT NULL;
 `;
+
+/**
+ * Migration adding the index of a session's spend: without it the planner
+ * reads a session's sum through requests_spend, every row counted toward that
+ * spend (2.5 s at a million rows); with it, only the session's entries.
+ */
+export const SESSION_SPEND_MIGRATION = `CREATE INDEX requests_session_spend ON requests(session_id, spend_emulated, cost_usd) WHERE spend_emulated IS NOT NULL;`;
 
 /**
  * USD the ledger counts toward the real or emulated spend over the requests

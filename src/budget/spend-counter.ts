@@ -34,19 +34,39 @@ export interface SpendScope {
   emulated: boolean;
 }
 
-/** Totals of a scope: the counters' and the ledger's. Reads only. */
+/**
+ * Totals of a scope: the counters' and the ledger's. Reads only, each total
+ * when first asked for and then kept: a month of a large ledger takes tens of
+ * ms to sum, which a run with only a daily limit never pays. Ask while the
+ * store holds what they should count (inside the transaction that checks them).
+ */
 export function spendTotals(store: Store, scope: SpendScope): SpendTotals {
   const db = store.database;
   const sum = (sql: string, ...params: (string | number)[]) => (db.query(sql).get(...params) as { total: number }).total;
   const emulated = scope.emulated ? 1 : 0;
   const { day, month } = scope.periods;
+  const sessionId = scope.sessionId;
+  const read = {
+    day: () => sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND day = ?", emulated, day.key) + ledgerSpend(db, scope.emulated, day),
+    month: () => sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND month = ?", emulated, month.key) + ledgerSpend(db, scope.emulated, month),
+    session: () =>
+      sessionId === null ? undefined : sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND session_id = ?", emulated, sessionId) + ledgerSessionSpend(db, scope.emulated, sessionId),
+  };
+  const kept: Partial<SpendTotals> = {};
+  const total = <K extends keyof SpendTotals>(kind: K): SpendTotals[K] => {
+    if (!(kind in kept)) kept[kind] = read[kind]() as SpendTotals[K];
+    return kept[kind] as SpendTotals[K];
+  };
   return {
-    day: sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND day = ?", emulated, day.key) + ledgerSpend(db, scope.emulated, day),
-    month: sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND month = ?", emulated, month.key) + ledgerSpend(db, scope.emulated, month),
-    session:
-      scope.sessionId === null
-        ? undefined
-        : sum("SELECT TOTAL(amount_usd) AS total FROM spend WHERE emulated = ? AND session_id = ?", emulated, scope.sessionId) + ledgerSessionSpend(db, scope.emulated, scope.sessionId),
+    get day() {
+      return total("day");
+    },
+    get month() {
+      return total("month");
+    },
+    get session() {
+      return total("session");
+    },
   };
 }
 

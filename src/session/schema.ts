@@ -4,7 +4,7 @@
  * entry, never by editing an old one (users' databases already ran it).
  */
 
-import { LEDGER_SPEND_MIGRATION } from "../budget/ledger-spend.ts";
+import { LEDGER_SPEND_MIGRATION, SESSION_SPEND_MIGRATION } from "../budget/ledger-spend.ts";
 import { COMPACTION_MIGRATION } from "./compactions.ts";
 import { FIGURES_MIGRATION } from "./ledger-figures.ts";
 import { MESSAGE_PARTS_MIGRATION } from "./message-parts.ts";
@@ -186,4 +186,6 @@ export const MIGRATIONS: readonly string[] = [
   // Which spend a request counts toward straight from the ledger, so that a spending limit set later counts what was
   // spent before it (src/budget/ledger-spend.ts).
   LEDGER_SPEND_MIGRATION,
+  // A session's spend read by its own covering index (src/budget/ledger-spend.ts).
+  SESSION_SPEND_MIGRATION,
 ];

@@ -10,13 +10,19 @@
  *   process each time, as a user runs it) against the equivalent
  *   hand-written SQLite aggregate query (bun:sqlite, rows fetched);
  * - `cachet cost LARGEST` against the hand-written query listing that
- *   session's requests with their costs and its totals.
+ *   session's requests with their costs and its totals;
+ * - what a call under a spending limit reads before it is sent (src/budget:
+ *   the spend of the day, the month and the largest session, on the last day
+ *   of the ledger, whose month holds about a third of its rows), in process,
+ *   against the hand-written sums over cachet's own requests of those periods.
  * Ratios (test/bench/ratios.ts): cachet over the hand-written query, target ≤ 3 each.
  */
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { calendarPeriods } from "../../src/budget/periods.ts";
+import { spendTotals } from "../../src/budget/spend-counter.ts";
 import { openStore } from "../../src/session/store.ts";
 import { ratio } from "./ratios.ts";
 
@@ -27,6 +33,8 @@ const ROWS = 1_000_000;
 const SESSIONS = 1_000;
 const DAYS = 90;
 const SAMPLES = 3;
+/** The ledger ends here (Unix epoch ms). */
+const END = Date.UTC(2026, 10, 1);
 const TARGET = 3;
 const SUMS = `COUNT(*), SUM(input), SUM(cache_read), SUM(cache_write_5m), SUM(cache_write_1h), SUM(output), SUM(reasoning), SUM(cacheable_max),
   SUM(cost_pico), COUNT(*) - COUNT(cost_pico), SUM(no_cache_pico - cost_pico), SUM(CASE WHEN finished_at > first_token_at THEN output END),
@@ -49,9 +57,22 @@ try {
     results.push({ name: `stats.by_${by}_vs_sql`, what: `stats --by ${by}`, cachet: medianMs(() => cachet(["stats", "--by", by])), sql: medianMs(() => statsQuery(db, by)) });
   }
   results.push({ name: "stats.cost_largest_vs_sql", what: `cost (largest session, ${largest.requests} requests)`, cachet: medianMs(() => cachet(["cost", largest.id])), sql: medianMs(() => costQuery(db, largest.id)) });
+  const periods = calendarPeriods(END - 1, "UTC");
+  const store = openStore(file, { readonly: true });
+  results.push({
+    name: "stats.budget_spend_vs_sql",
+    what: "budget spend (day, month, largest session)",
+    cachet: medianMs(() => {
+      // Each total is read when asked for: ask for all three, as a run under all three limits does.
+      const totals = spendTotals(store, { sessionId: largest.id, periods, emulated: false });
+      return totals.day + totals.month + totals.session!;
+    }),
+    sql: medianMs(() => spendQuery(db, largest.id, periods)),
+  });
+  store.close();
   db.close();
 
-  for (const r of results) console.log(`${r.what.padEnd(44)} cachet ${r.cachet.toFixed(0).padStart(6)} ms   hand-written SQL ${r.sql.toFixed(0).padStart(6)} ms`);
+  for (const r of results) console.log(`${r.what.padEnd(44)} cachet ${r.cachet.toFixed(1).padStart(7)} ms   hand-written SQL ${r.sql.toFixed(1).padStart(7)} ms`);
   for (const r of results) ratio(r.name, r.cachet / r.sql, TARGET);
 } finally {
   if (!kept) rmSync(home, { recursive: true, force: true });
@@ -74,16 +95,17 @@ function populate(): { id: string; requests: number } {
   const sum = weights.reduce((a, b) => a + b, 0);
   const sizes = weights.map((w) => Math.floor((w / sum) * ROWS));
   sizes[0]! += ROWS - sizes.reduce((a, b) => a + b, 0);
-  const end = Date.UTC(2026, 10, 1);
+  const end = END;
   const span = DAYS * 86_400_000;
   const models = [["anthropic", "claude-sonnet-4-6", "anthropic-messages", 3, 15, 0.3, 3.75], ["openai", "gpt-5", "openai-responses", 1.25, 10, 0.125, 0], ["google", "gemini-2.5-flash", "gemini", 0.3, 2.5, 0.03, 0]] as const;
   const roles = ["main", "main", "main", "subagent", "title", "compaction"];
   const session = db.query("INSERT INTO sessions (id, model, affinity_key, created_at, updated_at) VALUES (?, ?, ?, ?, ?)");
+  // As cachet records runs without a spending limit: each priced row counts toward the real spend (spend_emulated 0).
   const request = db.query(
     `INSERT INTO requests (id, session_id, prefix_version, role, provider, model, protocol, started_at, first_token_at, finished_at,
        input, cache_read, cache_write_5m, cache_write_1h, output, reasoning, cost_usd, cache_mode, cache_ttl, chain_tail, cacheable_max, status,
-       cost_pico, no_cache_pico, figured)
-     VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, 'auto', '5m', '[]', ?, 'ok', ?, ?, 1)`,
+       cost_pico, no_cache_pico, figured, spend_emulated)
+     VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?, 'auto', '5m', '[]', ?, 'ok', ?, ?, 1, 0)`,
   );
   let n = 0;
   let seed = 42;
@@ -132,7 +154,15 @@ function costQuery(db: Database, sessionId: string): void {
   db.query(`SELECT ${SUMS} FROM requests WHERE session_id = ?`).all(sessionId);
 }
 
-function medianMs(run: () => void): number {
+/** The sums a person would write for a budget: cachet's own requests of the day, of the month, and of the session. */
+function spendQuery(db: Database, sessionId: string, periods: ReturnType<typeof calendarPeriods>): void {
+  const own = "SELECT TOTAL(r.cost_usd) FROM requests r JOIN sessions s ON s.id = r.session_id WHERE s.source = 'own' AND r.started_at >= ? AND r.started_at < ?";
+  db.query(own).get(periods.day.startMs, periods.day.endMs);
+  db.query(own).get(periods.month.startMs, periods.month.endMs);
+  db.query("SELECT TOTAL(cost_usd) FROM requests WHERE session_id = ?").get(sessionId);
+}
+
+function medianMs(run: () => unknown): number {
   run(); // warm the page cache
   const times: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
