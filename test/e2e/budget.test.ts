@@ -145,6 +145,24 @@ test("spend made before any limit was set counts: the day's, month's and session
   expect(after.groups).toHaveLength(3);
 }, 60_000);
 
+test("under a limit, a provider's extra pass (Anthropic server-side compaction), never reserved, counts toward the spend all the same", async () => {
+  const home = freshHome();
+  configure(home, "daily_usd = 10");
+  const turn = async (args: string[], stdin: string) => {
+    const r = await cachet(["--emulate", "-q", ...args], { home, stdin, timeoutMs: 60_000 });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  };
+  // ~30,000 tokens each: the second request is over the 50,000-token trigger, and the API compacts it first.
+  await turn(["-m", MODEL, "-o", "compaction=server", "-o", "compaction_trigger=50000"], variedText(1_100, 1));
+  await turn(["-c"], variedText(1_100, 2));
+  const rows = (await cachet(["export"], { home })).stdout.trim().split("\n").map((l) => JSON.parse(l) as { request?: { role: string; costUsd: number } }).filter((l) => l.request).map((l) => l.request!);
+  expect(rows.map((r) => r.role)).toEqual(["main", "server_compaction", "main"]);
+  expect(rows[1]!.costUsd).toBeGreaterThan(0);
+  const standing = await budgetStanding(home);
+  expect(standing.daily!.spentUsd).toBeCloseTo(rows.reduce((sum, r) => sum + r.costUsd, 0), 12);
+  expect(standing.session!.spentUsd).toBeCloseTo(standing.daily!.spentUsd, 12);
+}, 120_000);
+
 describe("a failed attempt the provider provably never billed costs $0 and holds nothing of the budget", () => {
   async function standing(home: string, emulated: boolean): Promise<number> {
     const r = await cachet(["stats", "--budget", "--json", ...(emulated ? ["--emulate"] : [])], { home });
