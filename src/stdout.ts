@@ -38,21 +38,27 @@ const writer: StdoutWriter = {
     if (closed || failure !== undefined || chunk === "") return;
     sink ??= Bun.stdout.writer();
     pending++;
-    let flushed: Promise<unknown>;
-    try {
-      // Each a number when the piece went out (or was buffered) at once, else a promise settled once it did or
-      // failed: a large piece is written at once, and its write's promise, not the flush's, carries its failure.
-      const wrote = sink.write(chunk) as number | Promise<number>;
-      flushed = Promise.all([wrote, sink.flush()]);
-    } catch (error) {
-      flushed = Promise.reject(error);
-    }
-    flushed.then(settled, (error: unknown) => {
+    // Each a number when the piece went out (or was buffered) at once, else a promise settled once it did or
+    // failed: a large piece is written at once, and its write's promise, not the flush's, carries its failure.
+    // Either may also throw (the flush, once the reader closed the pipe, while the write's promise is pending):
+    // both outcomes are held, or a rejection nobody holds ends the process with a stack trace.
+    const wrote = attempt(() => sink!.write(chunk) as number | Promise<number>);
+    const flushed = attempt(() => sink!.flush());
+    Promise.all([wrote, flushed]).then(settled, (error: unknown) => {
       noteStdoutFailure(error);
       settled();
     });
   },
 };
+
+/** `run`'s result, or its synchronous throw as a rejected promise. */
+function attempt<T>(run: () => T): T | Promise<never> {
+  try {
+    return run();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
 function settled(): void {
   if (--pending === 0) for (const done of idle.splice(0)) done();

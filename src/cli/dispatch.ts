@@ -8,6 +8,7 @@ import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
 import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
 import { nearName } from "./near-name.ts";
+import { isTerminal } from "../terminal.ts";
 
 /** A run (the default command) given --json: its failures also print an `error` line on stdout. */
 let jsonRun = false;
@@ -42,12 +43,6 @@ type LogLevel = "debug" | "verbose" | "quiet" | "normal";
 async function main(args: string[]): Promise<void> {
   const { setLogLevel } = await import("../log.ts");
   try {
-    // Bytes that were not UTF-8 reach argv as U+FFFD: checked only then (argv-encoding.ts reads the raw words back).
-    for (const word of args) {
-      if (!word.includes("\ufffd")) continue;
-      await (await import("./argv-encoding.ts")).refuseInvalidUtf8(args);
-      break;
-    }
     if (args.length === 0 && process.stdin.isTTY) return await rootHelp([]);
     const { globalFlagsEnd } = await import("./_args.ts");
     // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
@@ -87,6 +82,13 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   debugMode = on("debug");
   jsonRun = name === "run" && on("json");
   setLogLevel(debugMode ? "debug" : on("verbose") ? "verbose" : on("quiet") ? "quiet" : "normal");
+  // Bytes that were not UTF-8 reach argv as U+FFFD: checked only then (argv-encoding.ts reads the raw words back),
+  // once --json is known, so a JSON run's refusal is a JSON line too.
+  for (const word of rest) {
+    if (!word.includes("\ufffd")) continue;
+    await (await import("./argv-encoding.ts")).refuseInvalidUtf8(process.argv.slice(2));
+    break;
+  }
   if (on("help")) return await showUsage(cmd);
   if (view.error) throw view.error;
   if (implicit) guardTypo(view.words, rest);
@@ -141,15 +143,19 @@ async function rootHelp(rest: readonly string[]): Promise<void> {
 async function showUsage(cmd: Parameters<typeof import("citty").renderUsage>[0]): Promise<void> {
   const { renderUsage } = await import("citty");
   const text = (await renderUsage(cmd)).replace(/[ \t]+$/gm, "");
-  stdout().write(`${!process.stdout.isTTY || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
+  stdout().write(`${!isTerminal(1) || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
 }
 
 /**
  * citty decides on colour once, when loaded, from NO_COLOR only: help piped to
- * a file must be plain text. Call it before citty is imported.
+ * a file must be plain text. Call it before citty is imported. Asked without
+ * building `process.stdout` (src/terminal.ts): that Node stream shares the
+ * native writer src/stdout.ts writes through, and a failed write (a reader
+ * that closed the pipe) would reach it as an 'error' event nobody handles,
+ * a crash with a stack trace instead of the quiet EPIPE exit.
  */
 function plainUnlessTerminal(): void {
-  if (!process.stdout.isTTY || process.env.NO_COLOR) process.env.NO_COLOR = "1";
+  if (!isTerminal(1) || process.env.NO_COLOR) process.env.NO_COLOR = "1";
 }
 
 /**
