@@ -146,9 +146,9 @@ describe("commands", () => {
   test("`cachet sessions rm` needs a session, refuses a parent with forks, and removes a fork", async () => {
     expect((await cli("sessions", "rm")).code).toBe(2);
     const refused = await cli("sessions", "rm", "main");
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`has 1 fork(s): ${fork}`);
-    expect(refused.stderr).toContain("--force");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`has forks; --force would remove it and 1 more: ${fork} (fork of main)`);
+    expect(refused.stderr).toContain("add --force to remove all 2 sessions");
     const removed = await cli("sessions", "rm", fork, "--json");
     expect(removed.code).toBe(0);
     // Its one ledger row (r_2, $0.00042) goes with it, and rm says so.

@@ -253,6 +253,11 @@ test("command-line words given bytes that are not UTF-8 (they reach cachet as U+
     expect(rest).toEqual([]);
   }
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  const json = await run(`--emulate --json "$(printf 'bad\\377arg')"`);
+  expect({ code: json.code, stdout: JSON.parse(json.stdout) }).toEqual({
+    code: 2,
+    stdout: { type: "error", code: "BAD_FLAG", message: 'command-line word 3 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3', hint: expect.any(String), incomplete: false },
+  });
   const own = freshHome();
   const typed = await cachet(["--emulate", "a \ufffd typed as such"], { home: freshHome() });
   expect({ code: typed.code, stderr: typed.stderr }).toEqual({ code: 0, stderr: "" });

@@ -261,6 +261,23 @@ test("an answer cut at the output limit prints what came (exit 0) with one stder
   });
 });
 
+test("without --max-tokens, Anthropic's default 8,192 is capped at a model's smaller output limit (claude-3-haiku: 4,096), which the API would refuse; nothing is stored as a setting", async () => {
+  const home = freshHome();
+  const r = await cachet(["--emulate", "--json", "-m", "anthropic/claude-3-haiku-20240307", "hi"], { home });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  const again = await cachet(["--emulate", "-c", "--max-tokens", "100", "more"], { home });
+  // The first turn stored no --max-tokens of its own: setting one now is a change from "unset".
+  expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "[warn] --max-tokens (unset) → 100 for this session from now on\n" });
+});
+
+test("the first turn of a new named session reports no setting changes (there is nothing to change from)", async () => {
+  const home = freshHome();
+  const first = await cachet(["--emulate", "--session", "nn", "--max-tokens", "200", "--temperature", "0.5", "-o", "top_k=3", "hi"], { home });
+  expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 0, stderr: "" });
+  const next = await cachet(["--emulate", "--session", "nn", "--max-tokens", "300", "more"], { home });
+  expect({ code: next.code, stderr: next.stderr }).toEqual({ code: 0, stderr: "[warn] --max-tokens 200 → 300 for this session from now on\n" });
+});
+
 test("tool calls left without a result are counted in good grammar: '1 of the 3 … has', '2 of the 3 … have', 'a pending tool call … leaves it'", async () => {
   const home = freshHome();
   const tools = join(home, "tools.json");

@@ -10,6 +10,7 @@ import type { PrefixVersion } from "../../session/types.ts";
 import type { Runtime } from "../runtime.ts";
 import { stickyCache } from "../sticky-cache.ts";
 import { generationChanged } from "../sticky-generation.ts";
+import { catalogRefOf } from "../model-resolution.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { TurnInput } from "./input.ts";
 import type { OpenedSession } from "./session.ts";
@@ -67,10 +68,26 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     prefix: prefixVersion.prefix,
     summary: loaded.summary.messages,
     messages,
-    generation: input.generation.settings,
+    generation: await sentGeneration(runtime, input),
     cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };
   const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];
   if (overlays.length) context.overlay = overlays.join("\n");
   return { sessionId, prefixVersion, context };
+}
+
+/**
+ * The generation settings as sent: without `--max-tokens`, a provider's
+ * default (ProviderSpec.defaultMaxTokens: Anthropic's 8,192) above the
+ * model's output limit (claude-3-haiku: 4,096) is sent as that limit, which
+ * the API refuses otherwise ("max_tokens: 8192 > 4096"). Not stored: the
+ * session keeps what the user set.
+ * @see https://docs.claude.com/en/docs/about-claude/models/overview (each model's max output)
+ */
+async function sentGeneration(runtime: Runtime, input: TurnInput): Promise<RequestContext["generation"]> {
+  const settings = input.generation.settings;
+  const fallback = input.resolved.spec.defaultMaxTokens;
+  if (settings.maxTokens !== undefined || fallback === undefined) return settings;
+  const { output } = await runtime.modelLimits(catalogRefOf(input.resolved.spec, input.ref.model));
+  return output !== undefined && output < fallback ? { ...settings, maxTokens: output } : settings;
 }

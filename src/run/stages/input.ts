@@ -45,7 +45,9 @@ export interface TurnInput {
 export function resolveInput(runtime: Runtime, options: TurnOptions, loaded: LoadedSession | undefined): TurnInput {
   const modelRef = modelRefOf(options.model, loaded?.session, runtime.config);
   const ref = parseModelRef(modelRef);
-  const generation = stickyGeneration(options.generation, loaded && { generation: loaded.generation, provider: parseModelRef(loaded.session.model).provider }, ref.provider);
+  // A session with nothing in its log yet (a named session this turn starts) has no settings to continue: its first flags are no change.
+  const continued = loaded !== undefined && loaded.messages.length > 0 ? loaded : undefined;
+  const generation = stickyGeneration(options.generation, continued && { generation: continued.generation, provider: parseModelRef(continued.session.model).provider }, ref.provider);
   const resolved = resolveProvider({
     host: runtime.host,
     config: runtime.config,
