@@ -25,6 +25,13 @@ function setUp(cities: string[], final: string): { home: string; tools: string; 
   return { home, tools, env: { CACHET_EMULATOR_SCRIPT: script } };
 }
 
+/** The id of the only session in `home`. */
+async function onlySession(home: string): Promise<string> {
+  const lines = (await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n");
+  expect(lines).toHaveLength(1);
+  return (JSON.parse(lines[0]!) as { id: string }).id;
+}
+
 /** The command words of one alternative of a hint (`cachet …`), FILE standing for `file`. */
 function words(command: string, file: string): string[] {
   const [cachetWord, ...rest] = command.trim().split(" ");
@@ -40,9 +47,12 @@ test("two parallel calls: stderr names each id, then one hint with both ids; its
   expect(lines).toHaveLength(3);
   const ids = lines.slice(0, 2).map((l) => /^tool call get_weather \{"city":"(?:Tokyo|Osaka)"\} \(id (\S+)\)$/.exec(l)![1]!);
   const prefix = "answer all 2 in one turn: ";
+  const session = await onlySession(home);
   expect(lines[2]).toBe(
-    `${prefix}cachet --tool-result ${ids[0]}=@FILE --tool-result ${ids[1]}=@FILE (a file per result), or cachet --tool-result - with {"${ids[0]}": RESULT, "${ids[1]}": RESULT} on stdin`,
+    `${prefix}cachet --session ${session} --tool-result ${ids[0]}=@FILE --tool-result ${ids[1]}=@FILE (a file per result), or cachet --session ${session} --tool-result - with {"${ids[0]}": RESULT, "${ids[1]}": RESULT} on stdin`,
   );
+  // Another session runs in between: the hint still answers the one it was printed for.
+  expect((await cachet(["--emulate", "--no-compact", "--session", "other", "unrelated"], { home, env: {} })).code).toBe(0);
   const files = lines[2]!.slice(prefix.length).split(" (a file per result), or ")[0]!;
   const result = join(home, "result.txt");
   writeFileSync(result, "18 C");
@@ -71,7 +81,8 @@ test("--json: the done line's hint names every pending id, and following it answ
   const done = ofType(list, "done")[0]!;
   expect(done.finish_reason).toBe("tool_calls");
   const hint = done.hint as string;
-  expect(hint).toBe(`answer all 3 in one turn: cachet ${ids.map((id) => `--tool-result ${id}=@FILE`).join(" ")} (a file per result), or cachet --tool-result - with {${ids.map((id) => `"${id}": RESULT`).join(", ")}} on stdin`);
+  const session = ofType(list, "session")[0]!.id as string;
+  expect(hint).toBe(`answer all 3 in one turn: cachet --session ${session} ${ids.map((id) => `--tool-result ${id}=@FILE`).join(" ")} (a file per result), or cachet --session ${session} --tool-result - with {${ids.map((id) => `"${id}": RESULT`).join(", ")}} on stdin`);
   const result = join(home, "result.txt");
   writeFileSync(result, "18 C");
   const files = hint.slice("answer all 3 in one turn: ".length).split(" (a file per result)")[0]!;
@@ -91,8 +102,9 @@ test("one call: the hint is --tool-result ID with the result on stdin, and that 
   const first = await cachet(["--emulate", "--tools", tools, "weather?"], { home, env });
   const lines = first.stderr.trim().split("\n");
   const id = /\(id (\S+)\)$/.exec(lines[0]!)![1]!;
-  expect(lines).toEqual([`tool call get_weather {"city":"Tokyo"} (id ${id})`, `answer it: cachet --tool-result ${id} with the result on stdin`]);
-  const answered = await cachet(["--emulate", "--tool-result", id], { home, env, stdin: "18 C" });
+  const session = await onlySession(home);
+  expect(lines).toEqual([`tool call get_weather {"city":"Tokyo"} (id ${id})`, `answer it: cachet --session ${session} --tool-result ${id} with the result on stdin`]);
+  const answered = await cachet(["--emulate", "--session", session, "--tool-result", id], { home, env, stdin: "18 C" });
   expect({ code: answered.code, stdout: answered.stdout, stderr: answered.stderr }).toEqual({ code: 0, stdout: "18 C\n", stderr: "" });
 });
 
@@ -104,8 +116,9 @@ test("answering one of two parallel calls is refused (exit 2) with a hint naming
   expect(refused.code).toBe(2);
   const [message, hintLine] = refused.stderr.split("\n");
   expect(message).toBe(`cachet: 1 of the 2 pending tool calls has no result: ${ids[1]}; the provider refuses a new turn that leaves it unanswered`);
+  const session = ofType(events(first.stdout), "session")[0]!.id as string;
   expect(hintLine).toBe(
-    `  hint: answer all 2 in one turn: cachet --tool-result ${ids[0]}=@FILE --tool-result ${ids[1]}=@FILE (a file per result), or cachet --tool-result - with {"${ids[0]}": RESULT, "${ids[1]}": RESULT} on stdin; or pass --drop-pending to answer the rest with "no result: the user moved on"`,
+    `  hint: answer all 2 in one turn: cachet --session ${session} --tool-result ${ids[0]}=@FILE --tool-result ${ids[1]}=@FILE (a file per result), or cachet --session ${session} --tool-result - with {"${ids[0]}": RESULT, "${ids[1]}": RESULT} on stdin; or pass --drop-pending to answer the rest with "no result: the user moved on"`,
   );
   const result = join(home, "result.txt");
   writeFileSync(result, "18 C");

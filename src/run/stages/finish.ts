@@ -59,7 +59,7 @@ export async function finishTurn(runtime: Runtime, options: TurnOptions, assembl
   if (notice) options.notice?.(notice);
   // Answered by a next turn of this session (nothing is stored with --no-store): every pending call at once, or the turn is refused.
   const calls = runtime.ephemeral ? [] : content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []));
-  const hint = calls.length > 0 ? `answer ${calls.length === 1 ? "it" : `all ${calls.length} in one turn`}: ${toolResultFlags(calls)}` : undefined;
+  const hint = calls.length > 0 ? `answer ${calls.length === 1 ? "it" : `all ${calls.length} in one turn`}: ${toolResultFlags(calls, sessionId)}` : undefined;
   options.sink.event({ type: "done", session: sessionId, request_id: requestId, finish_reason: result.finish?.reason ?? null, incomplete: false, ...(hint ? { hint } : {}) });
   await options.sink.end();
   const message: Message = { id: sent.answer.id, role: "assistant", content };

@@ -92,7 +92,7 @@ function buildUserMessage(options: TurnOptions, loaded: LoadedSession | undefine
     const one = unanswered.length === 1;
     const what = given.size > 0 ? `${unanswered.length} of the ${pending.length} pending tool calls ${one ? "has" : "have"} no result` : `the last answer has ${one ? "a pending tool call" : `${pending.length} pending tool calls`}`;
     throw new CachetError("BAD_FLAG", `${what}: ${ids}; the provider refuses a new turn that leaves ${one ? "it" : "them"} unanswered`, {
-      hint: `answer ${pending.length === 1 ? "it" : `all ${pending.length} in one turn`}: ${toolResultFlags(pending.map((c) => c.id))}; or pass --drop-pending to answer ${given.size > 0 ? "the rest" : one ? "it" : "them"} with "${DROPPED_RESULT}"`,
+      hint: `answer ${pending.length === 1 ? "it" : `all ${pending.length} in one turn`}: ${toolResultFlags(pending.map((c) => c.id), loaded!.session.id)}; or pass --drop-pending to answer ${given.size > 0 ? "the rest" : one ? "it" : "them"} with "${DROPPED_RESULT}"`,
     });
   }
   for (const call of pending) {
