@@ -29,8 +29,8 @@ export function budgetReport(store: Store, config: Config, options: { sessionId:
     limit,
     period,
     limitUsd: limitUsd ?? null,
-    spentUsd,
-    leftUsd: limitUsd === undefined ? null : limitUsd - spentUsd,
+    spentUsd: roundUsd(spentUsd),
+    leftUsd: limitUsd === undefined ? null : roundUsd(limitUsd - spentUsd),
   });
   const lines: BudgetLine[] = [];
   if (options.sessionId !== null) lines.push(line("session", options.sessionId, config.budget?.session_usd, totals.session ?? 0));
@@ -45,4 +45,9 @@ export function formatBudgetReport(report: { timeZone: string; lines: BudgetLine
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const text = rows.map((r) => r.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join("  ").trimEnd());
   return `${text.join("\n")}\nday and month in ${report.timeZone}${emulated ? "; emulated calls (counted apart from real ones)" : ""}\n`;
+}
+
+/** A sum of stored costs without the float noise of adding them up (0.0007559999999999999 is 0.000756): to the pico-dollar. */
+function roundUsd(amount: number): number {
+  return Math.round(amount * 1e12) / 1e12;
 }

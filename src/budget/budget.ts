@@ -165,13 +165,15 @@ export class Budget {
   private spentAgainstLimits(totals: SpendTotals): { name: string; usd: number; spent: number; period: string; hint: string }[] {
     const l = this.options.limits;
     const zone = l.timeZone;
+    // Emulated spend is kept apart from real spend, and shown by `stats --budget --emulate`.
+    const shows = `\`cachet stats --budget${this.options.emulated ? " --emulate" : ""}\` shows the spend`;
     const out: { name: string; usd: number; spent: number; period: string; hint: string }[] = [];
     if (l.runUsd !== undefined) out.push({ name: "the run limit (--max-cost)", usd: l.runUsd, spent: this.runSpent, period: "in this run", hint: "raise --max-cost, or lower --max-tokens (the forecast counts max_tokens of output)" });
     if (l.sessionUsd !== undefined) {
       out.push({ name: "the session limit (budget.session_usd)", usd: l.sessionUsd, spent: totals.session ?? this.runSpent, period: "in this session", hint: "start a new session, or raise budget.session_usd in config.toml" });
     }
-    if (l.dailyUsd !== undefined) out.push({ name: "the daily limit (budget.daily_usd)", usd: l.dailyUsd, spent: totals.day, period: `today (${zone})`, hint: `wait for tomorrow in ${zone}, or raise budget.daily_usd in config.toml; \`cachet stats --budget\` shows the spend` });
-    if (l.monthlyUsd !== undefined) out.push({ name: "the monthly limit (budget.monthly_usd)", usd: l.monthlyUsd, spent: totals.month, period: `this month (${zone})`, hint: "raise budget.monthly_usd in config.toml; `cachet stats --budget` shows the spend" });
+    if (l.dailyUsd !== undefined) out.push({ name: "the daily limit (budget.daily_usd)", usd: l.dailyUsd, spent: totals.day, period: `today (${zone})`, hint: `wait for tomorrow in ${zone}, or raise budget.daily_usd in config.toml; ${shows}` });
+    if (l.monthlyUsd !== undefined) out.push({ name: "the monthly limit (budget.monthly_usd)", usd: l.monthlyUsd, spent: totals.month, period: `this month (${zone})`, hint: `raise budget.monthly_usd in config.toml; ${shows}` });
     return out;
   }
 }

@@ -139,6 +139,10 @@ test("spend made before any limit was set counts: the day's, month's and session
   configure(home, `daily_usd = ${limit}`);
   const refused = await cachet(["--emulate", "--max-tokens", "40", "-q", "hi"], { home });
   expectRefusal(refused, new RegExp(`^cachet: budget: the daily limit \\(budget\\.daily_usd\\) of \\$[\\d.]+ would be crossed: spent \\$${earlier.toFixed(6).replace(".", "\\.")} today \\(UTC\\), this call's worst-case forecast \\$${forecast.toFixed(6).replace(".", "\\.")};`));
+  // Emulated spend is shown by `stats --budget --emulate`, which the hint names; the figures carry no float noise.
+  expect(refused.stderr).toContain("`cachet stats --budget --emulate` shows the spend");
+  const spent = (await budgetStanding(home)).daily!.spentUsd;
+  expect(spent).toBe(Number(spent.toFixed(12)));
   // Nothing was sent: a request leaves only after its in-flight ledger row is written, and the ledger holds the three runs alone.
   const after = await ledger();
   expect(after.total.requests).toBe(3);
