@@ -176,6 +176,8 @@ fi
 # --- install -------------------------------------------------------------------
 
 mkdir -p "$prefix" || die "cannot create $prefix; pass --prefix DIR"
+# Absolute from here on: the PATH it suggests must work from any directory (--prefix bin would say "bin:$PATH").
+prefix=$(cd "$prefix" && pwd) || die "cannot enter $prefix; pass --prefix DIR"
 target="$prefix/cachet$ext"
 staged="$prefix/.cachet-install.$$"
 cp "$binary" "$staged" || die "cannot write to $prefix; pass --prefix DIR or run as a user who can"

@@ -107,6 +107,20 @@ describe("install.sh on this machine", () => {
     expect(run.stderr).toContain(`installed cachet fake-${hostFile} (${hostFile}, sha256 `);
   });
 
+  test.if(onLinuxGlibc)("a relative --prefix is installed into and suggested on PATH as an absolute directory", () => {
+    const base = freshDir("cwd");
+    const proc = Bun.spawnSync(["sh", INSTALL_SH, "--prefix", "bin", "--from", fakeRelease()], {
+      cwd: base,
+      env: { PATH: "/usr/bin:/bin", HOME: scratch },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(proc.exitCode).toBe(0);
+    expect(existsSync(join(base, "bin", "cachet"))).toBe(true);
+    expect(proc.stderr.toString()).toContain(`installed cachet fake-${hostFile} (${hostFile}, sha256 `);
+    expect(proc.stderr.toString()).toContain(`note: ${join(base, "bin")} is not on PATH; add it, e.g. export PATH="${join(base, "bin")}:$PATH"`);
+  });
+
   test.if(onLinuxGlibc && process.arch === "x64")("picks the baseline build when the CPU flags lack AVX2", () => {
     const run = install(["--from", fakeRelease()], { CACHET_INSTALL_CPUINFO: cpuinfo(NO_AVX2) });
     expect(run.code).toBe(0);

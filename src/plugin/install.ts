@@ -9,7 +9,7 @@
  * registry's integrity hash is checked before a tarball is unpacked.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
@@ -66,6 +66,8 @@ export async function addPlugin(source: string, options: InstallOptions): Promis
     return record;
   } finally {
     await rm(staging, { recursive: true, force: true });
+    // The staging directory goes too once empty; another install under way keeps it (rmdir refuses a non-empty one).
+    await rmdir(join(root, ".staging")).catch(() => {});
   }
 }
 

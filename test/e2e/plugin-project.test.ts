@@ -13,7 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pluginApiTarball } from "../../build/plugin-api.ts";
 import { API_VERSION } from "../../src/plugin/define-plugin.ts";
 import { cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
@@ -173,6 +173,8 @@ export default definePlugin({ name: "${id}", api: "^1", setup(api) {
     expect(removed.code).toBe(0);
     expect(existsSync(record.file)).toBe(false);
     expect(readFileSync(join(home, "config.toml"), "utf8")).not.toContain("installed_plugins");
+    // Nothing of the installs is left behind: no staging directory.
+    expect(existsSync(join(dirname(record.file), ".staging"))).toBe(false);
   }, 60_000);
 
   test("a tampered tarball is refused with the integrity error; nothing is installed or recorded", async () => {
