@@ -23,7 +23,7 @@ export default defineCommand({
       const session = args.session ? store.findSession(args.session) : store.latestSession();
       if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
       const { total } = await ledgerSums(store, "session", { sessionId: session.id });
-      const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : signedUsd(total.savingsExact)}\n`;
+      const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : `${total.estimatedRequests ? "~" : ""}${signedUsd(total.savingsExact)}`}\n`;
       if (!args.tree) {
         // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
         const requests = store.figures().requests(session.id);

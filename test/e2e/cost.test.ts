@@ -133,6 +133,8 @@ test("alibaba/qwen-plus multi-turn: the catalog has no cache prices, so reads an
   const text = (await ok(["cost"], { home })).stdout;
   expect(text).not.toContain("cost unknown");
   expect(text).not.toContain("unpriced");
+  // The total and the savings rest on those estimates: both carry the ~.
+  expect(text).toMatch(/^total 4 requests {2}~\$[\d.]+ {2}hit rate [\d.]+% {2}savings ~[+-]?\$[\d.]+$/m);
   const rates = requests.map((r) => String(r.costEstimate));
   expect(rates[1]).toContain("cache_read priced at 10% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
   expect(rates[0]).toContain("cache_write_5m priced at 125% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
