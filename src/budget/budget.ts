@@ -146,8 +146,11 @@ export class Budget {
   private check(totals: SpendTotals, forecastUsd: number): void {
     for (const limit of this.spentAgainstLimits(totals)) {
       if (limit.spent + forecastUsd > limit.usd) {
+        // The call alone is over the limit: waiting or a new session changes nothing; a smaller max_tokens (the forecast
+        // counts all of it as output) or a higher limit does.
+        const alone = forecastUsd > limit.usd;
         throw new CachetError("BUDGET_EXCEEDED", `budget: ${limit.name} of ${usd(limit.usd)} would be crossed: spent ${usd(limit.spent)} ${limit.period}, this call's worst-case forecast ${usd(forecastUsd)}; nothing was sent`, {
-          hint: limit.hint,
+          hint: alone ? `this call's forecast alone is over the limit: pass a smaller --max-tokens (the forecast counts all of it as output), or ${limit.raise}` : limit.hint,
         });
       }
     }
@@ -162,18 +165,18 @@ export class Budget {
     }
   }
 
-  private spentAgainstLimits(totals: SpendTotals): { name: string; usd: number; spent: number; period: string; hint: string }[] {
+  private spentAgainstLimits(totals: SpendTotals): { name: string; usd: number; spent: number; period: string; hint: string; raise: string }[] {
     const l = this.options.limits;
     const zone = l.timeZone;
     // Emulated spend is kept apart from real spend, and shown by `stats --budget --emulate`.
     const shows = `\`cachet stats --budget${this.options.emulated ? " --emulate" : ""}\` shows the spend`;
-    const out: { name: string; usd: number; spent: number; period: string; hint: string }[] = [];
-    if (l.runUsd !== undefined) out.push({ name: "the run limit (--max-cost)", usd: l.runUsd, spent: this.runSpent, period: "in this run", hint: "raise --max-cost, or lower --max-tokens (the forecast counts max_tokens of output)" });
+    const out: { name: string; usd: number; spent: number; period: string; hint: string; raise: string }[] = [];
+    if (l.runUsd !== undefined) out.push({ name: "the run limit (--max-cost)", usd: l.runUsd, spent: this.runSpent, period: "in this run", hint: "raise --max-cost, or lower --max-tokens (the forecast counts max_tokens of output)", raise: "raise --max-cost" });
     if (l.sessionUsd !== undefined) {
-      out.push({ name: "the session limit (budget.session_usd)", usd: l.sessionUsd, spent: totals.session ?? this.runSpent, period: "in this session", hint: "start a new session, or raise budget.session_usd in config.toml" });
+      out.push({ name: "the session limit (budget.session_usd)", usd: l.sessionUsd, spent: totals.session ?? this.runSpent, period: "in this session", hint: "start a new session, or raise budget.session_usd in config.toml", raise: "raise budget.session_usd in config.toml" });
     }
-    if (l.dailyUsd !== undefined) out.push({ name: "the daily limit (budget.daily_usd)", usd: l.dailyUsd, spent: totals.day, period: `today (${zone})`, hint: `wait for tomorrow in ${zone}, or raise budget.daily_usd in config.toml; ${shows}` });
-    if (l.monthlyUsd !== undefined) out.push({ name: "the monthly limit (budget.monthly_usd)", usd: l.monthlyUsd, spent: totals.month, period: `this month (${zone})`, hint: `raise budget.monthly_usd in config.toml; ${shows}` });
+    if (l.dailyUsd !== undefined) out.push({ name: "the daily limit (budget.daily_usd)", usd: l.dailyUsd, spent: totals.day, period: `today (${zone})`, hint: `wait for tomorrow in ${zone}, or raise budget.daily_usd in config.toml; ${shows}`, raise: "raise budget.daily_usd in config.toml" });
+    if (l.monthlyUsd !== undefined) out.push({ name: "the monthly limit (budget.monthly_usd)", usd: l.monthlyUsd, spent: totals.month, period: `this month (${zone})`, hint: `raise budget.monthly_usd in config.toml; ${shows}`, raise: "raise budget.monthly_usd in config.toml" });
     return out;
   }
 }

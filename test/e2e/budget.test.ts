@@ -69,6 +69,16 @@ describe("a call that could cross a limit is refused before anything is sent", (
     }
   }, 60_000);
 
+  test("a call whose forecast alone is over a limit: the hint says to lower --max-tokens (waiting or a new session would not help)", async () => {
+    const home = freshHome();
+    configure(home, "daily_usd = 0.5\nsession_usd = 0.5");
+    // claude-sonnet-4-6 without --max-tokens: the forecast counts the model's 64,000 output tokens (about $0.96).
+    const r = await cachet(["--emulate", "-m", MODEL, "hi"], { home });
+    expectRefusal(r, /^cachet: budget: the (session|daily) limit/);
+    expect(r.stderr.split("\n")[1]).toMatch(/^ {2}hint: this call's forecast alone is over the limit: pass a smaller --max-tokens \(the forecast counts all of it as output\), or raise budget\.(session|daily)_usd in config\.toml$/);
+    expect((await cachet(["--emulate", "-m", MODEL, "--max-tokens", "500", "hi"], { home })).code).toBe(0);
+  });
+
   for (const kind of ["session", "daily", "monthly"] as const) {
     test(`budget.${kind}_usd counts what was spent before and refuses the call that could cross it`, async () => {
       const home = freshHome();
