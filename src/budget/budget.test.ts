@@ -241,5 +241,7 @@ describe("configuration", () => {
   test("amounts print with enough digits for one call", () => {
     expect(usd(0.0003)).toBe("$0.000300");
     expect(usd(1.5)).toBe("$1.5000");
+    expect(usd(-0.009779)).toBe("-$0.009779");
+    expect(usd(-2)).toBe("-$2.0000");
   });
 });

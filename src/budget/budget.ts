@@ -183,5 +183,6 @@ export class Budget {
 
 /** USD with enough digits for one call's cost. */
 export function usd(amount: number): string {
-  return `$${amount.toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 6 : 4)}`;
+  // The sign before the dollar, as README and `stats` write money: -$0.0056.
+  return `${amount < 0 ? "-" : ""}$${Math.abs(amount).toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 6 : 4)}`;
 }
