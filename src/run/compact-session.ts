@@ -62,7 +62,7 @@ export async function compactSession(
       generation: input.generation.settings,
       cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
     };
-    const done = await compactNow(runtime, options, input, opened, { sessionId: loaded.session.id, prefixVersion: loaded.prefix, context }, "on demand", false);
+    const done = await compactNow(runtime, options, input, opened, { sessionId: loaded.session.id, prefixVersion: loaded.prefix, context, pending: [] }, "on demand", false);
     return { sessionId: loaded.session.id, ...(done.compaction ? { compaction: done.compaction, event } : { why: done.why }) };
   });
 }

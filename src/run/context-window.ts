@@ -96,6 +96,17 @@ async function catalogEntry(catalogRef: string): Promise<ModelLimits | undefined
 }
 
 /**
+ * Refuses the generation settings `provider/model` refuses ({@link checkParameters}); nothing to check for a
+ * model the catalog does not know.
+ * @param catalogRef `provider/model` as the catalog names it
+ * @throws CachetError BAD_FLAG (exit 2) naming the model and the setting.
+ */
+export async function checkGeneration(catalogRef: string, generation: RequestContext["generation"]): Promise<void> {
+  const entry = await catalogEntry(catalogRef);
+  if (entry !== undefined) checkParameters(catalogRef, entry, generation);
+}
+
+/**
  * Settings the model refuses, as the provider would (src/emulator/validate
  * holds the provider's side): `temperature` and `top_p` other than the
  * default on models that accept only the default (catalog `temperature:

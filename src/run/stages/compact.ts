@@ -187,11 +187,17 @@ async function compact(
     tokensBefore: before,
     tokensAfter: after,
   };
-  runtime.store.recordCompaction(record, summary);
-  options.sink.event(compactionEvent(record, plan.summarized.length, plan.kept.length, calls));
   const rest = ["the stable prefix", "the summary zone", ...(plan.kept.length > 0 ? [`the ${plan.kept.length} kept messages`] : []), ...(incoming ? ["the new message"] : [])];
   const band = after > limits.target ? `; above the target ${limits.target}: what remains (${rest.slice(0, -1).join(", ")} and ${rest.at(-1)}) is that large` : "";
-  options.notice?.(`compacted ${plan.summarized.length} messages into the summary zone (${source}): next request ~${before} → ~${after} tokens${band}`);
+  const store = () => {
+    runtime.store.recordCompaction(record, summary);
+    options.sink.event(compactionEvent(record, plan.summarized.length, plan.kept.length, calls));
+    options.notice?.(`compacted ${plan.summarized.length} messages into the summary zone (${source}): next request ~${before} → ~${after} tokens${band}`);
+  };
+  // Made for a turn's request: stored once that request is cleared to go (a turn refused before sending keeps
+  // the session as it was; the summary text stays cached, so a retry does not pay for it again).
+  if (hasIncoming) assembled.pending.push(store);
+  else store();
   return { ...compacted, compaction: record };
 }
 

@@ -11,6 +11,7 @@ import type { Runtime } from "../runtime.ts";
 import { stickyCache } from "../sticky-cache.ts";
 import { generationChanged } from "../sticky-generation.ts";
 import { catalogRefOf } from "../model-resolution.ts";
+import { checkGeneration } from "../context-window.ts";
 import type { TurnOptions } from "../turn-types.ts";
 import type { TurnInput } from "./input.ts";
 import type { OpenedSession } from "./session.ts";
@@ -21,20 +22,32 @@ export interface AssembledContext {
   /** The prefix version the request is rendered with. */
   prefixVersion: PrefixVersion;
   context: RequestContext;
+  /**
+   * Writes of this turn held until its request is cleared to go (the model and settings switch, a compaction made
+   * for it): run, and emptied, by sendRequest once the checks that can refuse the turn before sending have passed,
+   * so that a turn refused before sending leaves the session as it was. Shared by reference along the stages.
+   */
+  pending: (() => void)[];
 }
 
 /**
- * Assembles the context, storing a changed prefix as a new version and the
- * session's model (a change of either announced), and emitting the `session` event. Cache mode and TTL left
+ * Assembles the context, storing a changed prefix as a new version and
+ * emitting the `session` event; a change of the session's model or
+ * generation settings is stored and announced only once the request is
+ * cleared to go ({@link AssembledContext.pending}). Cache mode and TTL left
  * open by the options stick to the session's (sticky-cache.ts), and so do the
  * generation settings (sticky-generation.ts). Overlays are the
  * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
- * @throws CachetError PLUGIN_HOOK when a `context:overlay` hook fails
+ * @throws CachetError PLUGIN_HOOK when a `context:overlay` hook fails; BAD_FLAG (exit 2) for settings the model
+ *   refuses (checkGeneration), before anything is stored or printed
  */
 export async function assembleContext(runtime: Runtime, options: TurnOptions, opened: OpenedSession, input: TurnInput): Promise<AssembledContext> {
   const { store, host } = runtime;
   const { loaded } = opened;
   const sessionId = loaded.session.id;
+  // Settings the model refuses are a usage error: refused before anything is stored, and before the `session` line.
+  const generation = await sentGeneration(runtime, input);
+  await checkGeneration(catalogRefOf(input.resolved.spec, input.ref.model), generation);
   let prefixVersion = loaded.prefix;
   const change = prefixChange(prefixVersion.prefix, input.prefix);
   if (change) {
@@ -50,15 +63,23 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     ...(opened.forkedFrom ? { forked_from: opened.forkedFrom } : {}),
     ...(change ? { prefix_change: change } : {}),
   });
+  const pending: (() => void)[] = [];
   if (loaded.session.model !== input.modelRef) {
     // Only a continued session can differ here (a new session or fork is created with the turn's model); a cache entry belongs to one model.
-    options.notice?.(`model ${loaded.session.model} → ${input.modelRef} for this session from now on; the provider's cache starts over`);
-    store.setModel(sessionId, input.modelRef);
+    pending.push(() => {
+      options.notice?.(`model ${loaded.session.model} → ${input.modelRef} for this session from now on; the provider's cache starts over`);
+      store.setModel(sessionId, input.modelRef);
+    });
   }
-  for (const change of input.generation.changes) options.notice?.(change);
-  if (generationChanged(loaded.generation, input.generation.stored)) store.setGeneration(sessionId, input.generation.stored);
+  pending.push(() => {
+    for (const change of input.generation.changes) options.notice?.(change);
+    if (generationChanged(loaded.generation, input.generation.stored)) store.setGeneration(sessionId, input.generation.stored);
+  });
   const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
-  for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
+  // The cache settings stick through the ledger rows the request writes: announced once it is cleared to go.
+  pending.push(() => {
+    for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
+  });
 
   // The summary zone stands for the messages it covers: the log after them follows it (Z2, Z3).
   const messages = afterSummary(loaded.messages, loaded.summary.coversThrough, input.userMessage);
@@ -68,12 +89,12 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     prefix: prefixVersion.prefix,
     summary: loaded.summary.messages,
     messages,
-    generation: await sentGeneration(runtime, input),
+    generation,
     cache: { ...sticky.settings, affinityKey: loaded.session.affinityKey },
   };
   const overlays = [...(options.overlay ? [options.overlay] : []), ...(await host.callCollect("context:overlay", context))];
   if (overlays.length) context.overlay = overlays.join("\n");
-  return { sessionId, prefixVersion, context };
+  return { sessionId, prefixVersion, context, pending };
 }
 
 /**

@@ -79,9 +79,11 @@ const HUGE_INPUT_CHARS = 8 << 20;
  * message, sends `wire` and consumes the answer. Never throws
  * for a provider failure: it is returned in `failure` with the partial answer
  * stored and marked incomplete.
+ * @param pending the turn's held writes (AssembledContext.pending): run, and emptied, once the checks that can
+ *   refuse the request before sending (the window, the model's parameters, a budget, a signal) have passed
  * @throws CachetError CONTEXT_TOO_LONG for a request larger than the model's window (nothing stored or sent); STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
  */
-export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest): Promise<SendOutcome> {
+export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: (() => void)[] = []): Promise<SendOutcome> {
   const { store, host } = runtime;
   await checkpoint(options.signal);
   // With a huge input (100 MB on stdin) each step makes a transient copy of it
@@ -111,6 +113,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   if (huge) Bun.gc(true);
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
+  for (const write of pending.splice(0)) write();
   // Stored with the first attempt's in-flight row, in one write (below); a huge one first, on its own.
   let prompt: Message | undefined = input.userMessage;
   if (huge) {
