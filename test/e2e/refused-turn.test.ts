@@ -1,7 +1,7 @@
 /**
  * A turn refused before anything is sent leaves the session as it was, through
- * the binary: a compaction made for a request the window check then refuses
- * (exit 3) is not stored, nor a model switch whose settings the new model
+ * the binary: a compaction and a new prefix version made for a request the
+ * window check then refuses (exit 3) are not stored, nor a model switch whose settings the new model
  * refuses (exit 2); neither is announced, and the next turn reads the cache
  * the earlier requests wrote.
  */
@@ -20,7 +20,7 @@ async function stored(home: string, session: string): Promise<{ exported: string
   return { exported: (await cachet(["export", session], { home })).stdout, shown: (await cachet(["sessions", "show", session], { home })).stdout };
 }
 
-test("a compaction made for a request the window then refuses (exit 3) is not stored or announced; the next turn reads the cache", async () => {
+test("a compaction and a prefix change made for a request the window then refuses (exit 3) are not stored or announced; the next turn reads the cache", async () => {
   const home = freshHome();
   writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 6000\n");
   expect((await cachet(["--emulate", "--session", "w", "-m", "openai/gpt-3.5-turbo", notes(1)], { home, timeoutMs: 60_000 })).code).toBe(0);
@@ -29,12 +29,14 @@ test("a compaction made for a request the window then refuses (exit 3) is not st
 
   // About 27k tokens: above the trigger (a compaction is due) and above gpt-3.5-turbo's 16,385-token window even compacted.
   const appendix = "Appendix: " + Array.from({ length: 12_000 }, (_, k) => `${WORDS[(k * 3) % WORDS.length]}${k % 97}`).join(" ");
-  const refused = await cachet(["--emulate", "--json", "--session", "w", "more"], { home, stdin: appendix, timeoutMs: 60_000 });
+  // With a new system prompt too: the prefix version it would start is not stored either.
+  const refused = await cachet(["--emulate", "--json", "--session", "w", "-s", "You summarise notes.", "more"], { home, stdin: appendix, timeoutMs: 60_000 });
   expect(refused.code).toBe(3);
   const lines = events(refused.stdout);
   expect(lines.map((e) => e.type)).toEqual(["session", "error"]);
   expect(ofType(lines, "error")[0]!.code).toBe("CONTEXT_TOO_LONG");
   expect(refused.stderr).not.toContain("compacted");
+  expect(refused.stderr).not.toContain("stable prefix changed");
   expect(await stored(home, "w")).toEqual(before);
 
   const next = await cachet(["--emulate", "--json", "--session", "w", "which notes mention the falcon?"], { home, timeoutMs: 60_000 });

@@ -1,7 +1,8 @@
 /**
  * Stage "assemble the context": the request context of a turn (stable prefix,
- * summary, log plus the new user message, overlay), with a prefix change
- * stored as a new version and announced.
+ * summary, log plus the new user message, overlay); what the turn changes in
+ * the session (a new prefix version, the model, sticky settings) is stored
+ * and announced once its request is cleared to go.
  */
 import { afterSummary } from "../../compaction/plan.ts";
 import { prefixChange } from "../../context/prefix.ts";
@@ -31,10 +32,10 @@ export interface AssembledContext {
 }
 
 /**
- * Assembles the context, storing a changed prefix as a new version and
- * emitting the `session` event; a change of the session's model or
- * generation settings is stored and announced only once the request is
- * cleared to go ({@link AssembledContext.pending}). Cache mode and TTL left
+ * Assembles the context and emits the `session` event; a changed prefix (a
+ * new version), a change of the session's model or generation settings is
+ * stored and announced only once the request is cleared to go
+ * ({@link AssembledContext.pending}). Cache mode and TTL left
  * open by the options stick to the session's (sticky-cache.ts), and so do the
  * generation settings (sticky-generation.ts). Overlays are the
  * `--overlay` text then what `context:overlay` hooks return, joined by newlines.
@@ -50,9 +51,15 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
   await checkGeneration(catalogRefOf(input.resolved.spec, input.ref.model), generation);
   let prefixVersion = loaded.prefix;
   const change = prefixChange(prefixVersion.prefix, input.prefix);
+  const pending: (() => void)[] = [];
   if (change) {
-    prefixVersion = store.setPrefix(sessionId, input.prefix, change);
-    options.notice?.(`stable prefix changed (${change}): version ${prefixVersion.version}; the provider's cache restarts from here`);
+    // Under the turn lease nobody else stores a version: the next number is this one's, stored once the request is cleared.
+    prefixVersion = { version: prefixVersion.version + 1, prefix: input.prefix, createdAt: Date.now(), reason: change };
+    const { version } = prefixVersion;
+    pending.push(() => {
+      store.setPrefix(sessionId, input.prefix, change);
+      options.notice?.(`stable prefix changed (${change}): version ${version}; the provider's cache restarts from here`);
+    });
   }
   options.sink.event({
     type: "session",
@@ -63,7 +70,6 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     ...(opened.forkedFrom ? { forked_from: opened.forkedFrom } : {}),
     ...(change ? { prefix_change: change } : {}),
   });
-  const pending: (() => void)[] = [];
   if (loaded.session.model !== input.modelRef) {
     // Only a continued session can differ here (a new session or fork is created with the turn's model); a cache entry belongs to one model.
     pending.push(() => {
