@@ -73,18 +73,13 @@ export async function addPlugin(source: string, options: InstallOptions): Promis
 
 /**
  * Removes an installed plugin: its record and its bundled file.
- * @throws CachetError PLUGIN_INSTALL when no installed plugin has that name.
+ * @throws CachetError PLUGIN_NOT_INSTALLED (exit 2) when no installed plugin has that name.
  */
 export async function removePlugin(name: string, options: Pick<InstallOptions, "env">): Promise<InstalledPlugin> {
   const paths = statePaths(options.env);
   const config = await loadConfig(configFile(paths));
   const records = config.installed_plugins ?? [];
-  const record = records.find((r) => r.name === name);
-  if (!record) {
-    throw new CachetError("PLUGIN_INSTALL", `no installed plugin named "${name}"`, {
-      hint: records.length ? `installed: ${records.map((r) => r.name).join(", ")}` : "`cachet plugins add SOURCE` installs one",
-    });
-  }
+  const record = installedNamed(records, name);
   await writeInstalled(configFile(paths), records.filter((r) => r !== record));
   await rm(record.file, { force: true });
   return record;
@@ -94,18 +89,32 @@ export async function removePlugin(name: string, options: Pick<InstallOptions, "
  * Re-installs installed plugins from their recorded sources (an npm source
  * without a pinned version moves to the newest matching version).
  * @returns each plugin with its version before and after.
- * @throws CachetError as {@link addPlugin}; PLUGIN_INSTALL for an unknown name.
+ * @throws CachetError as {@link addPlugin}; PLUGIN_NOT_INSTALLED (exit 2) for an unknown name.
  */
 export async function updatePlugins(name: string | undefined, options: InstallOptions): Promise<{ name: string; from: string; to: string }[]> {
   const config = await loadConfig(configFile(statePaths(options.env)));
-  const records = (config.installed_plugins ?? []).filter((r) => name === undefined || r.name === name);
-  if (name !== undefined && records.length === 0) throw new CachetError("PLUGIN_INSTALL", `no installed plugin named "${name}"`, { hint: "`cachet plugins list` shows them" });
+  const installed = config.installed_plugins ?? [];
+  const records = name === undefined ? installed : [installedNamed(installed, name)];
   const out: { name: string; from: string; to: string }[] = [];
   for (const record of records) {
     const next = await addPlugin(record.source, options);
     out.push({ name: record.name, from: record.version, to: next.version });
   }
   return out;
+}
+
+/**
+ * The installed plugin `name` names: its package name, or the short name of a
+ * `cachet-plugin-NAME` package (the name its plugin registers, which
+ * `plugins list` shows).
+ * @throws CachetError PLUGIN_NOT_INSTALLED (exit 2) naming the installed ones
+ */
+function installedNamed(records: readonly InstalledPlugin[], name: string): InstalledPlugin {
+  const record = records.find((r) => r.name === name) ?? records.find((r) => r.name === `cachet-plugin-${name}`);
+  if (record) return record;
+  throw new CachetError("PLUGIN_NOT_INSTALLED", `no installed plugin named "${name}"`, {
+    hint: records.length ? `installed: ${records.map((r) => r.name).join(", ")}` : "`cachet plugins add SOURCE` installs one",
+  });
 }
 
 /** The bundled ESM text of a plugin entry, its dependencies inlined. @throws CachetError PLUGIN_INSTALL with the bundler's first error. */

@@ -169,7 +169,10 @@ export default definePlugin({ name: "${id}", api: "^1", setup(api) {
     const updated = await cachet(["plugins", "update", "--json"], { home, env });
     expect(JSON.parse(updated.stdout)).toEqual({ updated: [{ name: "cachet-plugin-zeta", from: "1.0.0", to: "1.1.0" }] });
 
-    const removed = await cachet(["plugins", "remove", "cachet-plugin-zeta"], { home, env });
+    const unknown = await cachet(["plugins", "remove", "nosuch"], { home, env });
+    expect({ code: unknown.code, stderr: unknown.stderr }).toEqual({ code: 2, stderr: 'cachet: no installed plugin named "nosuch"\n  hint: installed: cachet-plugin-zeta\n' });
+    // The short name (cachet-plugin-NAME's NAME) names it too.
+    const removed = await cachet(["plugins", "remove", "zeta"], { home, env });
     expect(removed.code).toBe(0);
     expect(existsSync(record.file)).toBe(false);
     expect(readFileSync(join(home, "config.toml"), "utf8")).not.toContain("installed_plugins");
