@@ -211,7 +211,7 @@ class TextSignatures {
     const last = content.at(-1);
     if (event.delta === "") {
       if (event.signature === undefined) {
-        // Unsigned, it opens a text block as any delta does (unchanged since before signatures).
+        // An empty unsigned delta opens a text block as any delta does (a stream may start a text part empty).
         if (last?.type !== "text") content.push({ type: "text", text: "" });
         return;
       }
