@@ -5,9 +5,11 @@
  * (src/input/read-input.ts): BOM dropped, strict UTF-8 with exact offsets,
  * the bytes collected and decoded once at the end.
  */
-import type { Stats } from "node:fs";
+import { edges, type ChunkReader, type ChunkSource } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { Utf8Collector, type Utf8Mode } from "../input/read-input.ts";
+
+export { fileReader, processStdin, type ChunkReader, type ChunkSource } from "../edges.ts";
 
 /**
  * When to read stdin:
@@ -46,20 +48,6 @@ export interface StdinResult {
   settleLate(): boolean;
 }
 
-/** Stdin as a chunk source; a test may pass its own. */
-export interface ChunkSource {
-  isTTY: boolean;
-  /** A reader, or undefined when stdin is the null device (`< /dev/null`), whose read would only end at once. */
-  open(): Promise<ChunkReader | undefined>;
-}
-
-/** The part of a stream reader that stdin reading uses. */
-export interface ChunkReader {
-  read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
-  cancel(): Promise<void>;
-  releaseLock(): void;
-}
-
 /** Inputs from this many bytes on are collected before decoding (see readToEnd) and after (see readStdin). */
 const HUGE_BYTES = 8 << 20;
 
@@ -69,7 +57,7 @@ const HUGE_BYTES = 8 << 20;
  *   invalid sequence (strict mode); STDIN_TOO_LARGE past `maxBytes`; the
  *   signal's reason (INTERRUPTED) when aborted.
  */
-export async function readStdin(options: StdinOptions, source: () => ChunkSource = processStdin): Promise<StdinResult> {
+export async function readStdin(options: StdinOptions, source: () => ChunkSource = () => edges().stdin()): Promise<StdinResult> {
   const none = (timedOut: boolean, settleLate: () => boolean = () => false): StdinResult => ({ text: undefined, bytes: 0, timedOut, settleLate });
   if (options.mode === "skip") return none(false);
   const stdin = source();
@@ -154,86 +142,6 @@ export function mergeInput(stdin: string | undefined, words: readonly string[] |
   let out = parts[0]!;
   for (const part of parts.slice(1)) out += `${out.endsWith("\n") ? "" : "\n"}\n${part}`;
   return out;
-}
-
-/**
- * The process's stdin (fd 0) as a chunk source: a redirected file is read by
- * {@link fileReader}, a pipe or device through the runtime's stream, and the
- * null device not at all. What fd 0 is comes from Bun's own stat: node:fs,
- * Bun's JS builtin (~2 ms to load), is loaded only to read a redirected file.
- * @throws CachetError INPUT_INVALID from `open()` when stdin is a directory
- */
-export function processStdin(): ChunkSource {
-  return {
-    isTTY: stdinIsTerminal(),
-    open: async () => {
-      const stat = await stdinStat();
-      // `cachet … < DIR`: the shell opens a directory, which no read can serve.
-      if (stat?.isDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
-      if (stat?.isFile()) return fileReader(0);
-      // Scripts and CI run with `< /dev/null`: a stream, its reader and the first-byte timer cost about 0.7 ms before
-      // the request, to read nothing.
-      if (stat?.isCharacterDevice() && stat.rdev === (await nullDevice())) return undefined;
-      return (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader;
-    },
-  };
-}
-
-/** Bytes asked of a redirected file at a time. */
-const FILE_CHUNK_BYTES = 1 << 20;
-
-/**
- * A redirected file (`cachet … < FILE`) read a chunk when asked, from the
- * shell's offset on, into one buffer reused for every chunk (the collector
- * copies each before the next read): the runtime's stream gives each chunk of
- * a file as a new allocation, so a file read at disk speed left up to its
- * whole size of chunks as garbage next to the collected bytes until a
- * collection (measured: 200 MiB of mixed-script prose peaked 22 MiB lower).
- */
-export function fileReader(fd: number, chunkBytes: number = FILE_CHUNK_BYTES): ChunkReader {
-  const { read } = process.getBuiltinModule("node:fs");
-  const buffer = new Uint8Array(chunkBytes);
-  return {
-    read: () =>
-      new Promise((resolve, reject) =>
-        read(fd, buffer, 0, chunkBytes, null, (error, n) => {
-          if (error) reject(error);
-          else resolve(n === 0 ? { done: true } : { done: false, value: buffer.subarray(0, n) });
-        }),
-      ),
-    cancel: async () => {},
-    releaseLock: () => {},
-  };
-}
-
-/**
- * Whether stdin is a terminal, without building `process.stdin`: that Node
- * stream loads Node's stream modules (3-11 ms measured, on every run, before
- * its request). Bun keeps Node's `tty_wrap` binding for compatibility; a
- * runtime without it gets the answer from `process.stdin`.
- */
-function stdinIsTerminal(): boolean {
-  const binding = (process as { binding?: (name: string) => { isTTY?: unknown } }).binding;
-  const isTTY = binding?.("tty_wrap").isTTY;
-  return typeof isTTY === "function" ? isTTY(0) === true : process.stdin.isTTY === true;
-}
-
-/** The device number of /dev/null; undefined where there is none. */
-async function nullDevice(): Promise<number | undefined> {
-  try {
-    return (await Bun.file("/dev/null").stat()).rdev;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What fd 0 is; undefined when it cannot be asked. */
-async function stdinStat(): Promise<Stats | undefined> {
-  try {
-    return await Bun.stdin.stat();
-  } catch {
-    return undefined;
-  }
 }
 
 async function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
