@@ -1,6 +1,7 @@
 /**
- * The one way cachet writes to stdout: Bun's native writer of fd 1
- * (`Bun.stdout.writer()`, a FileSink), made on first write. Not
+ * The one way cachet writes to stdout: the command's native stdout sink
+ * (src/edges.ts; the process's own is `Bun.stdout.writer()`, a FileSink),
+ * taken at the command's first write. Not
  * `process.stdout`: Bun builds that Node stream lazily over the same native
  * writer, and building it loads node:stream (~8 ms of CPU in a compiled
  * program measured on the 2-core bench machine, 40–70 ms wall under load).
@@ -15,7 +16,7 @@
  * {@link settleStdout} turns it into an error at the command's end, after the
  * turn was stored.
  */
-import type { FileSink } from "bun";
+import { edges, type StdoutSink } from "./edges.ts";
 import { CachetError } from "./errors.ts";
 
 /** What a command writes its output with. */
@@ -24,7 +25,8 @@ export interface StdoutWriter {
   write(chunk: string): void;
 }
 
-let sink: FileSink | undefined;
+// The command's state: a resident process runs many commands, one at a time (resetStdout).
+let sink: StdoutSink | undefined;
 /** The reader closed the pipe (EPIPE). */
 let closed = false;
 /** The first failed write that is not EPIPE. */
@@ -36,13 +38,13 @@ let idle: (() => void)[] = [];
 const writer: StdoutWriter = {
   write(chunk) {
     if (closed || failure !== undefined || chunk === "") return;
-    sink ??= Bun.stdout.writer();
+    sink ??= edges().stdoutSink();
     pending++;
     // Each a number when the piece went out (or was buffered) at once, else a promise settled once it did or
     // failed: a large piece is written at once, and its write's promise, not the flush's, carries its failure.
     // Either may also throw (the flush, once the reader closed the pipe, while the write's promise is pending):
     // both outcomes are held, or a rejection nobody holds ends the process with a stack trace.
-    const wrote = attempt(() => sink!.write(chunk) as number | Promise<number>);
+    const wrote = attempt(() => sink!.write(chunk));
     const flushed = attempt(() => sink!.flush());
     Promise.all([wrote, flushed]).then(settled, (error: unknown) => {
       noteStdoutFailure(error);
@@ -64,9 +66,23 @@ function settled(): void {
   if (--pending === 0) for (const done of idle.splice(0)) done();
 }
 
-/** The stdout writer of this process (its native writer is made at the first write). */
+/** The stdout writer of the command now running (its native sink is taken at the first write). */
 export function stdout(): StdoutWriter {
   return writer;
+}
+
+/**
+ * Forgets the previous command's stdout (its sink, a closed pipe, a failed
+ * write): called as a command starts, once the previous one settled its
+ * writes ({@link settleStdout}), so a resident process's next command writes
+ * to its own stdout.
+ */
+export function resetStdout(): void {
+  sink = undefined;
+  closed = false;
+  failure = undefined;
+  pending = 0;
+  idle = [];
 }
 
 /**

@@ -4,12 +4,13 @@
  * and the one place errors become a message, a hint and an exit code.
  */
 import { CachetError, EXIT, isCachetError } from "../errors.ts";
-import { noteStdoutFailure, settleStdout, stdout } from "../stdout.ts";
+import { edges } from "../edges.ts";
+import { noteStdoutFailure, resetStdout, settleStdout, stdout } from "../stdout.ts";
 import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
 import { nearName } from "./near-name.ts";
-import { isTerminal } from "../terminal.ts";
 
+// The command's state, reset as each command starts (a resident process runs many, one at a time).
 /** A run (the default command) given --json: its failures also print an `error` line on stdout. */
 let jsonRun = false;
 /** The command line runs a turn (not its help): what it writes on stdout is the answer. */
@@ -18,11 +19,15 @@ let turnRun = false;
 let debugMode = false;
 
 /**
- * Runs the command line `args` (process.argv without the runtime and script).
- * Never throws: an error is printed as `cachet: message` plus a hint, and the
- * process exits with the error's exit code (README.md, "Exit codes").
+ * Runs the command line `args` (process.argv without the runtime and script)
+ * against the edges now bound (src/edges.ts). Never throws: an error is
+ * printed as `cachet: message` plus a hint, and the command exits with the
+ * error's exit code (README.md, "Exit codes"). A resident process calls it
+ * once per command, after the previous one ended.
  */
 export async function dispatch(args: string[]): Promise<void> {
+  jsonRun = turnRun = debugMode = false;
+  resetStdout();
   await main(args);
   // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
   await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, debugMode));
@@ -41,9 +46,10 @@ export async function reportStdoutFailure(error: unknown): Promise<void> {
 type LogLevel = "debug" | "verbose" | "quiet" | "normal";
 
 async function main(args: string[]): Promise<void> {
-  const { setLogLevel } = await import("../log.ts");
+  const { resetLog, setLogLevel } = await import("../log.ts");
+  resetLog();
   try {
-    if (args.length === 0 && process.stdin.isTTY) return await rootHelp([]);
+    if (args.length === 0 && edges().isTerminal(0)) return await rootHelp([]);
     const { globalFlagsEnd } = await import("./_args.ts");
     // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
     const at = globalFlagsEnd(args);
@@ -81,6 +87,8 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   const on = (flag: string) => lastFlag(view, flag)?.value === true;
   debugMode = on("debug");
   jsonRun = name === "run" && on("json");
+  // A JSON run loads the module anyway, to write its lines.
+  if (jsonRun) (await import("../run/output.ts")).resetJsonErrorLine();
   setLogLevel(debugMode ? "debug" : on("verbose") ? "verbose" : on("quiet") ? "quiet" : "normal");
   // Bytes that were not UTF-8 reach argv as U+FFFD: checked only then (argv-encoding.ts reads the raw words back),
   // once --json is known, so a JSON run's refusal is a JSON line too.
@@ -143,19 +151,19 @@ async function rootHelp(rest: readonly string[]): Promise<void> {
 async function showUsage(cmd: Parameters<typeof import("citty").renderUsage>[0]): Promise<void> {
   const { renderUsage } = await import("citty");
   const text = (await renderUsage(cmd)).replace(/[ \t]+$/gm, "");
-  stdout().write(`${!isTerminal(1) || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
+  stdout().write(`${!edges().isTerminal(1) || process.env.NO_COLOR ? text.replace(/\x1b\[[0-9;]*m/g, "") : text}\n\n`);
 }
 
 /**
  * citty decides on colour once, when loaded, from NO_COLOR only: help piped to
  * a file must be plain text. Call it before citty is imported. Asked without
- * building `process.stdout` (src/terminal.ts): that Node stream shares the
+ * building `process.stdout` (src/edges.ts): that Node stream shares the
  * native writer src/stdout.ts writes through, and a failed write (a reader
  * that closed the pipe) would reach it as an 'error' event nobody handles,
  * a crash with a stack trace instead of the quiet EPIPE exit.
  */
 function plainUnlessTerminal(): void {
-  if (!isTerminal(1) || process.env.NO_COLOR) process.env.NO_COLOR = "1";
+  if (!edges().isTerminal(1) || process.env.NO_COLOR) process.env.NO_COLOR = "1";
 }
 
 /**
@@ -184,7 +192,7 @@ function guardTypo(words: readonly ArgvWord[], args: string[]): void {
 async function report(error: unknown, debugMode: boolean): Promise<never> {
   const e = error as { message?: string; hint?: string; exitCode?: number; code?: string; stack?: string; cause?: unknown };
   // The reader closed stdout (`cachet export | head`): what it wanted was written; nothing to report.
-  if (e?.code === "EPIPE") process.exit(EXIT.ok);
+  if (e?.code === "EPIPE") return edges().exit(EXIT.ok);
   // SQLite failing on a read (a damaged page in an otherwise valid file) is the store's error, not a bug.
   if (typeof e?.code === "string" && e.code.startsWith("SQLITE_")) {
     const { storeFile } = await import("../paths.ts");
@@ -209,10 +217,10 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
       stdout().write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
     }
   }
-  process.stderr.write(`cachet: ${printable(message)}\n`);
-  if (e?.hint) process.stderr.write(`  hint: ${printable(e.hint)}\n`);
-  else if (!known) process.stderr.write("  hint: this is a bug; run again with --debug and report the output\n");
-  if (debugMode && e?.stack) process.stderr.write(`${e.stack}\n`);
-  if (debugMode && e?.cause instanceof Error && e.cause.stack) process.stderr.write(`cause: ${e.cause.stack}\n`);
-  process.exit(exitCode);
+  edges().writeStderr(`cachet: ${printable(message)}\n`);
+  if (e?.hint) edges().writeStderr(`  hint: ${printable(e.hint)}\n`);
+  else if (!known) edges().writeStderr("  hint: this is a bug; run again with --debug and report the output\n");
+  if (debugMode && e?.stack) edges().writeStderr(`${e.stack}\n`);
+  if (debugMode && e?.cause instanceof Error && e.cause.stack) edges().writeStderr(`cause: ${e.cause.stack}\n`);
+  return edges().exit(exitCode);
 }

@@ -5,6 +5,7 @@
 import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
+import { edges } from "../edges.ts";
 import { envFlag } from "../env-flag.ts";
 import { looksLikeSessionId } from "../context/ids.ts";
 import { CachetError, isCachetError } from "../errors.ts";
@@ -166,7 +167,7 @@ export default defineCommand({
         quiet: a.quiet === true,
         compact: a.compact !== false,
       });
-      if (exitCode !== 0) process.exit(exitCode);
+      if (exitCode !== 0) edges().exit(exitCode);
     } finally {
       // Failed before the run took the runtime over (bad stdin, a bad --tools file): close it here.
       if (!handedOver) await prepared.discard();

@@ -16,7 +16,7 @@ import type { Runtime } from "./runtime.ts";
 import type { StdinResult } from "./stdin.ts";
 import { needsStoredSession } from "./stages/session.ts";
 import { runTurn, type SessionChoice } from "./turn.ts";
-import { isTerminal } from "../terminal.ts";
+import { edges } from "../edges.ts";
 
 /** Parsed run flags. */
 export interface RunCommandOptions {
@@ -80,7 +80,7 @@ export async function runCommand(o: RunCommandOptions): Promise<number> {
   } finally {
     // Stdin left behind after the first-byte wait: bytes that came since were dropped, so say it even with --quiet.
     if (await late.settle()) {
-      process.stderr.write(`cachet: ${lateStdin(o.noStore).message}\n  hint: ${LATE_STDIN_HINT}\n`);
+      edges().writeStderr(`cachet: ${lateStdin(o.noStore).message}\n  hint: ${LATE_STDIN_HINT}\n`);
       if (code === EXIT.ok) code = EXIT.lateInput;
     }
   }
@@ -168,7 +168,7 @@ export function prepareRunCommand(o: Pick<RunCommandOptions, "emulate" | "hookMs
  */
 function reportInterrupt(signal: AbortSignal, error: unknown): number {
   const stopped = isCachetError(error) && error.code === "INTERRUPTED" && error !== signal.reason ? error : interruptedBeforeSend(signal);
-  if (getLogLevel() !== "quiet") process.stderr.write(`cachet: ${stopped.message}\n${stopped.hint ? `  hint: ${stopped.hint}\n` : ""}`);
+  if (getLogLevel() !== "quiet") edges().writeStderr(`cachet: ${stopped.message}\n${stopped.hint ? `  hint: ${stopped.hint}\n` : ""}`);
   return interruptExitCode(signal);
 }
 
@@ -201,7 +201,7 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
     return reportInterrupt(o.interrupt, error);
   }
   const json = o.json ? jsonSinkCheckingLateStdin(late, o.noStore) : undefined;
-  const sink = json ?? textSink(stdout, (line) => (o.quiet ? undefined : void process.stderr.write(`${line}\n`)));
+  const sink = json ?? textSink(stdout, (line) => (o.quiet ? undefined : edges().writeStderr(`${line}\n`)));
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
@@ -232,9 +232,9 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
       notice: (m) => void warn(m),
     });
     if (result.answer !== undefined && !o.json) stdout().write(`${JSON.stringify(result.answer, null, 2)}\n`);
-    if (!o.json && !o.quiet && getLogLevel() !== "quiet" && isTerminal(2)) {
+    if (!o.json && !o.quiet && getLogLevel() !== "quiet" && edges().isTerminal(2)) {
       const { formatCostLine } = await import("../meter/index.ts");
-      process.stderr.write(`${formatCostLine(result.row)}\n`);
+      edges().writeStderr(`${formatCostLine(result.row)}\n`);
     }
     return EXIT.ok;
   } catch (error) {

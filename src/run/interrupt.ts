@@ -1,8 +1,10 @@
 /**
  * SIGINT and SIGTERM for a run: one abort signal that every wait listens to
  * (stdin, the session lease, retry backoff, plugin hooks, the stream), and a
- * watchdog that ends the process within a second whatever is still running.
+ * watchdog that ends the command within a second whatever is still running.
+ * Signals and the exit are the command's edges (src/edges.ts).
  */
+import { edges, type Edges } from "../edges.ts";
 import { CachetError, EXIT } from "../errors.ts";
 
 /** The interruption of one run. */
@@ -18,7 +20,7 @@ const SIGNAL_EXIT = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated } as co
 
 /**
  * Installs the handlers. On a signal the run's signal is aborted; if the
- * process is still alive `graceMs` later (a plugin that ignores the signal, a
+ * run is still going `graceMs` later (a plugin that ignores the signal, a
  * synchronous step), it prints one line and exits with 130 (SIGINT) or 143
  * (SIGTERM). A second signal exits at once.
  * @param graceMs how long the run may take to store what it has, ms (default 800: the whole run ends within 1 s)
@@ -26,22 +28,23 @@ const SIGNAL_EXIT = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated } as co
 export function handleInterrupts(graceMs = 800): Interrupt {
   const controller = new AbortController();
   let watchdog: ReturnType<typeof setTimeout> | undefined;
-  const handlers = new Map<NodeJS.Signals, () => void>();
+  // The edges of the run that installed the handlers: the watchdog may fire after a resident process bound another's.
+  const own = edges();
+  const unsubscribe: (() => void)[] = [];
   for (const name of Object.keys(SIGNAL_EXIT) as (keyof typeof SIGNAL_EXIT)[]) {
     const code = SIGNAL_EXIT[name];
     const handler = () => {
-      if (controller.signal.aborted) hardExit(code);
+      if (controller.signal.aborted) hardExit(own, code);
       // Only what happened: the stage the signal stops says what it kept (interruptedAt).
       controller.abort(new CachetError("INTERRUPTED", `interrupted by ${name}`, { exitCode: code }));
-      watchdog = setTimeout(() => hardExit(code), graceMs);
+      watchdog = setTimeout(() => hardExit(own, code), graceMs);
     };
-    handlers.set(name, handler);
-    process.on(name, handler);
+    unsubscribe.push(own.onSignal(name, handler));
   }
   return {
     signal: controller.signal,
     dispose() {
-      for (const [name, handler] of handlers) process.off(name, handler);
+      for (const off of unsubscribe) off();
       clearTimeout(watchdog);
     },
   };
@@ -101,7 +104,7 @@ export function interruptExitCode(signal: AbortSignal): number {
   return typeof reason?.exitCode === "number" ? reason.exitCode : EXIT.interrupted;
 }
 
-function hardExit(code: number): never {
-  process.stderr.write("cachet: interrupted; stopped what was still running (what was stored so far is kept)\n");
-  process.exit(code);
+function hardExit(own: Edges, code: number): never {
+  own.writeStderr("cachet: interrupted; stopped what was still running (what was stored so far is kept)\n");
+  return own.exit(code);
 }

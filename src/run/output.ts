@@ -2,6 +2,7 @@
  * What the run command writes on stdout: the answer text as it streams, or
  * JSON lines with `--json`. Nothing else ever goes to stdout.
  */
+import { edges } from "../edges.ts";
 import { printable } from "../printable.ts";
 import { stdout as defaultStdout } from "../stdout.ts";
 import { usageJson, type Usage, type UsageJson } from "../plugin/usage.ts";
@@ -59,7 +60,7 @@ type Out = { write(chunk: string): unknown };
  * its id, and after the last one the flags that answer them all; so are an image the model output
  * (media type and size) and a server tool's call (name and input).
  */
-export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): OutputSink {
+export function textSink(stdout: () => Out = defaultStdout, diagnostics: (line: string) => void = (line) => edges().writeStderr(`${line}\n`)): OutputSink {
   const out = { write: (chunk: string) => void stdout().write(chunk) };
   let last = "";
   let wrote = false;
@@ -103,12 +104,17 @@ export function jsonSink(stdout: () => Out = defaultStdout): OutputSink {
 let errorLineWritten = false;
 
 /**
- * Whether a `--json` sink of this process wrote an `error` line: the top
+ * Whether a `--json` sink of this command wrote an `error` line: the top
  * level (src/cli/dispatch.ts) writes one for a failure that came before the
  * turn (a usage or input error), never a second.
  */
 export function jsonErrorLineWritten(): boolean {
   return errorLineWritten;
+}
+
+/** Forgets the previous command's `error` line: called as a command starts (a resident process runs many). */
+export function resetJsonErrorLine(): void {
+  errorLineWritten = false;
 }
 
 /** The `usage` JSON event of a normalized usage; unknown counts are null. */
