@@ -33,7 +33,7 @@ export interface CategoryRates {
   output?: PicoPerMillion;
 }
 
-/** How a node was billed. "mixed" when it straddles a boundary (e.g. the end of the cache read). */
+/** How a node was billed. "mixed" when it straddles a boundary (e.g. the end of the cache read); "empty" when it was given no billed token. */
 export type NodeCacheStatus = "read" | "write-1h" | "write-5m" | "uncached" | "mixed" | "empty";
 
 /** Billed prompt tokens attributed to one node, by category, and its cache status. */

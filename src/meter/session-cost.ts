@@ -45,6 +45,13 @@ export interface RequestCostView {
    * share moves a little from request to request as that ratio moves.
    */
   estimatedPrompt: number;
+  /**
+   * Whether the billed prompt tokens were laid over the nodes: false when the
+   * provider reported no prompt count (a refused request, one in flight or
+   * lost, a usage mapping that failed); `tree` is then empty, since a node's
+   * share of an unknown bill is unknown, never 0.
+   */
+  attributed: boolean;
   tree: CostTreeNode[];
   /** The output, and its parts by category (text, reasoning, image, audio) each at its own rate. */
   output: { messageId: string | null; tokens: number | undefined; usd: number | null; usdExact: string | null; parts: OutputPart[] };
@@ -96,7 +103,8 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
       const priced = resolved ? priceUsage(row.usage, resolved, modelId, extras(row)) : undefined;
       if (priced) Object.assign(options, ratesOf(priced));
       const a = meter.attribute(row.chain, row.usage, options);
-      const nodes = a.nodes();
+      const attributed = promptKnown(row.usage);
+      const nodes = attributed ? a.nodes() : [];
       return {
         id: row.id,
         role: row.role,
@@ -108,6 +116,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         billedPrompt: a.billedPrompt,
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
         estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
+        attributed,
         tree: buildTree(nodes),
         output: {
           messageId: a.output.messageId,
@@ -119,6 +128,11 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         charges: priced ? chargesOf(priced) : [],
       };
     });
+}
+
+/** True when the usage holds at least one prompt count (unknown counts are absent, never 0). */
+function promptKnown(usage: Usage): boolean {
+  return [usage.input, usage.cacheRead, usage.cacheWrite5m, usage.cacheWrite1h].some((count) => count !== undefined && count !== null);
 }
 
 function chargesOf(cost: RequestCost): RequestCharge[] {
@@ -224,17 +238,29 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
       `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
+    if (!v.attributed) {
+      // A share of an unknown bill is unknown: one line instead of a column of zeros that would read as "billed nothing".
+      lines.push(`  nodes: ${v.estimatedPrompt > 0 ? `estimated ${v.estimatedPrompt} tokens, ` : ""}not attributed: the provider reported no usage${v.costUsd === 0 ? " (nothing was billed)" : ""}`);
+      continue;
+    }
     if (v.estimatedPrompt > 0 && v.estimatedPrompt !== v.billedPrompt) {
       // Why an unchanged node's tokens differ between requests: its share is an estimate scaled to this request's bill.
       lines.push(`  nodes: estimated ${v.estimatedPrompt} tokens scaled ×${(v.billedPrompt / v.estimatedPrompt).toFixed(4)} to the ${v.billedPrompt} billed`);
     }
+    let unbilled = 0;
     const walk = (nodes: readonly CostTreeNode[], depth: number): void => {
       for (const n of nodes) {
+        // A node given no billed token (its scaled share under one, or no text of its own) carries nothing to read: counted below, not listed.
+        if (n.tokens === 0) {
+          unbilled += n.children ? n.children.length : 1;
+          continue;
+        }
         lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}`);
         if (n.children) walk(n.children, depth + 1);
       }
     };
     walk(v.tree, 1);
+    if (unbilled > 0) lines.push(`  (${unbilled} node${unbilled === 1 ? "" : "s"} given no billed token not listed; --json lists every node)`);
     lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}`);
     // Parts shown only when the output is priced at more than one rate.
     if (v.output.parts.length > 1) {

@@ -3,7 +3,7 @@ import type { Usage } from "../plugin/usage.ts";
 import type { ChainLink, LedgerRow } from "../session/types.ts";
 import { chainHash, hashText } from "../wire/hash.ts";
 import type { Catalog } from "./catalog.ts";
-import { sessionCost } from "./session-cost.ts";
+import { formatSessionCost, sessionCost } from "./session-cost.ts";
 import { cacheableTokens, formatCostLine, formatStats, ledgerStats, ledgerTotal, parseSince } from "./stats.ts";
 
 const catalog: Catalog = { anthropic: { models: { "claude-x": { cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } } } } };
@@ -119,5 +119,41 @@ describe("session cost tree", () => {
     expect(promptUsd).toBeCloseTo(0.0084, 12);
     expect(second.output).toEqual({ messageId: "m4", tokens: 100, usd: 0.0015, usdExact: "0.0015", parts: [{ category: "output", tokens: 100, usd: 0.0015, usdExact: "0.0015" }] });
     expect(second.charges).toEqual([]);
+  });
+
+  test("text lists the nodes given billed tokens and counts, not lists, those given none; --json keeps every node", () => {
+    // Estimates 1000, 1, 1, 1000 scaled to 100 billed: the second 1-token node's share rounds to no token at all.
+    const sized = links(["sys", "tool:a", "tool:b", "m1#0"], 1).map((link, i) => ({ ...link, tokens: [1000, 1, 1, 1000][i]! }));
+    const [view] = sessionCost([row("r1", { chain: sized, usage: u(100, 0, 0, 10), costUsd: 0.00045, messageId: "m2" })], catalog);
+    expect(view!.tree.map((n) => [n.id, n.tokens, n.status])).toEqual([["sys", 49, "uncached"], ["tool:a", 1, "uncached"], ["tool:b", 0, "empty"], ["m1", 50, "uncached"]]);
+    expect(formatSessionCost([view!], true)).toBe(
+      [
+        "r1  main  anthropic/claude-x  $0.00045  in 100 · read 0 · write 0 · out 10",
+        "  nodes: estimated 2002 tokens scaled ×0.0500 to the 100 billed",
+        "  system      sys                            49  uncached  $0.000147",
+        "  tool        tool:a                          1  uncached  $0.000003",
+        "  message     m1                             50  uncached  $0.00015",
+        "    text        m1#0                           50  uncached  $0.00015",
+        "  (1 node given no billed token not listed; --json lists every node)",
+        "  output      m2                             10            $0.00015",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  test("a request with no prompt count reported is not attributed: no nodes, one line saying why, never a column of zeros", () => {
+    const refused = row("r1", { chain: links(["sys", "m1#0"], 40), usage: { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined }, costUsd: 0, status: "error" });
+    const lost = { ...refused, id: "r2", costUsd: null, status: "lost" as const };
+    const views = sessionCost([refused, lost], catalog);
+    expect(views.map((v) => [v.attributed, v.tree, v.nodeTokens])).toEqual([[false, [], 0], [false, [], 0]]);
+    expect(formatSessionCost(views, true)).toBe(
+      [
+        "r1  main  anthropic/claude-x  $0  in ? · read ? · write ? · out ?",
+        "  nodes: estimated 80 tokens, not attributed: the provider reported no usage (nothing was billed)",
+        "r2  main  anthropic/claude-x  cost unknown  in ? · read ? · write ? · out ?",
+        "  nodes: estimated 80 tokens, not attributed: the provider reported no usage",
+        "",
+      ].join("\n"),
+    );
   });
 });

@@ -5,7 +5,7 @@
  * request's cost.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cleanHomes, freshHome } from "./harness.ts";
+import { cachet, cleanHomes, freshHome } from "./harness.ts";
 import { LARGE_SYSTEM, exportSession, ok, tempFile } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -139,3 +139,31 @@ test("alibaba/qwen-plus multi-turn: the catalog has no cache prices, so reads an
   expect(rates[1]).toContain("cache_read priced at 10% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
   expect(rates[0]).toContain("cache_write_5m priced at 125% of input, derived by https://www.alibabacloud.com/help/en/model-studio/context-cache");
 }, 60_000);
+
+test("cost --tree on a request the provider refused prints one line saying its nodes are not attributed (no usage, nothing billed), not a column of `0 empty $0` nodes; cost without --tree agrees", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "-s", "You are terse.", "hello there"], { home });
+  const refused = await cachet(["--emulate", "--retries", "0", "-c", "and again"], { home, env: { CACHET_EMULATOR_FAULT: "500" } });
+  expect(refused.code).toBe(4);
+  const { requests } = await exportSession(home);
+  expect(requests.map((r) => r.status)).toEqual(["ok", "error"]);
+  const [good, bad] = requests.map((r) => r.id);
+  const tree = (await ok(["cost", "--tree"], { home })).stdout.split("\n");
+  const block = (id: string) => tree.slice(tree.findIndex((l) => l.startsWith(id)), tree.findIndex((l, i) => i > tree.findIndex((k) => k.startsWith(id)) && !l.startsWith(" ")));
+  expect(block(bad!)).toEqual([
+    `${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?`,
+    expect.stringMatching(/^ {2}nodes: estimated \d+ tokens, not attributed: the provider reported no usage \(nothing was billed\)$/),
+  ]);
+  expect(tree.filter((l) => / 0 {2}empty /.test(l))).toEqual([]);
+  // The answered request still lists its nodes with their billed tokens.
+  expect(block(good!).map((l) => l.trim().split(/\s+/).slice(0, 4))).toEqual([
+    [good, "main", "anthropic/claude-sonnet-4-6", expect.stringMatching(/^\$0\.000\d+$/)],
+    ["system", expect.stringMatching(/^system:0:/), "4", "uncached"],
+    ["message", expect.stringMatching(/^m_/), "2", "uncached"],
+    ["text", expect.stringMatching(/^m_\w+#0$/), "2", "uncached"],
+    ["output", expect.stringMatching(/^m_/), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\$0\.000\d+$/)],
+  ]);
+  expect((await ok(["cost"], { home })).stdout.split("\n")[1]).toBe(`${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?`);
+  const views = (JSON.parse((await ok(["cost", "--tree", "--json"], { home })).stdout) as { requests: Raw[] }).requests;
+  expect(views.map((v) => [v.id, v.attributed, v.tree.length, v.costUsd])).toEqual([[good, true, 2, expect.any(Number)], [bad, false, 0, 0]]);
+});
