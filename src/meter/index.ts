@@ -6,7 +6,8 @@
 import type { Config } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import type { UsageReport } from "../plugin/usage.ts";
-import { embeddedCatalogFor, storedCatalog, type Catalog } from "./catalog.ts";
+import { embeddedCatalogFor } from "./catalog.ts";
+import { storedUpdate } from "./model-limits.ts";
 import { priceUsageReport, uncachedCost, type RequestCost } from "./pricing.ts";
 
 export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
@@ -25,12 +26,9 @@ export { sessionCost } from "./session-cost.ts";
  */
 export type PricedRequest = RequestCost & { reason?: string; estimate?: string; noCacheCostUsd: number | null };
 
-/** Per data directory: its stored catalog update, undefined when the embedded catalog is in force. */
-const updates = new Map<string, Promise<Catalog | undefined>>();
-
 /**
  * Prices an adapter's usage report for `provider/model` with the catalog in
- * force (a stored update, loaded once per data directory; else the embedded
+ * force (a stored update, read again only when its file changed; else the embedded
  * catalog, of which only the model's entry is read) and
  * `config.prices` overrides. Unknown model or price → `costUsd: null` and a
  * `reason` (print it as a warning), never $0. `partial`: the usage is what a
@@ -38,13 +36,7 @@ const updates = new Map<string, Promise<Catalog | undefined>>();
  * @throws CachetError CATALOG_INVALID when a stored catalog update is corrupt; UNKNOWN_MODEL when modelRef is not provider/model.
  */
 export async function priceReport(modelRef: string, report: UsageReport, options: { config: Config; env?: Record<string, string | undefined>; partial?: boolean }): Promise<PricedRequest> {
-  const paths = statePaths(options.env ?? process.env);
-  let update = updates.get(paths.data);
-  if (!update) {
-    update = storedCatalog(paths);
-    updates.set(paths.data, update);
-  }
-  const resolvedCatalog = (await update) ?? (await embeddedCatalogFor(modelRef));
+  const resolvedCatalog = (await storedUpdate(statePaths(options.env ?? process.env))) ?? (await embeddedCatalogFor(modelRef));
   const base = priceUsageReport(report, modelRef, resolvedCatalog, options.config.prices, options.partial === true);
   const cost: PricedRequest = { ...base, noCacheCostUsd: uncachedCost(report, modelRef, resolvedCatalog, options.config.prices) };
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);

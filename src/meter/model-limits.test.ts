@@ -1,9 +1,10 @@
 import { expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { statePaths, storedCatalogFile } from "../paths.ts";
 import { embeddedCatalog, findModel } from "./catalog.ts";
+import { priceReport } from "./index.ts";
 import { modelLimits } from "./model-limits.ts";
 
 function home() {
@@ -57,4 +58,19 @@ test("a stored catalog update is in force over the embedded catalog", async () =
 
 test("a model id that is not provider/model is refused as findModel refuses it", async () => {
   await expect(modelLimits("gpt-5", home())).rejects.toMatchObject({ code: "UNKNOWN_MODEL" });
+});
+
+test("priceReport prices with the stored catalog update in force at each call, as a resident process sees `cachet prices update` between two turns", async () => {
+  const env = { CACHET_HOME: mkdtempSync(join(tmpdir(), "cachet-limits-")) };
+  const paths = statePaths(env);
+  const file = storedCatalogFile(paths);
+  mkdirSync(dirname(file), { recursive: true });
+  const catalog = (input: number) => JSON.stringify({ openai: { id: "openai", models: { "gpt-5": { id: "gpt-5", cost: { input, output: 2 } } } } });
+  const report = { usage: { input: 1_000_000, output: 0 }, raw: {} };
+  writeFileSync(file, catalog(1));
+  expect((await priceReport("openai/gpt-5", report, { config: {}, env })).costUsd).toBe(1);
+  writeFileSync(file, catalog(3));
+  expect((await priceReport("openai/gpt-5", report, { config: {}, env })).costUsd).toBe(3);
+  rmSync(file);
+  expect((await priceReport("openai/gpt-5", report, { config: {}, env })).costUsd).toBe(findModel(embeddedCatalog(), "openai/gpt-5")!.cost!.input!);
 });
