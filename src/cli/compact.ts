@@ -6,6 +6,7 @@
  * ledger row of role `compaction`.
  */
 import { defineCommand } from "citty";
+import { edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
@@ -31,7 +32,7 @@ export default defineCommand({
     try {
       // A running turn finishes first (the turn lease), as for `sessions rm`: said on stderr, never a silent wait.
       const waiting = (id: string, holder: { pid: number; host: string }) =>
-        void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before compacting it\n`);
+        edges().writeStderr(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before compacting it\n`);
       const { sessionId, compaction: done, event, why } = await compactSession(runtime, a.session, (m) => void warn(m), waiting);
       if (a.json) {
         // The names of the run's `compaction` line (README, --json), whose `type` this line does not need.

@@ -6,6 +6,7 @@
  * catalog embedded in the binary.
  */
 import { defineCommand } from "citty";
+import { edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
@@ -28,7 +29,7 @@ export default defineCommand({
     if (args.action === "reset") {
       const removed = resetCatalog();
       if (args.json) stdout().write(`${JSON.stringify({ reset: removed })}\n`);
-      else process.stderr.write(removed ? "price catalog reset: the built-in catalog is in force\n" : "no stored price catalog: the built-in catalog is already in force\n");
+      else edges().writeStderr(removed ? "price catalog reset: the built-in catalog is in force\n" : "no stored price catalog: the built-in catalog is already in force\n");
       return;
     }
     if (args.action !== "update") {
@@ -45,7 +46,7 @@ export default defineCommand({
       stdout().write(`${{ added: "+", changed: "~", removed: "-" }[c.kind]} ${c.model}${fields.length ? `  ${fields.join(", ")}` : ""}\n`);
     }
     const counts = (kind: string): number => result.changes.filter((c) => c.kind === kind).length;
-    process.stderr.write(
+    edges().writeStderr(
       `price catalog ${result.mode === "merge" ? "merged" : "replaced"}: ${result.read} models read; ${counts("added")} added, ${counts("changed")} changed${result.mode === "replace" ? `, ${counts("removed")} removed` : ""}; ${result.models} models of ${result.providers} providers in force (${result.path})\n`,
     );
   },

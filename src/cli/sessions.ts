@@ -6,6 +6,7 @@
  * messages stay; a session with forks needs --force, which removes its forks and theirs too).
  */
 import { defineCommand } from "citty";
+import { edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
@@ -64,7 +65,7 @@ export default defineCommand({
           for (const id of store.removalOf(a.session, force)) {
             releases.push(
               await store.acquireTurn(id, {
-                onBusy: (holder) => void process.stderr.write(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
+                onBusy: (holder) => edges().writeStderr(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
               }),
             );
           }
