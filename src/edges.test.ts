@@ -3,7 +3,7 @@ import { bindEdges, edges, processEdges, type ChunkReader, type Edges } from "./
 import { dispatch } from "./cli/dispatch.ts";
 import { handleInterrupts } from "./run/interrupt.ts";
 import { readStdin } from "./run/stdin.ts";
-import { resetStdout, settleStdout, stdout } from "./stdout.ts";
+import { noteStdoutFailure, resetStdout, settleStdout, stdout, stdoutStopped } from "./stdout.ts";
 
 /** Thrown by the fake exit: a command's exit never returns. */
 class Exited extends Error {
@@ -100,6 +100,22 @@ describe("bound edges (src/edges.ts)", () => {
     const read = await readStdin({ mode: "wait", terminal: false, firstByteWaitMs: 0, encoding: "strict", maxBytes: 1 << 20 });
     expect(read.text).toBe("piped through the client\n");
     expect(read.bytes).toBe(25);
+  });
+
+  test("a command's closed stdout does not leak into the next: dispatch starts each with the bound edges' own", async () => {
+    const first = fakeEdges();
+    restore = bindEdges(first.e);
+    resetStdout();
+    noteStdoutFailure(Object.assign(new Error("EPIPE: broken pipe, write"), { code: "EPIPE" }));
+    expect(stdoutStopped()).toBe(true);
+    restore();
+    const next = fakeEdges();
+    restore = bindEdges(next.e);
+    await dispatch(["help"]);
+    expect(next.seen.exits).toEqual([]);
+    expect(next.seen.stdout.join("")).toStartWith("cachet");
+    expect(next.seen.stdout.join("")).toContain("sessions");
+    expect(first.seen.stdout).toEqual([]);
   });
 
   test("restoring puts the process's own edges back", () => {
