@@ -4,6 +4,7 @@
  * words), `CACHET_EMULATOR_ANSWER_TOKENS` tokens long (default 20).
  */
 import { CachetError } from "../errors.ts";
+import { envControl } from "./control-value.ts";
 import { loadScript, SCRIPT_ENV, SCRIPT_HEADER } from "./script.ts";
 import { exampleOf } from "./structured.ts";
 import { countTokens } from "./tokenizer.ts";
@@ -20,9 +21,8 @@ const DEFAULT_ANSWER_TOKENS = 20;
  * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the form it takes
  */
 export function checkAnswerTokensEnv(env: Record<string, string | undefined>): void {
-  const value = env[ANSWER_TOKENS_ENV];
-  if (value === undefined || value === "" || /^[1-9]\d*$/.test(value.trim())) return;
-  throw new CachetError("BAD_FLAG", `${ANSWER_TOKENS_ENV}=${JSON.stringify(value)}: expected a whole number of tokens from 1, e.g. 200`, { hint: `unset ${ANSWER_TOKENS_ENV} for the default ${DEFAULT_ANSWER_TOKENS}` });
+  if (answerTokens(env) !== undefined) return;
+  throw new CachetError("BAD_FLAG", `${ANSWER_TOKENS_ENV}=${JSON.stringify(env[ANSWER_TOKENS_ENV])}: expected a whole number of tokens from 1, e.g. 200`, { hint: `unset ${ANSWER_TOKENS_ENV} for the default ${DEFAULT_ANSWER_TOKENS}` });
 }
 
 // Mostly one o200k token each; a few non-ASCII words so streams carry multi-byte UTF-8.
@@ -69,10 +69,17 @@ export function makeAnswer(prompt: Prompt, seed: string, headers: Headers, env: 
     const text = prompt.maxTokens === undefined ? full : cutToTokens(full, prompt.maxTokens);
     return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: text !== full };
   }
-  const wanted = Number(env[ANSWER_TOKENS_ENV] ?? DEFAULT_ANSWER_TOKENS);
-  const target = Math.max(1, Math.min(Number.isFinite(wanted) ? wanted : DEFAULT_ANSWER_TOKENS, prompt.maxTokens ?? Infinity));
+  const wanted = answerTokens(env) ?? DEFAULT_ANSWER_TOKENS;
+  const target = Math.max(1, Math.min(wanted, prompt.maxTokens ?? Infinity));
   const text = deterministicText(seed, target);
   return { text, thinking: "", toolCalls: [], outputTokens: countTokens(text), reasoningTokens: 0, truncated: target < wanted };
+}
+
+/** The default answer length the variable sets: the default when unset or blank, undefined when it is not a whole number from 1. */
+function answerTokens(env: Record<string, string | undefined>): number | undefined {
+  const value = envControl(env, ANSWER_TOKENS_ENV);
+  if (value === undefined) return DEFAULT_ANSWER_TOKENS;
+  return /^[1-9]\d*$/.test(value) ? Number(value) : undefined;
 }
 
 /**

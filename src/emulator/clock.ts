@@ -3,6 +3,7 @@
  * entries without waiting. The header wins over the environment.
  */
 import { CachetError } from "../errors.ts";
+import { envControl, requestControl } from "./control-value.ts";
 
 /** Request header holding the clock offset in milliseconds. */
 export const CLOCK_HEADER = "x-emulator-clock-offset-ms";
@@ -15,15 +16,16 @@ export const FIXED_CLOCK_HEADER = "x-emulator-clock-ms";
 export const FIXED_CLOCK_ENV = "CACHET_EMULATOR_CLOCK_MS";
 
 /**
- * Refuses a clock variable that is set but not a finite number of ms, which
- * would otherwise leave the wall clock in place without a word.
+ * Refuses a clock variable that is set but not a whole number of ms written
+ * in decimal (the offset may be negative), which would otherwise leave the
+ * wall clock in place without a word, or read `0x10` or `1e3` as a time.
  * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the form it takes
  */
 export function checkClockEnv(env: Record<string, string | undefined>): void {
-  for (const [name, form] of [[FIXED_CLOCK_ENV, "ms since the epoch, e.g. 1767225600000"], [CLOCK_ENV, "a shift in ms, e.g. 300000 or -60000"]] as const) {
-    const value = env[name];
-    if (value === undefined || value.trim() === "" || Number.isFinite(Number(value))) continue;
-    throw new CachetError("BAD_FLAG", `${name}=${JSON.stringify(value)}: expected ${form}`, { hint: `unset ${name} for the wall clock` });
+  for (const [name, form, signed] of [[FIXED_CLOCK_ENV, "ms since the epoch, e.g. 1767225600000", false], [CLOCK_ENV, "a shift in ms, e.g. 300000 or -60000", true]] as const) {
+    const value = envControl(env, name);
+    if (value === undefined || wholeMs(value, signed) !== undefined) continue;
+    throw new CachetError("BAD_FLAG", `${name}=${JSON.stringify(env[name])}: expected ${form}`, { hint: `unset ${name} for the wall clock` });
   }
 }
 
@@ -33,14 +35,21 @@ export function checkClockEnv(env: Record<string, string | undefined>): void {
  * two emulators answer the same request with the same bytes (ids and
  * timestamps derive from the clock); otherwise `Date.now()` plus the offset
  * from the `x-emulator-clock-offset-ms` header, else from
- * `CACHET_EMULATOR_CLOCK_OFFSET_MS`. A header value that is not a finite number
- * is ignored; the variables are checked when the emulator starts ({@link checkClockEnv}).
+ * `CACHET_EMULATOR_CLOCK_OFFSET_MS`. A header value that is not a whole
+ * number of ms is ignored; the variables are checked when the emulator starts
+ * ({@link checkClockEnv}), both read the same way (src/emulator/control-value.ts).
  */
 export function emulatedNow(headers: Headers, env: Record<string, string | undefined>): number {
-  const fixedRaw = headers.get(FIXED_CLOCK_HEADER) ?? env[FIXED_CLOCK_ENV];
-  const fixed = fixedRaw === undefined || fixedRaw === null || fixedRaw.trim() === "" ? Number.NaN : Number(fixedRaw);
-  if (Number.isFinite(fixed)) return fixed;
-  const raw = headers.get(CLOCK_HEADER) ?? env[CLOCK_ENV];
-  const offset = raw === undefined || raw === null || raw === "" ? 0 : Number(raw);
-  return Date.now() + (Number.isFinite(offset) ? offset : 0);
+  const fixedValue = requestControl(headers, FIXED_CLOCK_HEADER, env, FIXED_CLOCK_ENV);
+  const fixed = fixedValue === undefined ? undefined : wholeMs(fixedValue, false);
+  if (fixed !== undefined) return fixed;
+  const offsetValue = requestControl(headers, CLOCK_HEADER, env, CLOCK_ENV);
+  return Date.now() + ((offsetValue === undefined ? undefined : wholeMs(offsetValue, true)) ?? 0);
+}
+
+/** A whole number of ms written in decimal (with `signed`, optionally negative), or undefined. */
+function wholeMs(value: string, signed: boolean): number | undefined {
+  if (!(signed ? /^-?\d+$/ : /^\d+$/).test(value)) return undefined;
+  const ms = Number(value);
+  return Number.isSafeInteger(ms) ? ms : undefined;
 }

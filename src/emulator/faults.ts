@@ -2,9 +2,10 @@
  * Fault injection, chosen per request by the `x-emulator-fault` header, else
  * the `CACHET_EMULATOR_FAULT` environment variable.
  *
- * Syntax: `NAME` (every request) or `NAME:N` (only the first N requests that
- * carry this exact value, counted per emulator instance, so `429:1` fails
- * once and lets the retry through). Names:
+ * Syntax: `NAME` (every request) or `NAME:N` with N from 1 (only the first N
+ * requests that carry this value, counted per emulator instance, so `429:1`
+ * fails once and lets the retry through); surrounding blanks are ignored and
+ * a blank value is no fault (src/emulator/control-value.ts). Names:
  * - `429`: HTTP 429 rate limit, `retry-after: 1` and `retry-after-ms: 200`.
  * - `500`: HTTP 500 internal error (`api_error`, as Anthropic documents at
  *   https://docs.anthropic.com/en/api/errors; OpenAI documents 500 as "the
@@ -44,6 +45,7 @@
  * (Anthropic) or 503 (others) and `chatter` behaves as `stall`.
  */
 import { CachetError } from "../errors.ts";
+import { envControl, requestControl } from "./control-value.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 
 /** Request header naming a fault. */
@@ -58,22 +60,22 @@ export const FAULT_NAMES = ["429", "500", "503", "529", "error-before", "error-a
 export type FaultName = (typeof FAULT_NAMES)[number];
 
 /**
- * Refuses a `CACHET_EMULATOR_FAULT` that is not `NAME` or `NAME:N`, when the
- * emulator starts: otherwise every request would be refused with a 400 that
- * reads as the provider's refusal.
+ * Refuses a `CACHET_EMULATOR_FAULT` that is not `NAME` or `NAME:N` (N from 1:
+ * `:0` would never fire), when the emulator starts: otherwise every request
+ * would be refused with a 400 that reads as the provider's refusal.
  * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the accepted names
  */
 export function checkFaultEnv(env: Record<string, string | undefined>): void {
-  const value = env[FAULT_ENV];
-  if (value === undefined || value === "" || parseFault(value)) return;
-  throw new CachetError("BAD_FLAG", `${FAULT_ENV}=${JSON.stringify(value)}: expected one of ${FAULT_NAMES.join(", ")}, optionally :N for the first N requests (e.g. 429:1)`, {
+  const value = envControl(env, FAULT_ENV);
+  if (value === undefined || parseFault(value)) return;
+  throw new CachetError("BAD_FLAG", `${FAULT_ENV}=${JSON.stringify(env[FAULT_ENV])}: expected one of ${FAULT_NAMES.join(", ")}, optionally :N for the first N requests (e.g. 429:1)`, {
     hint: `unset ${FAULT_ENV} for no fault`,
   });
 }
 
-/** A fault value's name and count (`NAME:N`), or undefined when it is neither `NAME` nor `NAME:N`. */
-function parseFault(raw: string): { name: FaultName; count: number | undefined } | undefined {
-  const match = /^([a-z0-9-]+)(?::(\d+))?$/.exec(raw.trim());
+/** A fault value's name and count (`NAME:N`, N from 1), or undefined when it is neither `NAME` nor `NAME:N`; `value` is read by {@link envControl}. */
+function parseFault(value: string): { name: FaultName; count: number | undefined } | undefined {
+  const match = /^([a-z0-9-]+)(?::([1-9]\d*))?$/.exec(value);
   const name = match?.[1] as FaultName | undefined;
   if (!match || !name || !FAULT_NAMES.includes(name)) return undefined;
   return { name, count: match[2] === undefined ? undefined : Number(match[2]) };
@@ -89,13 +91,13 @@ export class FaultPlan {
    * @throws EmulatorRequestError 400 on a value that is not `NAME` or `NAME:N`.
    */
   pick(headers: Headers, env: Record<string, string | undefined>): FaultName | undefined {
-    const raw = headers.get(FAULT_HEADER) ?? env[FAULT_ENV];
-    if (raw === undefined || raw === null || raw === "") return undefined;
-    const parsed = parseFault(raw);
-    if (!parsed) throw new EmulatorRequestError(400, "invalid_request_error", `emulator fault "${raw}" is not one of ${FAULT_NAMES.join(", ")} (optionally NAME:COUNT)`);
+    const value = requestControl(headers, FAULT_HEADER, env, FAULT_ENV);
+    if (value === undefined) return undefined;
+    const parsed = parseFault(value);
+    if (!parsed) throw new EmulatorRequestError(400, "invalid_request_error", `emulator fault "${value}" is not one of ${FAULT_NAMES.join(", ")} (optionally NAME:COUNT, COUNT from 1)`);
     if (parsed.count === undefined) return parsed.name;
-    const count = (this.fired.get(raw) ?? 0) + 1;
-    this.fired.set(raw, count);
+    const count = (this.fired.get(value) ?? 0) + 1;
+    this.fired.set(value, count);
     return count <= parsed.count ? parsed.name : undefined;
   }
 

@@ -20,6 +20,7 @@
  * @see https://github.com/maximhq/bifrost/issues/2441 (the error as the API returns it)
  */
 import type { CacheStore } from "./cache-store.ts";
+import { requestControl } from "./control-value.ts";
 import { EmulatorRequestError } from "./request-error.ts";
 
 /** Header naming the stored responses to forget before serving a request. */
@@ -34,8 +35,8 @@ export const FORGET_ENV = "CACHET_EMULATOR_FORGET_RESPONSES";
  * @throws EmulatorRequestError 400 previous_response_not_found for an id that is not stored.
  */
 export function resolvePrevious(body: Record<string, unknown>, headers: Headers, env: Record<string, string | undefined>, store: CacheStore): Record<string, unknown> {
-  const forget = headers.get(FORGET_HEADER) ?? env[FORGET_ENV];
-  if (forget) store.forgetResponses(forget.trim() === "all" ? "all" : forget.split(",").map((id) => id.trim()).filter(Boolean));
+  const forget = requestControl(headers, FORGET_HEADER, env, FORGET_ENV);
+  if (forget) store.forgetResponses(forget === "all" ? "all" : forget.split(",").map((id) => id.trim()).filter(Boolean));
   const previous = body.previous_response_id;
   if (previous === undefined || previous === null) return body;
   if (typeof previous !== "string") throw new EmulatorRequestError(400, "invalid_request_error", "Invalid type for 'previous_response_id': expected a string.", "previous_response_id", "invalid_type");

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { buildPrefix } from "../../src/context/prefix.ts";
 import { BINARY, cachet, cleanHomes, events, freshHome } from "./harness.ts";
+import { exportSession } from "./session-kit.ts";
 
 afterAll(cleanHomes);
 
@@ -418,6 +419,46 @@ test("an emulator fault or answer-length variable that cannot be read (CACHET_EM
   expect(ok.code).toBe(0);
   const usage = events(ok.stdout).find((e) => e.type === "usage") as { output?: number } | undefined;
   expect(usage?.output).toBe(3);
+});
+
+test("the emulator's variables are read one way when checked and when used: surrounding blanks ignored, blank is unset; a count of 0 (`429:0`), a clock in hex or exponent form are refused (exit 2) like any malformed value", async () => {
+  const home = freshHome();
+  const faults = "429, 500, 503, 529, error-before, error-after, cut, stall, chatter, split-utf8, thinking-pings, reset, hold";
+  const refused = [
+    ["CACHET_EMULATOR_FAULT", "429:0", `expected one of ${faults}, optionally :N for the first N requests (e.g. 429:1)`, "unset CACHET_EMULATOR_FAULT for no fault"],
+    ["CACHET_EMULATOR_FAULT", " 429 :1", `expected one of ${faults}, optionally :N for the first N requests (e.g. 429:1)`, "unset CACHET_EMULATOR_FAULT for no fault"],
+    ["CACHET_EMULATOR_CLOCK_MS", "0x10", "expected ms since the epoch, e.g. 1767225600000", "unset CACHET_EMULATOR_CLOCK_MS for the wall clock"],
+    ["CACHET_EMULATOR_CLOCK_OFFSET_MS", "1e3", "expected a shift in ms, e.g. 300000 or -60000", "unset CACHET_EMULATOR_CLOCK_OFFSET_MS for the wall clock"],
+    ["CACHET_EMULATOR_ANSWER_TOKENS", "3.0", "expected a whole number of tokens from 1, e.g. 200", "unset CACHET_EMULATOR_ANSWER_TOKENS for the default 20"],
+  ] as const;
+  for (const [variable, value, form, hint] of refused) {
+    const r = await cachet(["--emulate", "hi"], { home, env: { [variable]: value } });
+    expect({ variable, value, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ variable, value, code: 2, stdout: "", stderr: `cachet: ${variable}=${JSON.stringify(value)}: ${form}\n  hint: ${hint}\n` });
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
+  // A value with blanks around it is accepted because it is then applied as written without them.
+  const faulty = await cachet(["--emulate", "--retries", "0", "--json", "hi"], { home, env: { CACHET_EMULATOR_FAULT: " 500\t" } });
+  expect(faulty.code).toBe(4);
+  expect(events(faulty.stdout).find((e) => e.type === "error")).toMatchObject({ code: "PROVIDER_HTTP", message: expect.stringContaining("HTTP 500") });
+  const answers = async (env: Record<string, string>) => {
+    const r = await cachet(["--emulate", "--json", "--no-store", "hi"], { home, env });
+    expect({ env, code: r.code, stderr: r.stderr }).toEqual({ env, code: 0, stderr: "" });
+    return events(r.stdout).find((e) => e.type === "usage")!.output;
+  };
+  expect(await answers({ CACHET_EMULATOR_ANSWER_TOKENS: " 3 " })).toBe(3);
+  // A blank variable is unset: the default 20 tokens, not a 1-token answer.
+  expect(await answers({ CACHET_EMULATOR_ANSWER_TOKENS: "" })).toBe(20);
+  expect(await answers({ CACHET_EMULATOR_ANSWER_TOKENS: "  " })).toBe(20);
+  expect(await answers({ CACHET_EMULATOR_FAULT: "   " })).toBe(20);
+  // The fixed clock with blanks around it fixes the clock: two stores get the same provider id (derived from the clock) for the same request.
+  const providerId = async () => {
+    const store = freshHome();
+    expect((await cachet(["--emulate", "-q", "hi"], { home: store, env: { CACHET_EMULATOR_CLOCK_MS: " 1767225600000 " } })).code).toBe(0);
+    return (await exportSession(store)).requests[0]!.providerRequestId;
+  };
+  const first = await providerId();
+  expect(first).toMatch(/^msg_emu/);
+  expect(await providerId()).toBe(first);
 });
 
 test("a CACHET_EMULATOR_SCRIPT file that is missing, a directory, not UTF-8, not JSON or not a list of answers: exit 3 naming the file and what is wrong, whether --emulate, cachet emulate or cachet proxy --emulate starts the emulator; nothing sent or stored", async () => {

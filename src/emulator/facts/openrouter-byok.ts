@@ -9,13 +9,15 @@
  * on OpenRouter), not part of the request, so a test chooses it with
  * `x-emulator-byok` / `CACHET_EMULATOR_BYOK`: `free` (within the monthly
  * waiver: `cost` 0, as in CASES.md case 35) or `fee` (5% fee); unset (or
- * empty): the request is paid with OpenRouter credits. Another value of the
+ * blank): the request is paid with OpenRouter credits (surrounding blanks are
+ * ignored, src/emulator/control-value.ts). Another value of the
  * variable is refused when the emulator starts ({@link checkByokEnv}).
  * @see https://openrouter.ai/docs/use-cases/usage-accounting (is_byok, cost_details.upstream_inference_cost)
  * @see https://openrouter.ai/docs/use-cases/byok
  * @see https://openrouter.ai/docs/faq (BYOK fee 5%, first 1M BYOK requests a month free)
  */
 import { CachetError } from "../../errors.ts";
+import { envControl, requestControl } from "../control-value.ts";
 
 /** Request header choosing the BYOK mode of an OpenRouter request. */
 export const BYOK_HEADER = "x-emulator-byok";
@@ -27,9 +29,9 @@ export const BYOK_ENV = "CACHET_EMULATOR_BYOK";
  * @throws CachetError BAD_FLAG (exit 2) naming the variable, its value and the words it takes
  */
 export function checkByokEnv(env: Record<string, string | undefined>): void {
-  const value = env[BYOK_ENV];
-  if (value === undefined || value === "" || value === "free" || value === "fee") return;
-  throw new CachetError("BAD_FLAG", `${BYOK_ENV}=${JSON.stringify(value)}: expected free or fee`, { hint: `unset ${BYOK_ENV} for requests paid with OpenRouter credits` });
+  const value = envControl(env, BYOK_ENV);
+  if (value === undefined || value === "free" || value === "fee") return;
+  throw new CachetError("BAD_FLAG", `${BYOK_ENV}=${JSON.stringify(env[BYOK_ENV])}: expected free or fee`, { hint: `unset ${BYOK_ENV} for requests paid with OpenRouter credits` });
 }
 
 /** How an OpenRouter request is paid. */
@@ -40,6 +42,6 @@ export const BYOK_FEE_FRACTION = 0.05;
 
 /** The billing mode a request asks for, header first. */
 export function openrouterBilling(headers: Headers, env: Record<string, string | undefined>): OpenRouterBilling {
-  const mode = headers.get(BYOK_HEADER) ?? env[BYOK_ENV];
+  const mode = requestControl(headers, BYOK_HEADER, env, BYOK_ENV);
   return mode === "free" ? "byok-free" : mode === "fee" ? "byok-fee" : "credits";
 }
