@@ -64,6 +64,8 @@ export const ERROR_CODES = {
   SESSION_CONFLICT: EXIT.failure,
   STORE: EXIT.failure,
   EMULATOR: EXIT.failure,
+  SOCKET_PATH_TOO_LONG: EXIT.usage,
+  DAEMON_START: EXIT.failure,
   BUDGET_EXCEEDED: EXIT.budget,
   BUDGET_UNPRICED: EXIT.budget,
   EXPORT_FAILED: EXIT.failure,

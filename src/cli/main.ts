@@ -3,7 +3,8 @@
  * `--help` need: scripts call cachet thousands of times, so those two answer
  * from literals rendered when the binary is bundled (src/cli/inline.ts) and
  * evaluate no other module (build/entry.test.ts checks the bundle). Every
- * other command line loads src/cli/dispatch.ts, which loads citty and the
+ * other command line loads src/cli/launch.ts: the resident daemon's client
+ * when one listens, else src/cli/dispatch.ts, which loads citty and the
  * command on demand.
  *
  * They print with Bun.write: Bun builds `process.stdout` (a Node stream)
@@ -20,6 +21,5 @@ const answer = only === "--version" || only === "-v" ? packageVersion() : only =
 const failed = answer === undefined ? undefined : await Bun.write(Bun.stdout, `${answer}\n`).then(() => undefined, (error: unknown) => error ?? new Error("write failed"));
 if (answer === undefined || failed !== undefined) {
   // One import site: the entry chunk stays free of any other module (build/entry.test.ts).
-  const { dispatch, reportStdoutFailure } = await import("./dispatch.ts");
-  await (failed === undefined ? dispatch(argv) : reportStdoutFailure(failed));
+  await (await import("./launch.ts")).launch(argv, failed);
 }

@@ -15,6 +15,13 @@ import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
 import { PluginHost } from "./host.ts";
 
+/**
+ * Every plugin file this process imported, by path: a module stays loaded for
+ * the process's life, so a resident process (src/daemon) checks these files
+ * for changes before each command and restarts when one changed.
+ */
+export const importedPluginFiles = new Set<string>();
+
 /** Where to look for plugins besides the built-in ones. */
 export interface LoadOptions {
   config: Config;
@@ -52,6 +59,7 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
       host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
       continue;
     }
+    importedPluginFiles.add(source);
     const plugin = await importDefault(() => import(source), source, host);
     if (plugin !== undefined) await host.load(plugin, source);
   }

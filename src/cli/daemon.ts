@@ -1,0 +1,119 @@
+/**
+ * `cachet daemon [start|run|stop|status] [--idle DURATION]`: the opt-in
+ * resident daemon (src/daemon/server.ts) that turns run in, to skip the
+ * start-up cost of a new process. `start` puts it in the background, `run`
+ * keeps it in the foreground (systemd, tmux, tests).
+ */
+import { defineCommand } from "citty";
+import { CachetError, EXIT } from "../errors.ts";
+import { globalArgs, refuseMisplacedFlags } from "./_args.ts";
+import { parseDuration } from "../duration.ts";
+import { stdout } from "../stdout.ts";
+
+/** The words of the ACTION positional (`cachet help daemon ACTION` checks them too). */
+export const actions = ["start", "run", "stop", "status"] as const;
+
+const DEFAULT_IDLE = "30m";
+
+const args = {
+  action: { type: "positional", required: false, description: "start (default: in the background), run (in the foreground), stop or status" },
+  idle: { type: "string", description: `start, run: exit after this long without a command, e.g. 10m, 2h (default ${DEFAULT_IDLE})` },
+  ...globalArgs,
+} as const;
+
+export default defineCommand({
+  meta: { name: "daemon", description: "Start, stop or show the resident daemon that turns run in (faster start-up)" },
+  args,
+  async run({ args: a }) {
+    const action = a.action ?? "start";
+    if (!(actions as readonly string[]).includes(action)) {
+      throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet daemon\``, { hint: `use ${actions.join(", ")}` });
+    }
+    refuseMisplacedFlags(`daemon ${action}`, a, { idle: ["daemon start", "daemon run"] });
+    const idleMs = idleFlag(a.idle);
+    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask }] = await Promise.all([import("../paths.ts"), import("../daemon/protocol.ts"), import("../daemon/control.ts")]);
+    const data = statePaths().data;
+    const path = socketPath(data);
+    if (!socketPathFits(path) && (action === "start" || action === "run")) {
+      throw new CachetError("SOCKET_PATH_TOO_LONG", `the daemon's socket path ${path} is longer than this platform's limit of ${SOCKET_PATH_MAX} bytes`, {
+        hint: "set CACHET_HOME to a shorter directory (the socket is CACHET_HOME/daemon.sock)",
+      });
+    }
+    const status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+    if (action === "status") {
+      if (!status) {
+        stdout().write("cachet daemon: not running\n");
+        process.exitCode = EXIT.failure;
+        return;
+      }
+      stdout().write(`cachet daemon: running (pid ${status.pid}, socket ${path}, up ${formatUptime(status.uptimeMs)}, ${status.served} command${status.served === 1 ? "" : "s"} served)\n`);
+      return;
+    }
+    if (action === "stop") {
+      stdout().write(status ? `cachet daemon: stopped (pid ${status.pid})\n` : "cachet daemon: not running\n");
+      return;
+    }
+    if (status) {
+      stdout().write(`cachet daemon: already running (pid ${status.pid}, socket ${path})\n`);
+      return;
+    }
+    const { makePrivateDir } = await import("../private-files.ts");
+    makePrivateDir(data);
+    const successorArgs = ["--idle", a.idle ?? DEFAULT_IDLE];
+    if (action === "run") {
+      const { serve } = await import("../daemon/server.ts");
+      const server = await serve({ socket: path, idleMs, successorArgs });
+      const { info } = await import("../log.ts");
+      await info(`cachet daemon: running (pid ${process.pid}, socket ${path}); Ctrl-C stops it`);
+      await server.stopped;
+      return;
+    }
+    const { spawnServer } = await import("../daemon/self.ts");
+    const pid = spawnServer(successorArgs);
+    const started = await waitForServer(path, pid);
+    if (!started) {
+      throw new CachetError("DAEMON_START", `the daemon (pid ${pid}) did not start answering on ${path}`, { hint: "run `cachet daemon run --debug` to see why it stops" });
+    }
+    stdout().write(`cachet daemon: running (pid ${started.pid}, socket ${path})\n`);
+  },
+});
+
+/**
+ * Waits until a server answers on `path`, or the process `pid` (the one just
+ * started) is gone without one answering.
+ */
+async function waitForServer(path: string, pid: number): Promise<{ pid: number } | undefined> {
+  const { ask } = await import("../daemon/control.ts");
+  for (;;) {
+    const status = await ask(path, "status");
+    if (status) return status;
+    if (!alive(pid)) return undefined;
+    // The socket appears once the server has loaded what a turn loads: checked again at the next turn of the clock.
+    await Bun.sleep(20);
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `--idle`, as ms; a text that is no duration is a usage error. */
+function idleFlag(value: string | undefined): number {
+  const ms = parseDuration(value ?? DEFAULT_IDLE);
+  if (ms === undefined || ms < 1 || ms > 2 ** 31 - 1) {
+    throw new CachetError("BAD_FLAG", `--idle ${value}: expected a duration such as 30m, 2h or 90s (at most about 24 days)`, { hint: "run `cachet daemon --help` for the flags" });
+  }
+  return ms;
+}
+
+function formatUptime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m}m${s % 60}s` : `${Math.floor(m / 60)}h${m % 60}m`;
+}

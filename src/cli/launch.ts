@@ -1,0 +1,17 @@
+/**
+ * Every command line the entry (src/cli/main.ts) does not answer itself: a
+ * turn goes to the resident daemon when one listens (src/daemon/client.ts),
+ * everything else (and a turn the daemon declines) to src/cli/dispatch.ts in
+ * this process. Without a daemon this costs one failed connect.
+ */
+import { viaDaemon } from "../daemon/client.ts";
+
+/**
+ * Runs `argv` (process.argv without the runtime and script); `failed` is the
+ * entry's own failed write of `--version` or `--help`, reported as every command's is.
+ */
+export async function launch(argv: string[], failed: unknown): Promise<void> {
+  if (failed !== undefined) return (await import("./dispatch.ts")).reportStdoutFailure(failed);
+  if (await viaDaemon(argv)) return;
+  await (await import("./dispatch.ts")).dispatch(argv);
+}

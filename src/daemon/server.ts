@@ -1,0 +1,278 @@
+/**
+ * The resident daemon (`cachet daemon run`): a warm process on a unix socket
+ * that runs one client's `run` command at a time, with the client's
+ * environment, working directory, stdio, signals and exit code, so a turn
+ * skips the runtime's cold start, module loading and JIT warm-up. What it
+ * cannot do as a fresh process would, it declines (the client then runs the
+ * command itself); when a command ends the process its own way (exit(), a
+ * signal nobody handles, the client gone), a fresh successor takes over, as
+ * only a new process abandons what still runs.
+ */
+import type { Socket, UnixSocketListener } from "bun";
+import { bindEdges } from "../edges.ts";
+import { commandOf } from "../cli/command-line.ts";
+import { importedPluginFiles } from "../plugin/loader.ts";
+import { BUILD, VERSION } from "./identity.ts";
+import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, type Status } from "./protocol.ts";
+import { remoteEdges } from "./remote-edges.ts";
+import { spawnServer } from "./self.ts";
+import { ImportedFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
+import { Wire } from "./wire.ts";
+
+/** How the server runs. */
+export interface ServerOptions {
+  /** The socket's path (src/daemon/protocol.ts socketPath). */
+  socket: string;
+  /** Exit after this long without a command, ms. */
+  idleMs: number;
+  /** The arguments a successor is started with (after `daemon run`), e.g. ["--idle", "30m"]. */
+  successorArgs: string[];
+  /** Restart (a fresh successor) after this many commands, bounding what leaks. */
+  maxCommands?: number;
+  /** Restart once the resident set is above this many bytes after a command. */
+  maxRssBytes?: number;
+}
+
+/** The server's life, returned by {@link serve}. */
+export interface Server {
+  /** Resolves when the server stops listening for good (it exits the process after). */
+  stopped: Promise<void>;
+}
+
+type Dispatch = (args: string[]) => Promise<void>;
+
+/**
+ * Listens on `options.socket` (a stale socket file is replaced; the caller
+ * checked that no server answers there) after loading what a run loads.
+ * @throws the socket's error when it cannot be bound (EACCES, EADDRINUSE)
+ */
+export async function serve(options: ServerOptions): Promise<Server> {
+  const dispatch = await warmUp();
+  const startedAt = Date.now();
+  const ownEnv = { ...process.env };
+  const imported = new ImportedFiles();
+  const maxCommands = options.maxCommands ?? 500;
+  const maxRss = options.maxRssBytes ?? 1.5 * 2 ** 30;
+  let served = 0;
+  let busy = false;
+  let stopping = false;
+  let idle: ReturnType<typeof setTimeout> | undefined;
+  let stopped!: () => void;
+  const stoppedPromise = new Promise<void>((resolve) => (stopped = resolve));
+  const armIdle = () => {
+    clearTimeout(idle);
+    idle = setTimeout(() => shutdown(), options.idleMs);
+  };
+
+  const fs = process.getBuiltinModule("node:fs");
+  fs.rmSync(options.socket, { force: true });
+  // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
+  const umask = process.umask(0o177);
+  let listener: UnixSocketListener<{ wire?: Wire; onFrame?: (f: Frame) => void }>;
+  try {
+    listener = Bun.listen<{ wire?: Wire; onFrame?: (f: Frame) => void }>({
+      unix: options.socket,
+      socket: {
+        open(socket) {
+          const state = socket.data ?? {};
+          socket.data = state;
+          state.wire = new Wire(
+            socket as Socket<unknown>,
+            (frame) => state.onFrame?.(frame),
+            () => state.onFrame?.({ type: -1, payload: new Uint8Array(0) }),
+          );
+          state.onFrame = (frame) => void first(state.wire!, frame, state);
+        },
+        data: (socket, chunk) => socket.data.wire?.onData(chunk),
+        drain: (socket) => socket.data.wire?.onDrain(),
+        close: (socket) => socket.data.wire?.onClose(),
+        error: (socket) => socket.data.wire?.onClose(),
+      },
+    });
+  } finally {
+    process.umask(umask);
+  }
+  fs.chmodSync(options.socket, 0o600);
+  const boundInode = fs.statSync(options.socket).ino;
+
+  armIdle();
+
+  /** Stops taking connections; removes the socket file unless another server's replaced it. */
+  function close(): void {
+    if (stopping) return;
+    stopping = true;
+    clearTimeout(idle);
+    listener.stop(true);
+    if (fs.statSync(options.socket, { throwIfNoEntry: false })?.ino === boundInode) fs.rmSync(options.socket, { force: true });
+    stopped();
+  }
+
+  function shutdown(): void {
+    close();
+    process.exit(0);
+  }
+
+  /** A fresh process takes over: this one stops listening, starts its successor and exits. */
+  function restart(): void {
+    close();
+    spawnServer(options.successorArgs);
+    process.exit(0);
+  }
+
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
+
+  async function first(wire: Wire, frame: Frame, state: { onFrame?: (f: Frame) => void }): Promise<void> {
+    if (frame.type === FRAME.CONTROL) return control(wire, json<Control>(frame.payload));
+    if (frame.type !== FRAME.HELLO) return void wire.end();
+    const hello = json<Hello>(frame.payload);
+    if (hello.protocol !== PROTOCOL_VERSION || hello.version !== VERSION || hello.build !== BUILD) {
+      // The binary was upgraded (or another one found this socket): this server is stale.
+      await decline(wire, `the daemon runs cachet ${VERSION} (build ${BUILD}), this is ${hello.version} (build ${hello.build}); it stops`);
+      return retire();
+    }
+    if (busy || stopping) return decline(wire, busy ? "the daemon is running another command" : "the daemon is stopping");
+    // Taken before the checks' awaits: a second client meanwhile is told the daemon is busy.
+    busy = true;
+    clearTimeout(idle);
+    const early: Frame[] = [];
+    state.onFrame = (f) => void early.push(f);
+    const reason = await refusal(hello);
+    const changed = reason === undefined ? await imported.changed() : undefined;
+    if (reason !== undefined || changed !== undefined || early.some((f) => f.type === -1)) {
+      busy = false;
+      await decline(wire, reason ?? `plugin file ${changed} changed since the daemon imported it; it restarts`);
+      if (changed !== undefined) return restart();
+      if (stopping) return process.exit(0);
+      return armIdle();
+    }
+    await run(wire, hello, state, early);
+  }
+
+  /** Stops taking commands, and exits unless one is running (its end exits). */
+  function retire(): void {
+    close();
+    if (!busy) process.exit(0);
+  }
+
+  /** Why the daemon will not run `hello`'s command, or undefined when it will. */
+  async function refusal(hello: Hello): Promise<string | undefined> {
+    const words = hello.argv.slice(0, hello.argv.includes("--") ? hello.argv.indexOf("--") : undefined);
+    if (commandOf(hello.argv, hello.terminal[0]) !== "run") return "the daemon runs only turns (the run command)";
+    // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
+    if (words.includes("--help") || words.includes("-h")) return "help is shown by the client itself";
+    if (hello.stdin === "other") return "stdin is neither a terminal, a pipe, a file nor the null device";
+    const differs = startEnvDifference(hello.env, ownEnv);
+    if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
+    if (otherStateDirs(hello.env, ownEnv)) return "the client's config or data directory differs from the daemon's";
+    const cwd = await Bun.file(hello.cwd)
+      .stat()
+      .catch(() => undefined);
+    if (!cwd?.isDirectory()) return `the working directory ${hello.cwd} is gone`;
+    return undefined;
+  }
+
+  async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
+    const saved = { env: { ...process.env }, cwd: process.cwd(), argv: process.argv, exitCode: process.exitCode };
+    const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
+    state.onFrame = (frame) => {
+      // The client went away before the command ended: its process is gone, as if killed.
+      if (frame.type === -1) abandon(wire, undefined);
+      else remote.deliver(frame);
+    };
+    for (const frame of early) state.onFrame(frame);
+    replaceEnv(hello.env);
+    process.chdir(hello.cwd);
+    process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
+    process.exitCode = undefined;
+    const unbind = bindEdges(remote.edges);
+    try {
+      await dispatch(hello.argv);
+    } catch (error) {
+      // dispatch reports every error itself; one escaping it is a bug of the daemon's.
+      remote.edges.writeStderr(`cachet: internal error in the daemon: ${(error as Error)?.message ?? String(error)}\n`);
+      if (!remote.ended) remote.edges.exit(1);
+    }
+    // exit() was called: abandon() sends it and restarts; nothing of this process is reused.
+    if (remote.ended) return;
+    const code = typeof process.exitCode === "number" ? process.exitCode : 0;
+    remote.close();
+    unbind();
+    replaceEnv(saved.env);
+    process.chdir(saved.cwd);
+    process.argv = saved.argv;
+    process.exitCode = saved.exitCode;
+    state.onFrame = () => {};
+    wire.send(jsonFrame(FRAME.EXIT, { code } satisfies Exit));
+    await wire.end();
+    served++;
+    await imported.note(importedPluginFiles);
+    busy = false;
+    if (stopping) return process.exit(0);
+    if (served >= maxCommands || process.memoryUsage().rss > maxRss) return restart();
+    armIdle();
+  }
+
+  /**
+   * The command ended the process its own way: `exit` reaches the client
+   * after everything it wrote, then a successor takes over. Undefined: the
+   * client is gone.
+   */
+  function abandon(wire: Wire, exit: Exit | undefined): void {
+    close();
+    if (exit) wire.send(jsonFrame(FRAME.EXIT, exit));
+    const successor = () => {
+      spawnServer(options.successorArgs);
+      process.exit(0);
+    };
+    // A client that stopped reading must not keep this process: it gets what the socket took within the second.
+    setTimeout(successor, 1000).unref();
+    void wire.end().then(successor);
+  }
+
+  function control(wire: Wire, request: Control): void {
+    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, version: VERSION, build: BUILD };
+    wire.send(jsonFrame(FRAME.CONTROL_REPLY, status));
+    if (request.op !== "stop") return void wire.end();
+    // The asker waits for this connection to close: it closes when the process exits.
+    close();
+    if (!busy) void wire.flushed().then(() => process.exit(0));
+  }
+
+  return { stopped: stoppedPromise };
+}
+
+async function decline(wire: Wire, reason: string): Promise<void> {
+  wire.send(encodeFrame(FRAME.DECLINE, reason));
+  await wire.end();
+}
+
+/** Replaces process.env's every variable with `env`'s. */
+function replaceEnv(env: Record<string, string | undefined>): void {
+  for (const name of Object.keys(process.env)) if (!(name in env)) delete process.env[name];
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && process.env[name] !== value) process.env[name] = value;
+}
+
+/**
+ * Loads what a run loads before its request (the command, its stages and
+ * every built-in provider adapter with its SDK), opening nothing of the
+ * user's: a file opened now could be replaced before the command that reads it.
+ */
+async function warmUp(): Promise<Dispatch> {
+  const [{ dispatch }, { commands }, { builtinPlugins }] = await Promise.all([import("../cli/dispatch.ts"), import("../cli/index.ts"), import("../../plugins/index.ts")]);
+  await Promise.all([
+    commands.run!.load(),
+    import("../run/command.ts"),
+    import("../run/stdin.ts"),
+    import("../run/interrupt.ts"),
+    import("../cli/argv.ts"),
+    import("../cli/tool-results.ts"),
+    import("../log.ts"),
+    import("citty"),
+    import("consola/basic"),
+    import("@anthropic-ai/sdk"),
+    import("@anthropic-ai/sdk/streaming"),
+    import("openai"),
+    ...Object.values(builtinPlugins).map((load) => load()),
+  ]);
+  return dispatch;
+}

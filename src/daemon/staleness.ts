@@ -1,0 +1,65 @@
+/**
+ * What a resident process cannot take from a client's command line: the
+ * environment the runtime read once at start (proxies, CA certificates, the
+ * runtime's own options, the time zone), and plugin modules it imported
+ * (a module cannot be unloaded, so a changed file means a stale server).
+ */
+import { statePaths } from "../paths.ts";
+
+/** Variables read once when the runtime starts (exact names; proxy names are matched in any case). */
+const START_ONLY = new Set(["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_OPTIONS", "NODE_TLS_REJECT_UNAUTHORIZED", "TZ"]);
+const PROXY = new Set(["http_proxy", "https_proxy", "no_proxy", "all_proxy"]);
+
+/** Whether `name` is one the runtime reads at start only: a server whose value differs would act on its own, not the client's. */
+export function startOnlyVariable(name: string): boolean {
+  return START_ONLY.has(name) || PROXY.has(name.toLowerCase()) || name.startsWith("BUN_");
+}
+
+/**
+ * The first start-only variable (see {@link startOnlyVariable}) whose value
+ * differs between `client` and `server`, or undefined when they agree.
+ */
+export function startEnvDifference(client: Record<string, string | undefined>, server: Record<string, string | undefined>): string | undefined {
+  for (const name of new Set([...Object.keys(client), ...Object.keys(server)])) {
+    if (startOnlyVariable(name) && (client[name] ?? "") !== (server[name] ?? "")) return name;
+  }
+  return undefined;
+}
+
+/**
+ * Whether `client`'s environment names other state directories than
+ * `server`'s (CACHET_HOME, XDG_*, HOME): the same data directory reached
+ * the socket, but a config directory elsewhere is another installation.
+ */
+export function otherStateDirs(client: Record<string, string | undefined>, server: Record<string, string | undefined>): boolean {
+  const a = statePaths(client);
+  const b = statePaths(server);
+  return a.config !== b.config || a.data !== b.data;
+}
+
+/** What identifies one version of a file: inode, size and modification time; "" when it does not exist. */
+export async function fileVersion(path: string): Promise<string> {
+  const stat = await Bun.file(path)
+    .stat()
+    .catch(() => undefined);
+  return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}` : "";
+}
+
+/**
+ * The versions of the plugin files a process imported, taken when it first
+ * saw each: {@link changed} names one whose file is another version now.
+ */
+export class ImportedFiles {
+  private versions = new Map<string, string>();
+
+  /** Records the version of each file in `files` not yet seen. */
+  async note(files: Iterable<string>): Promise<void> {
+    for (const file of files) if (!this.versions.has(file)) this.versions.set(file, await fileVersion(file));
+  }
+
+  /** The first recorded file that changed since it was noted, or undefined. */
+  async changed(): Promise<string | undefined> {
+    for (const [file, version] of this.versions) if ((await fileVersion(file)) !== version) return file;
+    return undefined;
+  }
+}
