@@ -46,7 +46,7 @@ export default defineCommand({
         process.exitCode = EXIT.failure;
         return;
       }
-      stdout().write(`cachet daemon: running (pid ${status.pid}, socket ${path}, up ${formatUptime(status.uptimeMs)}, ${status.served} command${status.served === 1 ? "" : "s"} served)\n`);
+      stdout().write(`cachet daemon: running (pid ${status.pid}, socket ${path}, up ${formatUptime(status.uptimeMs)}, ${status.served} command${status.served === 1 ? "" : "s"} served${status.busy ? ", one running now" : ""})\n`);
       return;
     }
     if (action === "stop") {

@@ -80,6 +80,8 @@ export interface Status {
   uptimeMs: number;
   /** Commands run to their end here. */
   served: number;
+  /** A command is running now. */
+  busy: boolean;
   version: string;
   build: string;
 }
@@ -90,7 +92,7 @@ export interface Exit {
   signal?: NodeJS.Signals;
 }
 
-/** The socket's path for the state directories `env` names (src/paths.ts; CACHET_HOME relocates it). */
+/** The socket's path in the data directory `dataDir` (src/paths.ts statePaths().data; CACHET_HOME relocates it). */
 export function socketPath(dataDir: string): string {
   return join(dataDir, "daemon.sock");
 }

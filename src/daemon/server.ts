@@ -102,7 +102,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
-    listener.stop(true);
+    listener.stop();
     if (fs.statSync(options.socket, { throwIfNoEntry: false })?.ino === boundInode) fs.rmSync(options.socket, { force: true });
     stopped();
   }
@@ -230,7 +230,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
   }
 
   function control(wire: Wire, request: Control): void {
-    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, version: VERSION, build: BUILD };
+    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, busy, version: VERSION, build: BUILD };
     wire.send(jsonFrame(FRAME.CONTROL_REPLY, status));
     if (request.op !== "stop") return void wire.end();
     // The asker waits for this connection to close: it closes when the process exits.

@@ -1,0 +1,262 @@
+/**
+ * The resident daemon through the compiled binary (README "Resident daemon"):
+ * a turn it runs gives what the same turn run in-process gives (stdout,
+ * stderr, exit code, ledger), and what it cannot run as a fresh process would,
+ * it declines. One daemon for the file (`daemon run` on its own home); the
+ * in-process twin runs in another home with CACHET_NO_DAEMON=1. Every wait is
+ * on an event: the socket answering, answer text on stdout.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, type Run } from "./harness.ts";
+import { BUILD, VERSION } from "../../src/daemon/identity.ts";
+import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
+
+const home = freshHome();
+const twin = freshHome();
+const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+let foreground: ReturnType<typeof Bun.spawn> | undefined;
+
+/** `daemon status` parsed; undefined when none runs. */
+async function status(): Promise<{ pid: number; served: number; busy: boolean } | undefined> {
+  const r = await cachet(["daemon", "status"], { home });
+  if (r.code !== 0) return undefined;
+  const m = /pid (\d+),.* (\d+) commands? served(, one running now)?/.exec(r.stdout);
+  if (!m) throw new Error(`unexpected status line: ${r.stdout}`);
+  return { pid: Number(m[1]), served: Number(m[2]), busy: m[3] !== undefined };
+}
+
+/** Waits until a daemon answers on the socket (a restarted successor binds it again after its warm-up). */
+async function serving(): Promise<{ pid: number; served: number; busy: boolean }> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const s = await status();
+    if (s) return s;
+    if (Date.now() > deadline) throw new Error("no daemon answered within 20 s");
+  }
+}
+
+/** Waits until `check` holds, re-asking after each await. */
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Session and request ids differ between two homes: replaced by their kind. */
+function normalize(out: string): string {
+  return out.replace(/\bs_[a-z0-9]+/g, "s_ID").replace(/\br_[a-z0-9]+/g, "r_ID");
+}
+
+/** The same command line via the daemon's home and in-process in the twin home. */
+async function both(args: string[], options: { stdin?: string | Uint8Array; env?: Record<string, string> } = {}): Promise<[Run, Run]> {
+  const viaDaemon = await cachet(args, { home, ...options });
+  const inProcess = await cachet(args, { home: twin, ...options, env: { ...options.env, CACHET_NO_DAEMON: "1" } });
+  return [viaDaemon, inProcess];
+}
+
+/** The ledger's totals (tokens and cost) of a home. */
+async function ledgerTotal(h: string): Promise<unknown> {
+  const r = await cachet(["stats", "--json"], { home: h });
+  expect(r.code).toBe(0);
+  const { requests, tokens, costUsd } = (JSON.parse(r.stdout) as { total: { requests: number; tokens: unknown; costUsd: number } }).total;
+  return { requests, tokens, costUsd };
+}
+
+/** A turn started in the background (stdout and stderr piped), for the tests that act while it runs. */
+function background(args: string[], env: Record<string, string>) {
+  return Bun.spawn([BINARY, ...args], { env: { ...BASE_ENV, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+}
+
+/** Reads `stream` until its text so far contains `needle`; the rest is read by `rest()`. */
+async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<{ seen: string; rest: () => Promise<string> }> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  while (!seen.includes(needle)) {
+    const r = await reader.read();
+    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
+    seen += decoder.decode(r.value, { stream: true });
+  }
+  return {
+    seen,
+    rest: async () => {
+      let out = "";
+      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
+      return out;
+    },
+  };
+}
+
+beforeAll(async () => {
+  foreground = Bun.spawn([BINARY, "daemon", "run", "--idle", "10m"], { env: BASE_ENV, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  await serving();
+});
+
+afterAll(async () => {
+  await cachet(["daemon", "stop"], { home });
+  foreground?.kill();
+  cleanHomes();
+});
+
+describe("a turn through the daemon", () => {
+  test("gives the in-process turn's stdout, stderr, exit code and ledger, with stdin the null device", async () => {
+    const before = await serving();
+    const [d, p] = await both(["--emulate", "--json", "what is a stable prefix"]);
+    expect(d.code).toBe(0);
+    expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    expect(d.stderr).toBe(p.stderr);
+    expect(ofType(events(d.stdout), "done")).toHaveLength(1);
+    expect(await ledgerTotal(home)).toEqual(await ledgerTotal(twin));
+    expect((await status())!.served).toBe(before.served + 1);
+  });
+
+  test("a second turn with -c continues the same session", async () => {
+    const before = await serving();
+    const [d, p] = await both(["--emulate", "--json", "-c", "and a breakpoint?"]);
+    expect(d.code).toBe(0);
+    expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    const list = await cachet(["sessions", "--json"], { home });
+    expect(list.stdout.trim().split("\n")).toHaveLength(1);
+    expect(await ledgerTotal(home)).toEqual(await ledgerTotal(twin));
+    expect((await status())!.served).toBe(before.served + 1);
+  });
+
+  test("a few MB of piped stdin arrive whole", async () => {
+    const before = await serving();
+    const input = Array.from({ length: 450_000 }, (_, i) => `w${i % 997}`).join(" ");
+    expect(input.length).toBeGreaterThan(2_000_000);
+    const [d, p] = await both(["--emulate", "--json", "-m", "google/gemini-2.5-flash", "--no-store", "-"], { stdin: input });
+    expect(p.code).toBe(0);
+    expect(d.code).toBe(0);
+    const usage = (r: Run) => ofType(events(r.stdout), "usage")[0]!.input;
+    expect(usage(d)).toBeGreaterThan(100_000);
+    expect(usage(d)).toBe(usage(p));
+    expect((await status())!.served).toBe(before.served + 1);
+  });
+
+  test("a bad flag gives the in-process error and exit 2, and a fresh daemon serves the next turn", async () => {
+    const [d, p] = await both(["--emulate", "--max-tokens", "lots", "hi"]);
+    expect(d.code).toBe(2);
+    expect(d.stderr).toBe(p.stderr);
+    expect(d.stderr).toContain("--max-tokens lots");
+    const next = await serving();
+    const [d2, p2] = await both(["--emulate", "--json", "hello again"]);
+    expect(d2.code).toBe(0);
+    expect(normalize(d2.stdout)).toBe(normalize(p2.stdout));
+    expect((await status())!.served).toBe(next.served + 1);
+  });
+
+  test("a reader closing stdout early (EPIPE): the turn is stored and the exit is 0", async () => {
+    const { served } = await serving();
+    const before = (await ledgerTotal(home)) as { requests: number };
+    const script = `"${BINARY}" --emulate "tell me everything" | head -c1 >/dev/null; echo "exit \${PIPESTATUS[0]}" >&2`;
+    const proc = Bun.spawn(["bash", "-c", script], { env: { ...BASE_ENV, CACHET_EMULATOR_ANSWER_TOKENS: "6000" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const stderr = await new Response(proc.stderr).text();
+    await proc.exited;
+    expect(stderr).toBe("exit 0\n");
+    expect(((await ledgerTotal(home)) as { requests: number }).requests).toBe(before.requests + 1);
+    expect((await status())!.served).toBe(served + 1);
+  });
+});
+
+describe("signals, a busy daemon and a daemon that dies", () => {
+  test("SIGINT mid-answer is forwarded: the in-process line and exit 130; a second turn meanwhile is declined as busy and runs in-process", async () => {
+    await serving();
+    const stalled = background(["--emulate", "--json", "--session", "stall", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
+    await readUntil(stalled.stdout, '"type":"text"');
+    expect((await status())!.busy).toBe(true);
+    // Busy: declined (said with --debug) and run in this process, with the result it has alone.
+    const busy = await cachet(["--emulate", "--json", "--debug", "while busy"], { home });
+    const alone = await cachet(["--emulate", "--json", "--debug", "while busy"], { home: twin, env: { CACHET_NO_DAEMON: "1" } });
+    expect(busy.code).toBe(0);
+    expect(busy.stderr).toContain("the daemon declined this command (the daemon is running another command)");
+    expect(normalize(busy.stdout)).toBe(normalize(alone.stdout));
+    stalled.kill("SIGINT");
+    const [code, stderr] = await Promise.all([stalled.exited, new Response(stalled.stderr).text()]);
+    expect(code).toBe(130);
+    expect(stderr).toStartWith("cachet: interrupted by SIGINT");
+    expect(stderr).toContain("interrupted by SIGINT mid-answer");
+  });
+
+  test("the daemon killed mid-command: one line, exit 1", async () => {
+    const { pid } = await serving();
+    const stalled = background(["--emulate", "--json", "--session", "stall2", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
+    await readUntil(stalled.stdout, '"type":"text"');
+    process.kill(pid, "SIGKILL");
+    const [code, stderr] = await Promise.all([stalled.exited, new Response(stalled.stderr).text()]);
+    expect(code).toBe(1);
+    expect(stderr).toBe("cachet: the daemon stopped during this command (its connection closed before the command ended); run it again (CACHET_NO_DAEMON=1 runs it in this process)\n");
+    // A dead server's socket file is stale: the next turn runs in-process.
+    const after = await cachet(["--emulate", "--json", "after the crash"], { home });
+    expect(after.code).toBe(0);
+  });
+});
+
+describe("declining and the daemon command", () => {
+  test("start, status and stop", async () => {
+    const start = await cachet(["daemon", "start"], { home });
+    expect(start.code).toBe(0);
+    expect(start.stdout).toMatch(/^cachet daemon: running \(pid \d+, socket .*daemon\.sock\)\n$/);
+    const again = await cachet(["daemon", "start"], { home });
+    expect(again.stdout).toMatch(/^cachet daemon: already running \(pid \d+/);
+    expect((await serving()).busy).toBe(false);
+    const stop = await cachet(["daemon", "stop"], { home });
+    expect(stop.stdout).toMatch(/^cachet daemon: stopped \(pid \d+\)\n$/);
+    const none = await cachet(["daemon", "status"], { home });
+    expect(none.code).toBe(1);
+    expect(none.stdout).toBe("cachet daemon: not running\n");
+    expect((await cachet(["daemon", "stop"], { home })).stdout).toBe("cachet daemon: not running\n");
+    expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
+  });
+
+  test("a socket path over the platform's limit: start refuses with exit 2", async () => {
+    const long = `${freshHome()}/${"d".repeat(120)}`;
+    const r = await cachet(["daemon", "start"], { home: long });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("longer than this platform's limit");
+  });
+
+  test("a command other than a turn runs in-process with its usual result", async () => {
+    const { served } = await serving();
+    const r = await cachet(["sessions", "--json"], { home });
+    expect(r.code).toBe(0);
+    expect((await status())!.served).toBe(served);
+  });
+
+  /** Sends `hello` on the socket as a client would and returns the server's first frame. */
+  async function firstFrame(hello: Partial<Hello>): Promise<{ type: number; payload: string }> {
+    const reader = new FrameReader();
+    return new Promise((resolve, reject) => {
+      Bun.connect({
+        unix: `${home}/daemon.sock`,
+        socket: {
+          open(socket) {
+            socket.write(jsonFrame(FRAME.HELLO, { protocol: PROTOCOL_VERSION, version: "0", build: "0", argv: ["hi"], env: BASE_ENV, cwd: home, terminal: [false, false, false], stdin: "null", ...hello }));
+          },
+          data(socket, chunk) {
+            const [frame] = reader.push(chunk);
+            if (frame) {
+              socket.end();
+              resolve({ type: frame.type, payload: text(frame.payload) });
+            }
+          },
+          error: (_s, e) => reject(e),
+        },
+      }).catch(reject);
+    });
+  }
+
+  test("a client of another build is declined, and the stale daemon exits", async () => {
+    await serving();
+    const frame = await firstFrame({ build: "another-build" });
+    expect(frame.type).toBe(FRAME.DECLINE);
+    expect(frame.payload).toContain("this is 0 (build another-build); it stops");
+    await until("the stale daemon to exit", async () => (await status()) === undefined);
+  });
+
+  test("a command line that is not a turn is declined by the daemon itself", async () => {
+    expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
+    const frame = await firstFrame({ version: VERSION, build: BUILD, argv: ["sessions", "list"] });
+    expect(frame.type).toBe(FRAME.DECLINE);
+    expect(frame.payload).toBe("the daemon runs only turns (the run command)");
+  });
+});
