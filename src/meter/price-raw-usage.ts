@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
 import { extrasOf, priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
+import { invalidTokenCount } from "../plugin/raw-token-counts.ts";
 import { usageJson, type UsageJson, type UsageReport } from "../plugin/usage.ts";
 
 /** Inputs of {@link priceRawUsage}. */
@@ -97,34 +98,18 @@ export function priceRawUsage(options: PriceRawUsageOptions): { output: PriceOut
   return { output: toPriceOutput(cost), cost };
 }
 
-/** Keys that hold a token count in the providers' usage shapes: `input_tokens`, `cached_tokens`, `promptTokenCount`, `tokenCount`, … */
-const TOKEN_COUNT_KEY = /tokens$|token_?count$/i;
-
 /**
  * Refuses a token count that is not a whole number ≥ 0 anywhere in the given
- * JSON (a key named like one, with a number, string or boolean value; null is
- * a count the provider left unreported). Provider mappings read such a count
- * as unreported, which would turn bad input into "cost unknown" and exit 0.
+ * JSON (see src/plugin/raw-token-counts.ts). Provider mappings read such a
+ * count as unreported, which would turn bad input into "cost unknown" and exit 0.
  * @throws CachetError INPUT_INVALID naming the field's path and its value.
  */
-function checkTokenCounts(value: unknown, origin: string, path = ""): void {
-  if (Array.isArray(value)) {
-    value.forEach((item, i) => checkTokenCounts(item, origin, `${path}[${i}]`));
-    return;
-  }
-  if (typeof value !== "object" || value === null) return;
-  for (const [key, item] of Object.entries(value)) {
-    const at = path === "" ? key : `${path}.${key}`;
-    if (typeof item === "object") {
-      checkTokenCounts(item, origin, at);
-      continue;
-    }
-    if (!TOKEN_COUNT_KEY.test(key) || (typeof item === "number" && Number.isInteger(item) && item >= 0)) continue;
-    const what = typeof item !== "number" ? `a ${typeof item}` : item < 0 ? "negative" : "not a whole number";
-    throw new CachetError("INPUT_INVALID", `usage ${origin}: ${at} is ${JSON.stringify(item)}, ${what}: a token count is a whole number ≥ 0`, {
-      hint: "pass the provider's usage object as it returned it, with each token count a whole number ≥ 0",
-    });
-  }
+function checkTokenCounts(value: unknown, origin: string): void {
+  const invalid = invalidTokenCount(value);
+  if (!invalid) return;
+  throw new CachetError("INPUT_INVALID", `usage ${origin}: ${invalid.path} is ${invalid.problem}: a token count is a whole number ≥ 0`, {
+    hint: "pass the provider's usage object as it returned it, with each token count a whole number ≥ 0",
+  });
 }
 
 /**

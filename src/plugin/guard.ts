@@ -10,6 +10,7 @@ import type * as v from "valibot";
 import type { RequestContext } from "../context/types.ts";
 import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { PreviousCall, ProviderAdapter, SendOptions } from "./provider.ts";
+import { invalidTokenCount } from "./raw-token-counts.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
 import { AdapterShape, StreamEventShape, UsageReportShape, UsageShape, check, checkWire, isAdapter, isPlainUsageReport, isStreamEvent } from "./validate.ts";
@@ -30,9 +31,11 @@ export interface CallSite {
  */
 export interface HostAdapter extends ProviderAdapter {
   /**
-   * The usage report, or — when the plugin's mapping throws or returns a
-   * wrong value — a report with every count unknown (the raw usage kept) and
-   * a one-line warning naming the plugin, for that request only.
+   * The usage report, or — when the raw usage holds a token count that is
+   * not a whole number ≥ 0 (src/plugin/raw-token-counts.ts), or the plugin's
+   * mapping throws or returns a wrong value — a report with every count
+   * unknown (the raw usage kept) and a one-line warning naming the plugin,
+   * for that request only.
    */
   usageOrUnknown(raw: unknown): { report: UsageReport; warning?: string };
 }
@@ -178,6 +181,12 @@ export function guardAdapter(plugin: string, providerId: string, protocol: Proto
         }
       : {}),
     usageOrUnknown(raw) {
+      // A count the provider sent broken (1e400, -3, 2.5) is its invalid usage, not an unreported count, whatever the mapping would read.
+      const invalid = invalidTokenCount(raw);
+      if (invalid) {
+        const warning = `${plugin}: provider ${providerId}: the provider's usage is invalid: ${invalid.path} is ${invalid.problem}; usage unknown for this request`;
+        return { report: { usage: { ...UNKNOWN_USAGE }, raw, estimates: [warning] }, warning };
+      }
       try {
         return { report: usage(raw) };
       } catch (error) {

@@ -124,8 +124,8 @@ describe("guarded adapter calls", () => {
     expect(thrown(() => bare.createAdapter("acme", CONFIG).render(CONTEXT)).message).toBe("acme: provider acme: render() returned missing headers, segments");
   });
 
-  test("usage returning NaN, a string or a negative count: usage() names the field; usageOrUnknown gives unknown usage and a warning", async () => {
-    for (const [value, shown] of [[Number.NaN, "NaN"], ["12", '"12"'], [-3, "-3"]] as const) {
+  test("usage returning NaN, a string, a negative, fractional or infinite count: usage() names the field; usageOrUnknown gives unknown usage and a warning", async () => {
+    for (const [value, shown] of [[Number.NaN, "NaN"], ["12", '"12"'], [-3, "-3"], [2.5, "2.5"], [Number.POSITIVE_INFINITY, "Infinity"]] as const) {
       const host = await hostWith((api) => api.provider(spec(() => ({ ...good(), usage: (raw: unknown) => ({ raw, usage: { input: value, output: 2 } }) }))));
       const adapter = host.createAdapter("acme", CONFIG);
       expect(thrown(() => adapter.usage({ prompt_tokens: 1 })).message).toStartWith(`acme: provider acme: usage() returned input ${shown} (expected `);

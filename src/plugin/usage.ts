@@ -6,7 +6,7 @@
  * A field is `undefined` (or left out) when the provider did not say; never
  * 0 or NaN for "unknown". Every field is optional so that a count added in a
  * later API version never breaks a plugin built before it: the host reads a
- * missing field as unknown. A present field must be a finite number ≥ 0,
+ * missing field as unknown. A present field must be a whole number ≥ 0,
  * else the host discards the whole usage of that request as unknown, with a
  * warning naming the plugin.
  * Billed input = input + cacheRead + cacheWrite5m + cacheWrite1h.

@@ -21,8 +21,8 @@ import { PROTOCOLS, type WireRequest } from "./wire.ts";
 const base = once(() => ({
   Fn: v.custom<(...args: unknown[]) => unknown>((value) => typeof value === "function"),
   Text: v.pipe(v.string(), v.minLength(1)),
-  /** A token count: finite, ≥ 0. NaN, Infinity, negative numbers and strings are refused. */
-  Count: v.pipe(v.number(), v.finite(), v.minValue(0)),
+  /** A token count: a whole number from 0 to 2^53 − 1. NaN, Infinity, fractions, negative numbers and strings are refused. */
+  Count: v.pipe(v.number(), v.safeInteger(), v.minValue(0)),
 }));
 
 /** The default export of a plugin module. */
@@ -317,8 +317,8 @@ export function isPlainUsageReport(value: unknown): boolean {
     isObject(r.usage) &&
     USAGE_COUNTS.every((key) => isOptionalCount((r.usage as Record<string, unknown>)[key])) &&
     "raw" in r &&
-    (r.providerCostUsd === undefined || isCount(r.providerCostUsd)) &&
-    (r.routerFeeUsd === undefined || isCount(r.routerFeeUsd)) &&
+    (r.providerCostUsd === undefined || isAmount(r.providerCostUsd)) &&
+    (r.routerFeeUsd === undefined || isAmount(r.routerFeeUsd)) &&
     (r.estimates === undefined || isListOf(r.estimates, (item) => typeof item === "string")) &&
     isOptionalString(r.serviceTier) &&
     r.serverToolCalls === undefined &&
@@ -332,8 +332,13 @@ function isOptionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
 }
 
-/** A finite number ≥ 0 (Count in the shapes). */
+/** A whole number from 0 to 2^53 − 1 (Count in the shapes). */
 function isCount(value: unknown): boolean {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** A finite number ≥ 0: an amount of USD. */
+function isAmount(value: unknown): boolean {
   return typeof value === "number" && Number.isFinite(value) && value >= 0;
 }
 
@@ -408,6 +413,7 @@ const EXPECTED: Record<string, string> = {
   finite: "a finite number",
   min_value: "a number ≥ 0",
   integer: "an integer",
+  safe_integer: "a whole number",
   min_length: "a non-empty value",
   starts_with: 'a path starting with "/"',
 };

@@ -5,6 +5,7 @@
 import { edges } from "../edges.ts";
 import { printable } from "../printable.ts";
 import { stdout as defaultStdout } from "../stdout.ts";
+import { storableRaw } from "../plugin/raw-token-counts.ts";
 import { usageJson, type Usage, type UsageJson } from "../plugin/usage.ts";
 
 /** One `--json` line. Every line is an object with a `type`. */
@@ -123,6 +124,6 @@ export function usageEvent(requestId: string, usage: Usage, raw: unknown): JsonE
     type: "usage",
     request_id: requestId,
     ...usageJson(usage),
-    raw,
+    raw: storableRaw(raw),
   };
 }

@@ -4,6 +4,7 @@
  * insert, the update and the read of a ledger row cannot drift apart.
  */
 import type { Block, Message, StablePrefix } from "../context/types.ts";
+import { storableRaw } from "../plugin/raw-token-counts.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { Protocol } from "../plugin/wire.ts";
 import type { LogEntry } from "./log.ts";
@@ -26,7 +27,8 @@ export function ledgerValues(row: LedgerRow): SqlValue[] {
   return [
     row.prefixVersion, row.role, row.provider, row.model, row.protocol, row.startedAt, row.firstTokenAt, row.finishedAt, row.latencyMs, row.ttftMs, row.outputTps,
     u.input ?? null, u.cacheRead ?? null, u.cacheWrite5m ?? null, u.cacheWrite1h ?? null, u.output ?? null, u.reasoning ?? null,
-    row.rawUsage === undefined ? null : JSON.stringify(row.rawUsage), row.costUsd, row.providerCostUsd,
+    // A count past the number range (a provider's 1e400) would be stored as JSON's null: stored as a string saying so.
+    row.rawUsage === undefined ? null : JSON.stringify(storableRaw(row.rawUsage)), row.costUsd, row.providerCostUsd,
     row.providerRequestId, row.affinityKey, row.cacheMode, row.cacheTtl, row.expectedCacheRead, row.status, row.error, row.messageId, row.cacheableMax ?? null, row.finishReason ?? null,
     row.attempt ?? 1, row.usageLowerBound ? 1 : 0, row.requestForm ?? null, row.serviceTier ?? null,
     ...figureValues(row),

@@ -245,3 +245,31 @@ describe("every attempt sent has one ledger row: $0 when provably unbilled, else
     });
   }
 });
+
+describe("a provider usage whose token count is no count (1e400, which parses to infinity; -3; 2.5) is an invalid usage: one warning naming the field, usage and cost unknown, never null or Infinity stored or printed", () => {
+  const cases: [string, string, string][] = [
+    ['{"prompt_tokens":1e400,"completion_tokens":1,"total_tokens":11}', "prompt_tokens is beyond 1.8e308, a number too large to be a count", '{"prompt_tokens":"beyond 1.8e308","completion_tokens":1,"total_tokens":11}'],
+    ['{"prompt_tokens":-3,"completion_tokens":1}', "prompt_tokens is -3, negative", '{"prompt_tokens":-3,"completion_tokens":1}'],
+    ['{"prompt_tokens":12,"completion_tokens":2.5}', "completion_tokens is 2.5, not a whole number", '{"prompt_tokens":12,"completion_tokens":2.5}'],
+  ];
+  test.each(cases)("usage %s", async (usage, problem, stored) => {
+    // Written as text: JSON.stringify could not write 1e400.
+    const body = `{"id":"chatcmpl-u","object":"chat.completion","created":1,"model":"gpt-5","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":${usage}}`;
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { headers: { "content-type": "application/json" } }) });
+    try {
+      const home = freshHome();
+      const r = await cachet(["-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`, "--no-stream", "--json", "hi"], { home, env: { OPENAI_API_KEY: "test-key" } });
+      expect(r.code).toBe(0);
+      expect(r.stderr.split("\n")[0]).toBe(`[warn] openai: provider openai: the provider's usage is invalid: ${problem}; usage unknown for this request`);
+      const lines = r.stdout.split("\n").filter(Boolean);
+      const usageLine = lines.find((l) => l.startsWith('{"type":"usage"'))!;
+      expect(usageLine).toEndWith(`"input":null,"cacheRead":null,"cacheWrite5m":null,"cacheWrite1h":null,"output":null,"reasoning":null,"raw":${stored}}`);
+      expect(JSON.parse(lines.find((l) => l.startsWith('{"type":"cost"'))!).cost_usd).toBeNull();
+      const { requests } = await exported(home);
+      expect(requests.map((q) => [q.status, q.usage, q.costUsd, JSON.stringify(q.rawUsage)])).toEqual([["ok", {}, null, stored]]);
+      expect((await cachet(["cost"], { home })).stdout.split("\n")[0]).toEndWith("openai/gpt-5  cost unknown  in ? · read ? · write ? · out ?");
+    } finally {
+      server.stop(true);
+    }
+  });
+});

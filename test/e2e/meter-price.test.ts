@@ -68,6 +68,23 @@ describe.skipIf(!built)("cachet price (compiled binary)", () => {
     expect(fractional.stdout).toBe("");
     expect(fractional.stderr.split("\n")[0]).toBe(`cachet: usage ${file}: output_tokens is 1.5, not a whole number: a token count is a whole number ≥ 0`);
   });
+
+  test("a token count past the number range (1e400, which JSON parsers read as infinity) or past exact integers is refused, exit 3, naming it as such, never as null", () => {
+    const cases = [
+      ['{"input_tokens":1e400,"output_tokens":5}', "input_tokens is beyond 1.8e308, a number too large to be a count"],
+      ['{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":-1e400}', "cache_read_input_tokens is beyond -1.8e308, a number too large to be a count"],
+      ['{"input_tokens":1e300,"output_tokens":5}', "input_tokens is 1e+300, too large to count exactly (above 9007199254740991)"],
+    ];
+    for (const [usage, problem] of cases) {
+      for (const json of [[], ["--json"]]) {
+        const r = run(["price", "--model", "anthropic/claude-sonnet-4-5", "--usage", "-", ...json], usage);
+        expect({ usage, json, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+          usage, json, code: 3, stdout: "",
+          stderr: `cachet: usage stdin: ${problem}: a token count is a whole number ≥ 0\n  hint: pass the provider's usage object as it returned it, with each token count a whole number ≥ 0\n`,
+        });
+      }
+    }
+  });
 });
 
 describe.skipIf(!built)("cachet prices update (compiled binary)", () => {
