@@ -36,6 +36,8 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     argv,
     env: process.env as Record<string, string>,
     cwd: process.cwd(),
+    umask: process.umask(),
+    uid: process.getuid?.() ?? -1,
     terminal: [processEdges.isTerminal(0), processEdges.isTerminal(1), processEdges.isTerminal(2)],
     stdin: await stdinKind(),
   };

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /**
  * Most bytes of a unix socket path the platform's `sockaddr_un.sun_path`
@@ -62,6 +62,10 @@ export interface Hello {
   /** The client's whole environment. */
   env: Record<string, string>;
   cwd: string;
+  /** The client's file mode creation mask: files the command creates get the client's modes. */
+  umask: number;
+  /** The client's user id (-1 where the platform has none): a daemon serves its own user only. */
+  uid: number;
   /** Whether fd 0, 1 and 2 are terminals. */
   terminal: [boolean, boolean, boolean];
   stdin: StdinKind;

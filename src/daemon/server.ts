@@ -160,6 +160,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
     if (commandOf(hello.argv, hello.terminal[0]) !== "run") return "the daemon runs only turns (the run command)";
     // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
     if (words.includes("--help") || words.includes("-h")) return "help is shown by the client itself";
+    if (hello.uid !== (process.getuid?.() ?? -1)) return "the client runs as another user";
     if (hello.stdin === "other") return "stdin is neither a terminal, a pipe, a file nor the null device";
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
@@ -172,7 +173,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
   }
 
   async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
-    const saved = { env: { ...process.env }, cwd: process.cwd(), argv: process.argv, exitCode: process.exitCode };
+    const saved = { env: { ...process.env }, cwd: process.cwd(), argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
     state.onFrame = (frame) => {
       // The client went away before the command ended: its process is gone, as if killed.
@@ -182,6 +183,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
     for (const frame of early) state.onFrame(frame);
     replaceEnv(hello.env);
     process.chdir(hello.cwd);
+    process.umask(hello.umask);
     process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
     process.exitCode = undefined;
     const unbind = bindEdges(remote.edges);
@@ -199,6 +201,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
     unbind();
     replaceEnv(saved.env);
     process.chdir(saved.cwd);
+    process.umask(saved.umask);
     process.argv = saved.argv;
     process.exitCode = saved.exitCode;
     state.onFrame = () => {};

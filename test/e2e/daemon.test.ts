@@ -230,7 +230,7 @@ describe("declining and the daemon command", () => {
         unix: `${home}/daemon.sock`,
         socket: {
           open(socket) {
-            socket.write(jsonFrame(FRAME.HELLO, { protocol: PROTOCOL_VERSION, version: "0", build: "0", argv: ["hi"], env: BASE_ENV, cwd: home, terminal: [false, false, false], stdin: "null", ...hello }));
+            socket.write(jsonFrame(FRAME.HELLO, { protocol: PROTOCOL_VERSION, version: "0", build: "0", argv: ["hi"], env: BASE_ENV, cwd: home, umask: 0o022, uid: process.getuid!(), terminal: [false, false, false], stdin: "null", ...hello }));
           },
           data(socket, chunk) {
             const [frame] = reader.push(chunk);
