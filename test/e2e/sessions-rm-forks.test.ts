@@ -83,3 +83,30 @@ test("sessions rm of a session with 12 forks: the refusal names the first 10 wit
   });
   expect((await sessionIds(home)).length).toBe(13);
 });
+
+test("--json refusals outside a run (sessions rm of a session with forks among them) print nothing on stdout, one error line and hint on stderr, and a non-zero exit, as README says; only a run's JSON-lines stream carries an `error` line", async () => {
+  const home = freshHome();
+  const parent = await turn(home, ["--session", "p", "hello"]);
+  const fork = await turn(home, ["--fork=p", "a fork"]);
+  const refusals: Array<[string[], number, string]> = [
+    [["sessions", "rm", "p", "--json"], 2, `cachet: session p has forks; --force would remove it and 1 more: ${fork} (fork of p)`],
+    [["sessions", "show", "nosuch", "--json"], 2, 'cachet: no session "nosuch"'],
+    [["cost", "nosuch", "--json"], 2, 'cachet: no session "nosuch"'],
+    [["why", "r_nosuch", "--json"], 2, 'cachet: no request "r_nosuch" in the ledger'],
+    [["compact", "--session", "nosuch", "--json"], 2, 'cachet: no session "nosuch"'],
+    [["stats", "--since", "bogus", "--json"], 2, 'cachet: --since "bogus" is neither a duration nor a date that exists'],
+    [["models", "--provider", "nope", "--json"], 2, 'cachet: the price catalog has no provider "nope"'],
+    [["price", "--model", "openai/gpt-4o", "--usage", "-", "--json"], 3, "cachet: malformed JSON in usage stdin"],
+  ];
+  for (const [args, code, first] of refusals) {
+    const r = await cachet(args, { home, stdin: "{nope" });
+    const lines = r.stderr.split("\n");
+    expect({ args, code: r.code, stdout: r.stdout, first: lines[0]!.startsWith(first), hint: lines[1]!.startsWith("  hint: "), lines: lines.length }).toEqual({ args, code, stdout: "", first: true, hint: true, lines: 3 });
+  }
+  // Nothing was removed by the refusal.
+  expect(await sessionIds(home)).toEqual([parent, fork].sort());
+  // A run's --json stdout is a stream of events: its refusal is an `error` line there.
+  const run = await cachet(["--emulate", "--json", "--session", "s_nosuch00000", "hi"], { home });
+  expect(run.code).toBe(2);
+  expect(events(run.stdout).map((e) => [e.type, e.code])).toEqual([["error", "SESSION_NOT_FOUND"]]);
+});
