@@ -127,6 +127,13 @@ describe("models listing", () => {
     expect(pro).toMatchObject({ input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: null, context: 1048576 });
     expect(pro.tiers).toEqual([{ size: 200000, input: 2.5, output: 15, cacheRead: 0.25, cacheWrite: null }]);
     expect(rows.every((r) => r.id.startsWith("google/"))).toBe(true);
-    expect(formatModels([pro])).toMatch(/google\/gemini-2\.5-pro\s+1\.25\s+10\s+0\.125\s+-\s+1048576\s+>200000: 2\.5\/15/);
+    expect(pro.maxOutput).toBe(65536);
+    expect(formatModels([pro])).toBe(
+      [
+        "model                  in $/M  out $/M  read $/M  write $/M  context  max out  tiers",
+        "google/gemini-2.5-pro    1.25       10     0.125          -  1048576    65536  >200000: 2.5/15",
+        "",
+      ].join("\n"),
+    );
   });
 });

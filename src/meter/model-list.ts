@@ -42,14 +42,16 @@ export function listModels(catalog: Catalog, provider?: string, shownAs?: string
   return rows.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-/** A text table of {@link listModels} rows: id, in/out/read/write $/M, context, tiers. */
+/** A text table of {@link listModels} rows: id, in/out/read/write $/M, context and output limits (tokens), tiers. */
 export function formatModels(rows: readonly ModelRow[]): string {
-  const price = (v: number | null): string => (v === null ? "-" : String(v));
-  const table = [["model", "in $/M", "out $/M", "read $/M", "write $/M", "context", "tiers"]];
+  const known = (v: number | null): string => (v === null ? "-" : String(v));
+  const table = [["model", "in $/M", "out $/M", "read $/M", "write $/M", "context", "max out", "tiers"]];
   for (const r of rows) {
-    const tiers = r.tiers.map((t) => `>${t.size}: ${price(t.input)}/${price(t.output)}`).join(", ");
-    table.push([r.id, price(r.input), price(r.output), price(r.cacheRead), price(r.cacheWrite), r.context === null ? "-" : String(r.context), tiers]);
+    const tiers = r.tiers.map((t) => `>${t.size}: ${known(t.input)}/${known(t.output)}`).join(", ");
+    table.push([r.id, known(r.input), known(r.output), known(r.cacheRead), known(r.cacheWrite), known(r.context), known(r.maxOutput), tiers]);
   }
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return `${table.map((row) => row.map((cell, i) => (i === 0 || i === 6 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd()).join("\n")}\n`;
+  const last = table[0]!.length - 1;
+  // Names and tiers read left to right; figures line up on their last digit.
+  return `${table.map((row) => row.map((cell, i) => (i === 0 || i === last ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ").trimEnd()).join("\n")}\n`;
 }

@@ -103,3 +103,28 @@ test("stats --help keeps its option column narrow (--by=<GROUP>, the groups in t
     stderr: 'cachet: --by "week" is not a grouping\n  hint: use --by with one of session, model, role, day, request, client\n',
   });
 });
+
+test("models: the text table has the output-token limit beside the context window, under a `max out` header, aligned, the same figures as --json's `context` and `maxOutput`", async () => {
+  const home = freshHome();
+  for (const provider of ["anthropic", "openai"]) {
+    const text = await cachet(["models", "--provider", provider], { home });
+    const json = await cachet(["models", "--provider", provider, "--json"], { home });
+    expect([text.code, json.code, text.stderr, json.stderr]).toEqual([0, 0, "", ""]);
+    const rows = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: string; context: number | null; maxOutput: number | null });
+    const [header, ...lines] = text.stdout.trimEnd().split("\n");
+    expect(header!.split(/\s{2,}/)).toEqual(["model", "in $/M", "out $/M", "read $/M", "write $/M", "context", "max out", "tiers"]);
+    expect(lines).toHaveLength(rows.length);
+    // Right-aligned: each figure ends where its header ends.
+    const contextEnd = header!.indexOf("context") + "context".length;
+    const maxOutEnd = header!.indexOf("max out") + "max out".length;
+    const shown = (v: number | null) => (v === null ? "-" : String(v));
+    for (const [i, row] of rows.entries()) {
+      const line = lines[i]!;
+      expect({ id: row.id, line: line.startsWith(`${row.id} `), context: line.slice(0, contextEnd).trimEnd().split(" ").at(-1), maxOut: line.slice(0, maxOutEnd).trimEnd().split(" ").at(-1) }).toEqual({
+        id: row.id, line: true, context: shown(row.context), maxOut: shown(row.maxOutput),
+      });
+    }
+    expect(rows.filter((r) => r.maxOutput !== null).length).toBeGreaterThan(5);
+  }
+  expect((await cachet(["models", "--provider", "anthropic"], { home })).stdout.split("\n").find((l) => l.startsWith("anthropic/claude-sonnet-4-6 "))).toMatch(/ 1000000 {4}64000(\s|$)/);
+});
