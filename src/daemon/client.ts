@@ -26,6 +26,8 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (commandOf(argv, processEdges.isTerminal(0)) !== "run") return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path)) return false;
+  // What stdin is (one or two stats) is asked while the socket connects.
+  const kind = stdinKind();
   const connection = await connect(path);
   if (!connection) return false;
   const { wire, frames } = connection;
@@ -39,7 +41,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     umask: process.umask(),
     uid: process.getuid?.() ?? -1,
     terminal: [processEdges.isTerminal(0), processEdges.isTerminal(1), processEdges.isTerminal(2)],
-    stdin: await stdinKind(),
+    stdin: await kind,
   };
   // Signals that come while the daemon decides are held: on a decline they reach this process as if it had run alone.
   const held: NodeJS.Signals[] = [];

@@ -50,6 +50,9 @@ export async function serve(options: ServerOptions): Promise<Server> {
   const dispatch = await warmUp();
   const startedAt = Date.now();
   const ownEnv = { ...process.env };
+  // Between commands the daemon sits in its data directory: never in a directory a user may want to remove or unmount.
+  const home = process.getBuiltinModule("node:path").dirname(options.socket);
+  process.chdir(home);
   const imported = new ImportedFiles();
   const maxCommands = options.maxCommands ?? 500;
   const maxRss = options.maxRssBytes ?? 1.5 * 2 ** 30;
@@ -136,16 +139,28 @@ export async function serve(options: ServerOptions): Promise<Server> {
     clearTimeout(idle);
     const early: Frame[] = [];
     state.onFrame = (f) => void early.push(f);
-    const reason = await refusal(hello);
+    const reason = refusal(hello) ?? enter(hello.cwd);
     const changed = reason === undefined ? await imported.changed() : undefined;
     if (reason !== undefined || changed !== undefined || early.some((f) => f.type === -1)) {
       busy = false;
+      process.chdir(home);
       await decline(wire, reason ?? `plugin file ${changed} changed since the daemon imported it; it restarts`);
       if (changed !== undefined) return restart();
       if (stopping) return process.exit(0);
       return armIdle();
     }
     await run(wire, hello, state, early);
+  }
+
+  /** Moves into the client's working directory; why not when it cannot (it was removed). */
+  function enter(cwd: string): string | undefined {
+    try {
+      process.chdir(cwd);
+      return undefined;
+    } catch {
+      process.chdir(home);
+      return `the working directory ${cwd} cannot be entered`;
+    }
   }
 
   /** Stops taking commands, and exits unless one is running (its end exits). */
@@ -155,7 +170,7 @@ export async function serve(options: ServerOptions): Promise<Server> {
   }
 
   /** Why the daemon will not run `hello`'s command, or undefined when it will. */
-  async function refusal(hello: Hello): Promise<string | undefined> {
+  function refusal(hello: Hello): string | undefined {
     const words = hello.argv.slice(0, hello.argv.includes("--") ? hello.argv.indexOf("--") : undefined);
     if (commandOf(hello.argv, hello.terminal[0]) !== "run") return "the daemon runs only turns (the run command)";
     // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
@@ -165,15 +180,11 @@ export async function serve(options: ServerOptions): Promise<Server> {
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
     if (otherStateDirs(hello.env, ownEnv)) return "the client's config or data directory differs from the daemon's";
-    const cwd = await Bun.file(hello.cwd)
-      .stat()
-      .catch(() => undefined);
-    if (!cwd?.isDirectory()) return `the working directory ${hello.cwd} is gone`;
     return undefined;
   }
 
   async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
-    const saved = { env: { ...process.env }, cwd: process.cwd(), argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
+    const saved = { env: { ...process.env }, cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
     state.onFrame = (frame) => {
       // The client went away before the command ended: its process is gone, as if killed.
@@ -182,7 +193,6 @@ export async function serve(options: ServerOptions): Promise<Server> {
     };
     for (const frame of early) state.onFrame(frame);
     replaceEnv(hello.env);
-    process.chdir(hello.cwd);
     process.umask(hello.umask);
     process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
     process.exitCode = undefined;

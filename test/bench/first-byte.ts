@@ -8,6 +8,10 @@
  * conversation does: its checks before sending (compaction, context window)
  * meet text whose tokens no memo knows.
  *
+ * Then the same two kinds of turn through the resident daemon (`cachet daemon
+ * run` on the bench's home, warmed with a few turns first): the client's start,
+ * the socket hop and the warm daemon's work before the request.
+ *
  * The server is a raw TCP listener, so "first byte" is the first bytes read
  * off the socket, not the moment an HTTP server has parsed the headers; it
  * answers once the request is complete. Both times come from this process's
@@ -75,13 +79,17 @@ const trivial = await trivialBinary();
 const fresh: number[] = [];
 const continued: number[] = [];
 const whole: number[] = [];
+const daemonFresh: number[] = [];
+const daemonContinued: number[] = [];
+const daemonWhole: number[] = [];
+const env = { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench" };
 
 /** Runs cachet once with `args` before the prompt and returns the time from its spawn to the request's first byte, ms. */
 async function firstByteOf(args: string[], prompt: string): Promise<number> {
   arrived = undefined;
   const started = performance.now();
   const proc = Bun.spawn([BINARY, ...args, "--no-stream", "-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`, prompt], {
-    env: { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench" },
+    env,
     stdio: ["ignore", "ignore", "pipe"],
   });
   const code = await proc.exited;
@@ -104,6 +112,27 @@ try {
     continued.push(nextTurn);
     whole.push(trivialRun.wallMs);
   }
+  // The daemon: started in the foreground on the same home, serving once its socket answers.
+  const daemon = Bun.spawn([BINARY, "daemon", "run"], { env, stdio: ["ignore", "ignore", "ignore"] });
+  try {
+    while ((await Bun.spawn([BINARY, "daemon", "status"], { env, stdio: ["ignore", "ignore", "ignore"] }).exited) !== 0) {
+      if (daemon.exitCode !== null) throw new Error(`cachet daemon run exited ${daemon.exitCode}`);
+    }
+    for (let i = 0; i < WARMUP + RUNS; i++) {
+      const newSession = await firstByteOf([], `daemon hello ${i}`);
+      const nextTurn = await firstByteOf(["-c"], `and then in the daemon ${i}?`);
+      const trivialRun = await timeRun([trivial]);
+      if (i < WARMUP) continue;
+      daemonFresh.push(newSession);
+      daemonContinued.push(nextTurn);
+      daemonWhole.push(trivialRun.wallMs);
+    }
+    const served = await new Response(Bun.spawn([BINARY, "daemon", "status"], { env, stdout: "pipe" }).stdout).text();
+    console.log(`first-byte: ${served.trim()}`);
+  } finally {
+    await Bun.spawn([BINARY, "daemon", "stop"], { env, stdio: ["ignore", "ignore", "ignore"] }).exited;
+    daemon.kill();
+  }
 } finally {
   server.stop(true);
   rmSync(home, { recursive: true, force: true });
@@ -116,3 +145,11 @@ for (const [label, runs] of [["new session", fresh], ["continued (-c)", continue
 console.log(`first-byte: trivial compiled Bun program, whole run, interleaved: median ${t.toFixed(1)} ms`);
 ratio("first_byte.vs_bun", median(fresh) / t, 1.5);
 ratio("first_byte.continued_vs_bun", median(continued) / t, 1.5);
+
+const td = median(daemonWhole);
+for (const [label, runs] of [["new session", daemonFresh], ["continued (-c)", daemonContinued]] as const) {
+  console.log(`first-byte: through the daemon, ${label}, ${RUNS} runs: median ${median(runs).toFixed(1)} ms (min ${Math.min(...runs).toFixed(1)}, max ${Math.max(...runs).toFixed(1)})`);
+}
+console.log(`first-byte: trivial compiled Bun program, interleaved with the daemon's turns: median ${td.toFixed(1)} ms`);
+ratio("first_byte.daemon_vs_bun", median(daemonFresh) / td, 1.5);
+ratio("first_byte.daemon_continued_vs_bun", median(daemonContinued) / td, 1.5);
