@@ -106,7 +106,7 @@ export function processStdin(): ChunkSource {
     open: async () => {
       const stat = await stdinStat();
       // `cachet … < DIR`: the shell opens a directory, which no read can serve.
-      if (stat?.isDirectory()) throw new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: "redirect a file (cachet \"PROMPT\" < FILE), or pipe text in" });
+      if (stat?.isDirectory()) throw stdinIsDirectory();
       if (stat?.isFile()) return fileReader(0);
       // Scripts and CI run with `< /dev/null`: a stream, its reader and the first-byte timer cost about 0.7 ms before
       // the request, to read nothing.
@@ -114,6 +114,11 @@ export function processStdin(): ChunkSource {
       return (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as ChunkReader;
     },
   };
+}
+
+/** The error of a stdin that is a directory (`cachet … < DIR`), whose open no read can serve; the daemon raises it too. */
+export function stdinIsDirectory(): CachetError {
+  return new CachetError("INPUT_INVALID", "stdin: is a directory, not a file", { hint: 'redirect a file (cachet "PROMPT" < FILE), or pipe text in' });
 }
 
 /** Bytes asked of a redirected file at a time. */

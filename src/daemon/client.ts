@@ -26,7 +26,8 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (commandOf(argv, processEdges.isTerminal(0)) !== "run") return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path)) return false;
-  // What stdin is (one or two stats) is asked while the socket connects.
+  // What stdin is (one or two stats on the runtime's thread pool) is asked while the socket connects and the daemon
+  // starts the command: it needs the answer only once the command opens stdin.
   const kind = stdinKind();
   const connection = await connect(path);
   if (!connection) return false;
@@ -41,7 +42,6 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     umask: process.umask(),
     uid: process.getuid?.() ?? -1,
     terminal: [processEdges.isTerminal(0), processEdges.isTerminal(1), processEdges.isTerminal(2)],
-    stdin: await kind,
   };
   // Signals that come while the daemon decides are held: on a decline they reach this process as if it had run alone.
   const held: NodeJS.Signals[] = [];
@@ -56,6 +56,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     for (const [name, handler] of handlers) process.off(name, handler);
   };
   wire.send(jsonFrame(FRAME.HELLO, hello));
+  void kind.then((k) => wire.send(encodeFrame(FRAME.STDIN_KIND, k)));
   const firstFrame = await frames.next();
   if (firstFrame === undefined || firstFrame.type === FRAME.DECLINE) {
     unhook();
@@ -131,14 +132,14 @@ async function stdinKind(): Promise<StdinKind> {
   const stat = await Bun.stdin.stat().catch(() => undefined);
   if (!stat) return "null";
   if (stat.isFile()) return "file";
-  if (stat.isFIFO() || stat.isSocket()) return "pipe";
+  if (stat.isDirectory()) return "directory";
   if (stat.isCharacterDevice()) {
     const dev = await Bun.file("/dev/null")
       .stat()
       .catch(() => undefined);
-    return stat.rdev === dev?.rdev ? "null" : "pipe";
+    if (stat.rdev === dev?.rdev) return "null";
   }
-  return "other";
+  return "pipe";
 }
 
 /**

@@ -9,7 +9,7 @@
 import { join } from "node:path";
 
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /**
  * Most bytes of a unix socket path the platform's `sockaddr_un.sun_path`
@@ -18,7 +18,7 @@ export const PROTOCOL_VERSION = 2;
  */
 export const SOCKET_PATH_MAX = process.platform === "linux" ? 107 : 103;
 
-/** Frame types. Client → server: HELLO, CONTROL, STDIN_DATA, STDIN_END, STDOUT_ACK, SIGNAL. Server → client: the rest. */
+/** Frame types. Client → server: HELLO, CONTROL, STDIN_DATA, STDIN_END, STDOUT_ACK, SIGNAL, STDIN_KIND. Server → client: the rest. */
 export const FRAME = {
   /** Client: the command's header (JSON {@link Hello}). */
   HELLO: 1,
@@ -32,6 +32,8 @@ export const FRAME = {
   STDOUT_ACK: 5,
   /** Client: a signal reached the client (payload: its name, e.g. "SIGINT"). */
   SIGNAL: 6,
+  /** Client: what its stdin is (payload: a {@link StdinKind}), sent once known, after HELLO. */
+  STDIN_KIND: 7,
   /** Server: the command is not run here (payload: the reason); the client runs it itself. */
   DECLINE: 16,
   /** Server: stdout bytes (u32 seq + bytes); the client acknowledges each. */
@@ -49,7 +51,7 @@ export const FRAME = {
 } as const;
 
 /** What stdin (fd 0) of the client is: decides whether and how the server may read it. */
-export type StdinKind = "terminal" | "null" | "pipe" | "file" | "other";
+export type StdinKind = "terminal" | "null" | "pipe" | "file" | "directory";
 
 /** The header a client sends first. */
 export interface Hello {
@@ -66,9 +68,8 @@ export interface Hello {
   umask: number;
   /** The client's user id (-1 where the platform has none): a daemon serves its own user only. */
   uid: number;
-  /** Whether fd 0, 1 and 2 are terminals. */
+  /** Whether fd 0, 1 and 2 are terminals. What fd 0 is follows in a STDIN_KIND frame (asked while the daemon starts the command). */
   terminal: [boolean, boolean, boolean];
-  stdin: StdinKind;
 }
 
 /** A control request: `daemon status` asks for {@link Status}, `daemon stop` asks the server to exit. */

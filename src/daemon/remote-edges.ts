@@ -3,8 +3,8 @@
  * server runs for it reads the client's stdin, writes its stdout and stderr,
  * gets its signals and ends with its exit code, all through one connection.
  */
-import type { ChunkReader, ChunkSource, Edges, StdoutSink } from "../edges.ts";
-import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, splitU32, text, u32Frame } from "./protocol.ts";
+import { type ChunkReader, type ChunkSource, type Edges, type StdoutSink, stdinIsDirectory } from "../edges.ts";
+import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, splitU32, type StdinKind, text, u32Frame } from "./protocol.ts";
 import type { Wire } from "./wire.ts";
 
 /** Stdin bytes the client may send ahead of the command's reads: what either side holds at most, besides one read's chunk. */
@@ -68,7 +68,7 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
       return ended;
     },
     deliver(frame) {
-      if (frame.type === FRAME.STDIN_DATA || frame.type === FRAME.STDIN_END) stdin.deliver(frame);
+      if (frame.type === FRAME.STDIN_DATA || frame.type === FRAME.STDIN_END || frame.type === FRAME.STDIN_KIND) stdin.deliver(frame);
       else if (frame.type === FRAME.STDOUT_ACK) stdout.deliver(frame);
       else if (frame.type === FRAME.SIGNAL) {
         const name = text(frame.payload) as NodeJS.Signals;
@@ -138,14 +138,21 @@ function remoteStdin(wire: Wire, hello: Hello) {
     },
     releaseLock() {},
   };
+  let knownKind!: (kind: StdinKind) => void;
+  const kind = new Promise<StdinKind>((resolve) => (knownKind = resolve));
   const source: ChunkSource = {
     isTTY: hello.terminal[0],
-    // The null device is never read, as src/edges.ts's own source does not read it.
-    open: async () => (hello.stdin === "null" ? undefined : reader),
+    // As src/edges.ts's own source: a directory cannot be read, the null device is not.
+    open: async () => {
+      const what = await kind;
+      if (what === "directory") throw stdinIsDirectory();
+      return what === "null" ? undefined : reader;
+    },
   };
   return {
     source,
     deliver(frame: Frame) {
+      if (frame.type === FRAME.STDIN_KIND) return knownKind(text(frame.payload) as StdinKind);
       if (done) return;
       if (frame.type === FRAME.STDIN_DATA) {
         outstanding = Math.max(0, outstanding - frame.payload.byteLength);

@@ -176,7 +176,6 @@ export async function serve(options: ServerOptions): Promise<Server> {
     // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
     if (words.includes("--help") || words.includes("-h")) return "help is shown by the client itself";
     if (hello.uid !== (process.getuid?.() ?? -1)) return "the client runs as another user";
-    if (hello.stdin === "other") return "stdin is neither a terminal, a pipe, a file nor the null device";
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
     if (otherStateDirs(hello.env, ownEnv)) return "the client's config or data directory differs from the daemon's";

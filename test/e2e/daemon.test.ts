@@ -133,6 +133,29 @@ describe("a turn through the daemon", () => {
     expect((await status())!.served).toBe(before.served + 1);
   });
 
+  test("stdin redirected from a file or a directory: the in-process answer and error", async () => {
+    const { served } = await serving();
+    const file = `${twin}/input.txt`;
+    await Bun.write(file, "notes from a file\n");
+    const shell = async (h: string, redirect: string, env: Record<string, string> = {}) => {
+      const proc = Bun.spawn(["bash", "-c", `"${BINARY}" --emulate --json -m openai/gpt-5 summarise ${redirect}`], { env: { ...BASE_ENV, HOME: h, CACHET_HOME: h, ...env }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { stdout, stderr, code };
+    };
+    const fromFile = await shell(home, `< "${file}"`);
+    expect((await status())!.served).toBe(served + 1);
+    const fromFileAlone = await shell(twin, `< "${file}"`, { CACHET_NO_DAEMON: "1" });
+    expect(fromFile.code).toBe(0);
+    expect(fromFile.stderr).toBe(fromFileAlone.stderr);
+    expect(normalize(fromFile.stdout)).toBe(normalize(fromFileAlone.stdout));
+    const fromDir = await shell(home, `< "${twin}"`);
+    const fromDirAlone = await shell(twin, `< "${twin}"`, { CACHET_NO_DAEMON: "1" });
+    expect(fromDir.code).toBe(3);
+    expect(fromDir.stderr).toBe(fromDirAlone.stderr);
+    expect(fromDir.stderr).toContain("stdin: is a directory");
+    expect(normalize(fromDir.stdout)).toBe(normalize(fromDirAlone.stdout));
+  });
+
   test("a bad flag gives the in-process error and exit 2, and a fresh daemon serves the next turn", async () => {
     const [d, p] = await both(["--emulate", "--max-tokens", "lots", "hi"]);
     expect(d.code).toBe(2);
@@ -230,7 +253,7 @@ describe("declining and the daemon command", () => {
         unix: `${home}/daemon.sock`,
         socket: {
           open(socket) {
-            socket.write(jsonFrame(FRAME.HELLO, { protocol: PROTOCOL_VERSION, version: "0", build: "0", argv: ["hi"], env: BASE_ENV, cwd: home, umask: 0o022, uid: process.getuid!(), terminal: [false, false, false], stdin: "null", ...hello }));
+            socket.write(jsonFrame(FRAME.HELLO, { protocol: PROTOCOL_VERSION, version: "0", build: "0", argv: ["hi"], env: BASE_ENV, cwd: home, umask: 0o022, uid: process.getuid!(), terminal: [false, false, false], ...hello }));
           },
           data(socket, chunk) {
             const [frame] = reader.push(chunk);
