@@ -8,6 +8,7 @@
  * and requests other clients sent through `cachet proxy` are theirs.
  */
 import type { Database } from "bun:sqlite";
+import { toUsd } from "../meter/money.ts";
 
 /**
  * Migration adding the column and its index. Rows recorded before it did not
@@ -39,16 +40,37 @@ export const LEDGER_SPEND_MIGRATION = `
 export const SESSION_SPEND_MIGRATION = `CREATE INDEX requests_session_spend ON requests(session_id, spend_emulated, cost_usd) WHERE spend_emulated IS NOT NULL;`;
 
 /**
+ * Migration making both spend indexes cover the exact cost (`cost_pico`,
+ * whole pico-USD) that the sums now read instead of the float `cost_usd`: a
+ * million float costs summed drift from their exact total, integers do not.
+ * Every row since the figures migration carries its cost_pico; one that
+ * counts toward a spend without it gets it from cost_usd as that migration
+ * gave it, so the spend counts the same rows. The indexes keep their names.
+ */
+export const PICO_SPEND_MIGRATION = `
+  UPDATE requests SET cost_pico = CAST(ROUND(cost_usd * 1e12) AS INTEGER) WHERE spend_emulated IS NOT NULL AND cost_pico IS NULL AND cost_usd IS NOT NULL;
+  DROP INDEX requests_spend;
+  CREATE INDEX requests_spend ON requests(spend_emulated, started_at, cost_pico) WHERE spend_emulated IS NOT NULL;
+  DROP INDEX requests_session_spend;
+  CREATE INDEX requests_session_spend ON requests(session_id, spend_emulated, cost_pico) WHERE spend_emulated IS NOT NULL;
+`;
+
+/**
  * USD the ledger counts toward the real or emulated spend over the requests
- * started in [startMs, endMs) (Unix epoch ms). Unpriced rows add nothing.
+ * started in [startMs, endMs) (Unix epoch ms): the exact sum of their costs,
+ * as the nearest double. Unpriced rows add nothing.
  */
 export function ledgerSpend(db: Database, emulated: boolean, span: { startMs: number; endMs: number }): number {
-  const row = db.query("SELECT TOTAL(cost_usd) AS total FROM requests WHERE spend_emulated = ? AND started_at >= ? AND started_at < ?").get(emulated ? 1 : 0, span.startMs, span.endMs) as { total: number };
-  return row.total;
+  return picoTotal(db, "SELECT SUM(cost_pico) AS pico FROM requests WHERE spend_emulated = ? AND started_at >= ? AND started_at < ?", emulated ? 1 : 0, span.startMs, span.endMs);
 }
 
-/** USD the ledger counts toward the real or emulated spend of one session. */
+/** USD the ledger counts toward the real or emulated spend of one session: the exact sum, as the nearest double. */
 export function ledgerSessionSpend(db: Database, emulated: boolean, sessionId: string): number {
-  const row = db.query("SELECT TOTAL(cost_usd) AS total FROM requests WHERE session_id = ? AND spend_emulated = ?").get(sessionId, emulated ? 1 : 0) as { total: number };
-  return row.total;
+  return picoTotal(db, "SELECT SUM(cost_pico) AS pico FROM requests WHERE session_id = ? AND spend_emulated = ?", sessionId, emulated ? 1 : 0);
+}
+
+/** A SUM of whole pico-USD read as a bigint (past 2^53 a double would round it), in USD. */
+function picoTotal(db: Database, sql: string, ...params: (string | number)[]): number {
+  const { pico } = db.query(sql).safeIntegers(true).get(...params) as { pico: bigint | null };
+  return pico === null ? 0 : toUsd(pico * 1_000_000n);
 }

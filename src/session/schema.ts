@@ -4,7 +4,7 @@
  * entry, never by editing an old one (users' databases already ran it).
  */
 
-import { LEDGER_SPEND_MIGRATION, SESSION_SPEND_MIGRATION } from "../budget/ledger-spend.ts";
+import { LEDGER_SPEND_MIGRATION, PICO_SPEND_MIGRATION, SESSION_SPEND_MIGRATION } from "../budget/ledger-spend.ts";
 import { COMPACTION_MIGRATION } from "./compactions.ts";
 import { FIGURES_MIGRATION } from "./ledger-figures.ts";
 import { MESSAGE_PARTS_MIGRATION } from "./message-parts.ts";
@@ -188,4 +188,6 @@ export const MIGRATIONS: readonly string[] = [
   LEDGER_SPEND_MIGRATION,
   // A session's spend read by its own covering index (src/budget/ledger-spend.ts).
   SESSION_SPEND_MIGRATION,
+  // Both spend indexes cover the exact cost in pico-USD, which the budget sums instead of the float cost_usd.
+  PICO_SPEND_MIGRATION,
 ];
