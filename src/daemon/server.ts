@@ -268,9 +268,17 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * Loads what a run loads before its request (the command, its stages and
  * every built-in provider adapter with its SDK), opening nothing of the
  * user's: a file opened now could be replaced before the command that reads it.
+ * A store a turn opens is kept open for the next (src/session/database.ts
+ * keepConnectionsOpen), which opens it again if the file was replaced.
  */
 async function warmUp(): Promise<Dispatch> {
-  const [{ dispatch }, { commands }, { builtinPlugins }] = await Promise.all([import("../cli/dispatch.ts"), import("../cli/index.ts"), import("../../plugins/index.ts")]);
+  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }] = await Promise.all([
+    import("../cli/dispatch.ts"),
+    import("../cli/index.ts"),
+    import("../../plugins/index.ts"),
+    import("../session/database.ts"),
+  ]);
+  keepConnectionsOpen();
   await Promise.all([
     commands.run!.load(),
     import("../run/command.ts"),

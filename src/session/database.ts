@@ -39,7 +39,74 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions = {}): Database {
   keepStatementsPrepared();
   if (options.readonly && path !== ":memory:") return openForReading(path);
+  if (resident && path !== ":memory:") return residentConnection(resident, path, options.keepPrivateLater === true);
   return retryWhileBusy(() => openForWriting(path, options.keepPrivateLater === true), BUSY_TIMEOUT_MS);
+}
+
+/**
+ * Read-write connections a resident process keeps open between its commands,
+ * by path, with the file's device and inode when it was opened. Undefined in
+ * a process that runs one command (every cachet but the daemon).
+ */
+let resident: Map<string, { db: Database; file: string }> | undefined;
+
+/** Most stores a resident process keeps open (one per state directory its clients use). */
+const RESIDENT_MAX = 4;
+
+/**
+ * Keeps read-write store connections open between commands for the rest of
+ * the process (the daemon, src/daemon/server.ts): a turn then skips opening
+ * the file, its pragmas and preparing its statements again, and the close
+ * that would checkpoint the WAL. Each open still checks the schema and that
+ * the file can be written, as a new connection does.
+ */
+export function keepConnectionsOpen(): void {
+  resident ??= new Map();
+}
+
+/** Closes `db`, unless it is a connection kept open between commands ({@link keepConnectionsOpen}). */
+export function closeDatabase(db: Database): void {
+  for (const kept of resident?.values() ?? []) if (kept.db === db) return;
+  db.close();
+}
+
+/**
+ * The kept connection to `path` when the file is still the one it opened (same
+ * device and inode: not deleted, not replaced by another file), checked as a
+ * new connection is; else a new connection, kept.
+ * @throws CachetError STORE as {@link openDatabase}
+ */
+function residentConnection(kept: NonNullable<typeof resident>, path: string, keepPrivateLater: boolean): Database {
+  const identity = () => {
+    const stat = process.getBuiltinModule("node:fs").statSync(path, { throwIfNoEntry: false });
+    return stat ? `${stat.dev}:${stat.ino}` : "";
+  };
+  const entry = kept.get(path);
+  if (entry) {
+    kept.delete(path);
+    if (entry.file !== "" && entry.file === identity()) {
+      try {
+        // A test's store fault (core.ts) may have left the connection query-only.
+        entry.db.exec("PRAGMA query_only = OFF");
+        if (check(writableSchemaState(entry.db), path)) migrate(entry.db, path);
+        else probeWritable(entry.db);
+        kept.set(path, entry);
+        return entry.db;
+      } catch (error) {
+        entry.db.close();
+        throw storeOpenError(error, path);
+      }
+    }
+    entry.db.close();
+  }
+  const db = retryWhileBusy(() => openForWriting(path, keepPrivateLater), BUSY_TIMEOUT_MS);
+  if (kept.size >= RESIDENT_MAX) {
+    const [oldest, first] = kept.entries().next().value!;
+    kept.delete(oldest);
+    first.db.close();
+  }
+  kept.set(path, { db, file: identity() });
+  return db;
 }
 
 function openForWriting(path: string, keepPrivateLater: boolean): Database {

@@ -18,7 +18,7 @@ import { keepPrivate } from "../private-files.ts";
 import { CompactionTable, type CompactionRecord } from "./compactions.ts";
 import { StoreCore } from "./core.ts";
 import { forksRefusal } from "./forks-refusal.ts";
-import type { OpenOptions } from "./database.ts";
+import { closeDatabase, type OpenOptions } from "./database.ts";
 import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
 import { DEFAULT_LEASE_MS, Leases, type TurnOptions } from "./leases.ts";
 import { MessageLog, type LogEntry, type StoredMessage } from "./log.ts";
@@ -118,9 +118,9 @@ export class Store {
     if (this.path !== ":memory:") keepPrivate(this.path);
   }
 
-  /** Closes the database. The instance must not be used afterwards. */
+  /** Closes the database (a resident process keeps its connection open: src/session/database.ts). The instance must not be used afterwards. */
   close(): void {
-    this.db.close();
+    closeDatabase(this.db);
   }
 
   // ── sessions ────────────────────────────────────────────────────────────

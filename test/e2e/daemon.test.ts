@@ -120,6 +120,44 @@ describe("a turn through the daemon", () => {
     expect((await status())!.served).toBe(before.served + 1);
   });
 
+  test("a store deleted or replaced between turns is opened again, as a new process would", async () => {
+    const { rmSync, renameSync } = await import("node:fs");
+    await serving();
+    const removeStore = (h: string) => {
+      for (const suffix of ["", "-wal", "-shm"]) rmSync(`${h}/cachet.db${suffix}`, { force: true });
+    };
+    removeStore(home);
+    removeStore(twin);
+    const [d, p] = await both(["--emulate", "--json", "-c", "is anything left?"]);
+    expect(d.code).toBe(2);
+    expect(d.stderr).toBe(p.stderr);
+    // The -c refusal was an error exit: a fresh daemon takes over.
+    const { served } = await serving();
+    const [d2, p2] = await both(["--emulate", "--json", "a new start"]);
+    expect((await status())!.served).toBe(served + 1);
+    expect(d2.code).toBe(0);
+    expect(normalize(d2.stdout)).toBe(normalize(p2.stdout));
+    // Deleted under the open connection: the turn makes a new store, as a new process would.
+    removeStore(home);
+    const afterDelete = await cachet(["--emulate", "--json", "after the delete"], { home });
+    expect(afterDelete.code).toBe(0);
+    expect((await status())!.served).toBe(served + 2);
+    expect((await cachet(["sessions", "--json"], { home })).stdout.trim().split("\n")).toHaveLength(1);
+    // Replaced by another file (a restored backup): the turn reads the new file, not the one it had open.
+    const backup = `${twin}/backup.db`;
+    const original = await cachet(["--emulate", "--json", "--session", "restored", "kept in the backup"], { home: twin, env: { CACHET_NO_DAEMON: "1" } });
+    const { copyFileSync } = await import("node:fs");
+    copyFileSync(`${twin}/cachet.db`, backup);
+    renameSync(backup, `${home}/cachet.db`);
+    for (const suffix of ["-wal", "-shm"]) rmSync(`${home}/cachet.db${suffix}`, { force: true });
+    const before = await serving();
+    const restored = await cachet(["--emulate", "--json", "--session", "restored", "still there?"], { home });
+    expect((await status())!.served).toBe(before.served + 1);
+    expect(restored.code).toBe(0);
+    // The session the backup holds is continued (the store it had open would start a new one under the name).
+    expect(events(restored.stdout)[0]!.id).toBe(events(original.stdout)[0]!.id as string);
+  });
+
   test("a few MB of piped stdin arrive whole", async () => {
     const before = await serving();
     const input = Array.from({ length: 450_000 }, (_, i) => `w${i % 997}`).join(" ");
