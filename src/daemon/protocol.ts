@@ -6,8 +6,6 @@
  * command's stdio and ends with EXIT. `daemon status` / `daemon stop` open
  * with CONTROL instead.
  */
-import { join } from "node:path";
-
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
 export const PROTOCOL_VERSION = 3;
 
@@ -99,7 +97,8 @@ export interface Exit {
 
 /** The socket's path in the data directory `dataDir` (src/paths.ts statePaths().data; CACHET_HOME relocates it). */
 export function socketPath(dataDir: string): string {
-  return join(dataDir, "daemon.sock");
+  // Not node:path's join: loading it costs ~2 ms, a tenth of a turn's way to its request through the daemon.
+  return `${dataDir.replace(/[\\/]+$/, "")}${process.platform === "win32" ? "\\" : "/"}daemon.sock`;
 }
 
 /** Whether `path` fits the platform's unix socket path limit ({@link SOCKET_PATH_MAX} bytes). */
