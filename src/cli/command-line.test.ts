@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { commandOf } from "./command-line.ts";
+import { commandOf, readCommandLine } from "./command-line.ts";
 
 test("a command line's command: the first word after the global flags, else run", () => {
   expect(commandOf(["hello", "there"], false)).toBe("run");
@@ -15,4 +15,11 @@ test("help and a misused --version run no command", () => {
   expect(commandOf(["-q", "--help"], false)).toBeUndefined();
   expect(commandOf(["help", "run"], false)).toBeUndefined();
   expect(commandOf(["--version", "x"], false)).toBeUndefined();
+});
+
+test("what dispatch runs: the command's words keep the global flags before it", () => {
+  expect(readCommandLine(["-q", "sessions", "show", "x"], false)).toEqual({ kind: "command", name: "sessions", rest: ["-q", "show", "x"], implicit: false });
+  expect(readCommandLine(["--debug", "hello"], false)).toEqual({ kind: "command", name: "run", rest: ["--debug", "hello"], implicit: true });
+  expect(readCommandLine(["-q", "help", "cost"], false)).toEqual({ kind: "help", rest: ["cost"] });
+  expect(readCommandLine(["-v", "x"], false)).toEqual({ kind: "version-misuse", flag: "-v" });
 });

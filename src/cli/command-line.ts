@@ -1,20 +1,38 @@
 /**
- * Which command a command line runs, decided as src/cli/dispatch.ts's main()
- * decides it: leading global flags, then a command name from the table, else
- * the default `run`. The daemon client and server ask it before any command
- * module is loaded.
+ * Which command a command line runs: leading global flags, then a command
+ * name from the table, else the default `run`. src/cli/dispatch.ts runs what
+ * it says; the daemon client and server ask it before any command module is
+ * loaded, so all three decide alike.
  */
 import { globalFlagsEnd } from "./_args.ts";
 import { commands } from "./index.ts";
 
+/** What a command line asks for. */
+export type CommandLine =
+  /** The root help, or one command's (`help CMD`, `--help CMD`): `rest` are the words after the help word. */
+  | { kind: "help"; rest: string[] }
+  /** `--version` (or `-v`) with other words: a usage error. */
+  | { kind: "version-misuse"; flag: string }
+  /** Command `name` with `rest` (its words, the global flags before it included); `implicit`: the default `run`, not named. */
+  | { kind: "command"; name: string; rest: string[]; implicit: boolean };
+
 /**
- * The command `args` (process.argv without the runtime and script) runs, or
- * undefined when it shows help or misuses `--version` (no command runs).
+ * Reads `args` (process.argv without the runtime and script).
  * @param stdinIsTerminal whether fd 0 is a terminal: a bare `cachet` on a terminal shows the root help
  */
+export function readCommandLine(args: readonly string[], stdinIsTerminal: boolean): CommandLine {
+  if (args.length === 0 && stdinIsTerminal) return { kind: "help", rest: [] };
+  // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
+  const at = globalFlagsEnd(args);
+  const first = args[at];
+  if (first === "--help" || first === "-h" || first === "help") return { kind: "help", rest: args.slice(at + 1) };
+  if (first === "--version" || first === "-v") return { kind: "version-misuse", flag: first };
+  const named = first !== undefined && Object.hasOwn(commands, first);
+  return named ? { kind: "command", name: first!, rest: [...args.slice(0, at), ...args.slice(at + 1)], implicit: false } : { kind: "command", name: "run", rest: [...args], implicit: true };
+}
+
+/** The command `args` runs, or undefined when it shows help or misuses `--version` (no command runs). */
 export function commandOf(args: readonly string[], stdinIsTerminal: boolean): string | undefined {
-  if (args.length === 0 && stdinIsTerminal) return undefined;
-  const first = args[globalFlagsEnd(args)];
-  if (first === "--help" || first === "-h" || first === "help" || first === "--version" || first === "-v") return undefined;
-  return first !== undefined && Object.hasOwn(commands, first) ? first : "run";
+  const line = readCommandLine(args, stdinIsTerminal);
+  return line.kind === "command" ? line.name : undefined;
 }

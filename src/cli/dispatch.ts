@@ -49,19 +49,13 @@ async function main(args: string[]): Promise<void> {
   const { resetLog, setLogLevel } = await import("../log.ts");
   resetLog();
   try {
-    if (args.length === 0 && edges().isTerminal(0)) return await rootHelp([]);
-    const { globalFlagsEnd } = await import("./_args.ts");
-    // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
-    const at = globalFlagsEnd(args);
-    const first = args[at];
-    if (first === "--help" || first === "-h" || first === "help") return await rootHelp(args.slice(at + 1));
-    const named = first !== undefined && Object.hasOwn(commands, first);
-    if (first === "--version" || first === "-v") {
-      throw Object.assign(new Error(`${first} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
+    const { readCommandLine } = await import("./command-line.ts");
+    const line = readCommandLine(args, edges().isTerminal(0));
+    if (line.kind === "help") return await rootHelp(line.rest);
+    if (line.kind === "version-misuse") {
+      throw Object.assign(new Error(`${line.flag} takes no other arguments`), { code: "BAD_FLAG", exitCode: EXIT.usage, hint: "run `cachet --version` alone" });
     }
-    const name = named ? first! : "run";
-    const rest = named ? [...args.slice(0, at), ...args.slice(at + 1)] : args;
-    await execute(name, rest, !named, setLogLevel);
+    await execute(line.name, line.rest, line.implicit, setLogLevel);
   } catch (error) {
     await report(error, debugMode);
   }

@@ -269,6 +269,20 @@ describe("declining and the daemon command", () => {
     expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
   });
 
+  test("--idle: the daemon exits after that long without a command and removes its socket; a bad duration is exit 2", async () => {
+    const idleHome = freshHome();
+    const proc = Bun.spawn([BINARY, "daemon", "run", "--idle", "300ms"], { env: { ...BASE_ENV, HOME: idleHome, CACHET_HOME: idleHome }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect(stderr).toContain(`cachet daemon: running (pid ${proc.pid}, socket ${idleHome}/daemon.sock)`);
+    expect(code).toBe(0);
+    // Bun.file().exists() answers false for a socket: node:fs's existsSync stats it.
+    expect((await import("node:fs")).existsSync(`${idleHome}/daemon.sock`)).toBe(false);
+    expect((await cachet(["daemon", "status"], { home: idleHome })).code).toBe(1);
+    const bad = await cachet(["daemon", "start", "--idle", "soon"], { home: idleHome });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--idle soon: expected a duration");
+  });
+
   test("a socket path over the platform's limit: start refuses with exit 2", async () => {
     const long = `${freshHome()}/${"d".repeat(120)}`;
     const r = await cachet(["daemon", "start"], { home: long });
