@@ -63,6 +63,10 @@ export default defineCommand({
     if (action === "run") {
       const { serve } = await import("../daemon/server.ts");
       const server = await serve({ socket: path, idleMs, successorArgs });
+      if (!server) {
+        stdout().write(`cachet daemon: already running (socket ${path})\n`);
+        return;
+      }
       const { info } = await import("../log.ts");
       await info(`cachet daemon: running (pid ${process.pid}, socket ${path}); Ctrl-C stops it`);
       await server.stopped;

@@ -11,6 +11,7 @@
 import type { Socket, UnixSocketListener } from "bun";
 import { bindEdges } from "../edges.ts";
 import { commandOf } from "../cli/command-line.ts";
+import { ask } from "./control.ts";
 import { importedPluginFiles } from "../plugin/loader.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, type Status } from "./protocol.ts";
@@ -42,11 +43,11 @@ export interface Server {
 type Dispatch = (args: string[]) => Promise<void>;
 
 /**
- * Listens on `options.socket` (a stale socket file is replaced; the caller
- * checked that no server answers there) after loading what a run loads.
+ * Listens on `options.socket` (a stale socket file is replaced) after loading
+ * what a run loads. Undefined when another server answered there meanwhile.
  * @throws the socket's error when it cannot be bound (EACCES, EADDRINUSE)
  */
-export async function serve(options: ServerOptions): Promise<Server> {
+export async function serve(options: ServerOptions): Promise<Server | undefined> {
   const dispatch = await warmUp();
   const startedAt = Date.now();
   const ownEnv = { ...process.env };
@@ -68,6 +69,8 @@ export async function serve(options: ServerOptions): Promise<Server> {
   };
 
   const fs = process.getBuiltinModule("node:fs");
+  // Another server bound the socket while this one warmed up (two starts at once): it serves; this one is not needed.
+  if (await ask(options.socket, "status")) return undefined;
   fs.rmSync(options.socket, { force: true });
   // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
   const umask = process.umask(0o177);
