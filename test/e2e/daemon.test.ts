@@ -158,6 +158,27 @@ describe("a turn through the daemon", () => {
     expect(events(restored.stdout)[0]!.id).toBe(events(original.stdout)[0]!.id as string);
   });
 
+  test("a plugin file changed since the daemon imported it: declined, run in-process with the new file, and a fresh daemon takes over", async () => {
+    const plugin = `${twin}/marker.mjs`;
+    const write = (version: string) => Bun.write(plugin, `export default { name: "marker", api: 1, setup(api) { api.log.warn("marker ${version}"); } };\n`);
+    await write("v1");
+    const env = { CACHET_PLUGINS: plugin };
+    const { served } = await serving();
+    const first = await cachet(["--emulate", "--json", "with the plugin"], { home, env });
+    expect(first.stderr).toContain("[marker] marker v1");
+    expect((await status())!.served).toBe(served + 1);
+    await write("v2");
+    const changed = await cachet(["--emulate", "--json", "--debug", "after the change"], { home, env });
+    expect(changed.code).toBe(0);
+    expect(changed.stderr).toContain(`the daemon declined this command (plugin file ${plugin} changed since the daemon imported it; it restarts)`);
+    expect(changed.stderr).toContain("[marker] marker v2");
+    const fresh = await serving();
+    expect(fresh.served).toBe(0);
+    const again = await cachet(["--emulate", "--json", "served again"], { home, env });
+    expect(again.stderr).toContain("[marker] marker v2");
+    expect((await status())!.served).toBe(1);
+  });
+
   test("a few MB of piped stdin arrive whole", async () => {
     const before = await serving();
     const input = Array.from({ length: 450_000 }, (_, i) => `w${i % 997}`).join(" ");
