@@ -311,6 +311,18 @@ describe("declining and the daemon command", () => {
     expect(r.stderr).toContain("longer than this platform's limit");
   });
 
+  test("a variable the runtime reads only at start that differs from the daemon's: declined, run in-process", async () => {
+    const { served } = await serving();
+    const args = ["--emulate", "--json", "--verbose", "behind a proxy"];
+    const env = { https_proxy: "http://127.0.0.1:9" };
+    const d = await cachet(args, { home, env });
+    const p = await cachet(args, { home: twin, env: { ...env, CACHET_NO_DAEMON: "1" } });
+    expect(d.code).toBe(0);
+    expect(d.stderr).toContain("the daemon declined this command (https_proxy differs from the daemon's (read once, when a process starts)); running it in this process");
+    expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    expect((await status())!.served).toBe(served);
+  });
+
   test("a command other than a turn runs in-process with its usual result", async () => {
     const { served } = await serving();
     const r = await cachet(["sessions", "--json"], { home });
