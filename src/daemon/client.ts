@@ -24,6 +24,8 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (process.env.CACHET_NO_DAEMON) return false;
   if (commandOf(argv, processEdges.isTerminal(0)) !== "run") return false;
+  // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
+  if (argv.some((word) => word.includes("\ufffd"))) return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path)) return false;
   // What stdin is (one or two stats on the runtime's thread pool) is asked while the socket connects and the daemon

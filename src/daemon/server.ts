@@ -180,6 +180,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
     if (words.includes("--help") || words.includes("-h")) return "help is shown by the client itself";
     if (hello.uid !== (process.getuid?.() ?? -1)) return "the client runs as another user";
+    // Such a word is checked against the raw bytes of the process's own command line (src/cli/argv-encoding.ts).
+    if (hello.argv.some((word) => word.includes("\ufffd"))) return "a command-line word holds U+FFFD";
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
     if (otherStateDirs(hello.env, ownEnv)) return "the client's config or data directory differs from the daemon's";

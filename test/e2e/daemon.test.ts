@@ -323,6 +323,21 @@ describe("declining and the daemon command", () => {
     expect((await status())!.served).toBe(served);
   });
 
+  test("a command-line word that is not UTF-8 is refused as in-process (its raw bytes are the client's)", async () => {
+    const { served } = await serving();
+    const run = async (h: string, env: Record<string, string> = {}) => {
+      const proc = Bun.spawn(["bash", "-c", `"${BINARY}" --emulate $'caf\\xe9'`], { env: { ...BASE_ENV, HOME: h, CACHET_HOME: h, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+      return { stderr, code };
+    };
+    const d = await run(home);
+    const p = await run(twin, { CACHET_NO_DAEMON: "1" });
+    expect(d.code).toBe(2);
+    expect(d.stderr).toBe(p.stderr);
+    expect(d.stderr).toContain("is not valid UTF-8: invalid byte 0xe9");
+    expect((await status())!.served).toBe(served);
+  });
+
   test("a command other than a turn runs in-process with its usual result", async () => {
     const { served } = await serving();
     const r = await cachet(["sessions", "--json"], { home });
