@@ -15,7 +15,7 @@ import { ask } from "./control.ts";
 import { importedPluginFiles } from "../plugin/loader.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, type Status } from "./protocol.ts";
-import { remoteEdges } from "./remote-edges.ts";
+import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { Wire } from "./wire.ts";
@@ -127,6 +127,20 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   }
 
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
+  /** The edges of the command running now, for an error nothing caught. */
+  let running: RemoteEdges | undefined;
+  // An error nothing caught ends a process that runs one command with the error on its stderr and exit 1: the
+  // command running here ends so, on its client's stderr. After exit() the command is being abandoned anyway; between
+  // commands (something a finished command left behind, which its own process would not have lived to see) a fresh
+  // daemon takes over.
+  const crash = (error: unknown) => {
+    if (running?.ended) return;
+    if (!running) return restart();
+    running.edges.writeStderr(`${Bun.inspect(error)}\n`);
+    running.edges.exit(1);
+  };
+  process.on("uncaughtException", crash);
+  process.on("unhandledRejection", crash);
 
   async function first(wire: Wire, frame: Frame, state: { onFrame?: (f: Frame) => void }): Promise<void> {
     if (frame.type === FRAME.CONTROL) return control(wire, json<Control>(frame.payload));
@@ -191,6 +205,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
     const saved = { env: { ...process.env }, cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
+    running = remote;
     state.onFrame = (frame) => {
       // The client went away before the command ended: its process is gone, as if killed.
       if (frame.type === -1) abandon(wire, undefined);
@@ -211,6 +226,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     }
     // exit() was called: abandon() sends it and restarts; nothing of this process is reused.
     if (remote.ended) return;
+    running = undefined;
     const code = typeof process.exitCode === "number" ? process.exitCode : 0;
     remote.close();
     unbind();

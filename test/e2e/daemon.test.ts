@@ -179,6 +179,20 @@ describe("a turn through the daemon", () => {
     expect((await status())!.served).toBe(1);
   });
 
+  test("an error nothing caught (a plugin's rejected promise) ends the turn with it on stderr and exit 1, as in-process", async () => {
+    await serving();
+    const plugin = `${twin}/boom.mjs`;
+    await Bun.write(plugin, `export default { name: "boom", api: 1, setup() { void Promise.reject(new Error("boom in a plugin")); } };\n`);
+    const [d, p] = await both(["--emulate", "hello"], { env: { CACHET_PLUGINS: plugin } });
+    expect(p.code).toBe(1);
+    expect(d.code).toBe(1);
+    expect(p.stderr).toContain("error: boom in a plugin");
+    expect(d.stderr).toContain("error: boom in a plugin");
+    // The daemon that ran it was abandoned: a fresh one serves the next turn.
+    const { served } = await serving();
+    expect(served).toBe(0);
+  });
+
   test("a few MB of piped stdin arrive whole", async () => {
     const before = await serving();
     const input = Array.from({ length: 450_000 }, (_, i) => `w${i % 997}`).join(" ");
