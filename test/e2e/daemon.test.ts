@@ -273,6 +273,23 @@ describe("signals, a busy daemon and a daemon that dies", () => {
     expect(stderr).toContain("interrupted by SIGINT mid-answer");
   });
 
+  test("SIGTERM mid-answer gives 143, and SIGHUP (which a turn does not handle) ends the client by that signal, as in-process", async () => {
+    for (const [signal, env, session] of [["SIGTERM", {}, "t"], ["SIGHUP", {}, "h"], ["SIGHUP", { CACHET_NO_DAEMON: "1" }, "h-alone"]] as const) {
+      await serving();
+      const stalled = background(["--emulate", "--json", "--session", `stall-${session}`, "stream then stall"], { CACHET_EMULATOR_FAULT: "stall", ...env });
+      await readUntil(stalled.stdout, '"type":"text"');
+      stalled.kill(signal);
+      const [code, stderr] = await Promise.all([stalled.exited, new Response(stalled.stderr).text()]);
+      if (signal === "SIGTERM") {
+        expect(code).toBe(143);
+        expect(stderr).toStartWith("cachet: interrupted by SIGTERM");
+      } else {
+        expect(stalled.signalCode).toBe("SIGHUP");
+        expect(stderr).toBe("");
+      }
+    }
+  });
+
   test("the daemon killed mid-command: one line, exit 1", async () => {
     const { pid } = await serving();
     const stalled = background(["--emulate", "--json", "--session", "stall2", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
