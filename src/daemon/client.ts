@@ -23,14 +23,12 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
  */
 export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (process.env.CACHET_NO_DAEMON) return false;
-  if (commandOf(argv, processEdges.isTerminal(0)) !== "run") return false;
+  const stdinTerminal = processEdges.isTerminal(0);
+  if (commandOf(argv, stdinTerminal) !== "run") return false;
   // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
   if (argv.some((word) => word.includes("\ufffd"))) return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path)) return false;
-  // What stdin is (one or two stats on the runtime's thread pool) is asked while the socket connects and the daemon
-  // starts the command: it needs the answer only once the command opens stdin.
-  const kind = stdinKind();
   const connection = await connect(path);
   if (!connection) return false;
   const { wire, frames } = connection;
@@ -43,8 +41,13 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     cwd: process.cwd(),
     umask: process.umask(),
     uid: process.getuid?.() ?? -1,
-    terminal: [processEdges.isTerminal(0), processEdges.isTerminal(1), processEdges.isTerminal(2)],
+    terminal: [stdinTerminal, processEdges.isTerminal(1), processEdges.isTerminal(2)],
   };
+  // The hello goes first: what stdin is (one or two stats on the runtime's thread pool) is asked while the daemon
+  // starts the command, which needs the answer only once it opens stdin; the signal handlers are installed meanwhile
+  // (a signal before them ends this process, as it ends a turn in its own process before its handlers).
+  wire.send(jsonFrame(FRAME.HELLO, hello));
+  void stdinKind().then((kind) => wire.send(encodeFrame(FRAME.STDIN_KIND, kind)));
   // Signals that come while the daemon decides are held: on a decline they reach this process as if it had run alone.
   const held: NodeJS.Signals[] = [];
   let accepted = false;
@@ -57,8 +60,6 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   const unhook = () => {
     for (const [name, handler] of handlers) process.off(name, handler);
   };
-  wire.send(jsonFrame(FRAME.HELLO, hello));
-  void kind.then((k) => wire.send(encodeFrame(FRAME.STDIN_KIND, k)));
   const firstFrame = await frames.next();
   if (firstFrame === undefined || firstFrame.type === FRAME.DECLINE) {
     unhook();
