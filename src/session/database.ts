@@ -64,6 +64,19 @@ export function keepConnectionsOpen(): void {
   resident ??= new Map();
 }
 
+/**
+ * Whether a kept connection can serve again: still open, and not left query-only
+ * (a test's store fault, core.ts, makes it so). Closing it twice is harmless.
+ */
+function usable(db: Database): boolean {
+  try {
+    db.exec("PRAGMA query_only = OFF");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Closes `db`, unless it is a connection kept open between commands ({@link keepConnectionsOpen}). */
 export function closeDatabase(db: Database): void {
   for (const kept of resident?.values() ?? []) if (kept.db === db) return;
@@ -84,10 +97,8 @@ function residentConnection(kept: NonNullable<typeof resident>, path: string, ke
   const entry = kept.get(path);
   if (entry) {
     kept.delete(path);
-    if (entry.file !== "" && entry.file === identity()) {
+    if (entry.file !== "" && entry.file === identity() && usable(entry.db)) {
       try {
-        // A test's store fault (core.ts) may have left the connection query-only.
-        entry.db.exec("PRAGMA query_only = OFF");
         if (check(writableSchemaState(entry.db), path)) migrate(entry.db, path);
         else probeWritable(entry.db);
         kept.set(path, entry);
@@ -265,7 +276,7 @@ function openForReading(path: string): Database {
       // An older schema: upgrade it once (serialized like any migration), then read.
       db.close();
       db = undefined;
-      openDatabase(path).close();
+      closeDatabase(openDatabase(path));
       return openForReading(path);
     }
     return db;
