@@ -14,9 +14,11 @@ export function selfCommand(): string[] {
 /**
  * Starts `cachet daemon run ARGS…` in the background: its own session, no
  * stdio, not waited for. Returns its pid.
+ * @param from the environment and working directory to start it with (default: this process's)
+ * @throws the spawn's error (ENOENT when `from.cwd` is gone)
  */
-export function spawnServer(args: readonly string[]): number {
-  const child = Bun.spawn([...selfCommand(), "daemon", "run", ...args], { stdio: ["ignore", "ignore", "ignore"], detached: true });
+export function spawnServer(args: readonly string[], from: { env?: Record<string, string | undefined>; cwd?: string } = {}): number {
+  const child = Bun.spawn([...selfCommand(), "daemon", "run", ...args], { stdio: ["ignore", "ignore", "ignore"], detached: true, ...from });
   child.unref();
   return child.pid;
 }

@@ -52,8 +52,12 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   await warmTurns(dispatch);
   const startedAt = Date.now();
   const ownEnv = { ...process.env };
+  // A successor starts where this server started, with its environment: a relative CACHET_HOME names the same place.
+  const launchCwd = process.cwd();
+  const path = process.getBuiltinModule("node:path");
+  const socket = path.resolve(options.socket);
   // Between commands the daemon sits in its data directory: never in a directory a user may want to remove or unmount.
-  const home = process.getBuiltinModule("node:path").dirname(options.socket);
+  const home = path.dirname(socket);
   process.chdir(home);
   const imported = new ImportedFiles();
   const maxCommands = options.maxCommands ?? 500;
@@ -71,14 +75,14 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
 
   const fs = process.getBuiltinModule("node:fs");
   // Another server bound the socket while this one warmed up (two starts at once): it serves; this one is not needed.
-  if (await ask(options.socket, "status")) return undefined;
-  fs.rmSync(options.socket, { force: true });
+  if (await ask(socket, "status")) return undefined;
+  fs.rmSync(socket, { force: true });
   // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
   const umask = process.umask(0o177);
   let listener: UnixSocketListener<{ wire?: Wire; onFrame?: (f: Frame) => void }>;
   try {
     listener = Bun.listen<{ wire?: Wire; onFrame?: (f: Frame) => void }>({
-      unix: options.socket,
+      unix: socket,
       socket: {
         open(socket) {
           const state = socket.data ?? {};
@@ -99,8 +103,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   } finally {
     process.umask(umask);
   }
-  fs.chmodSync(options.socket, 0o600);
-  const boundInode = fs.statSync(options.socket).ino;
+  fs.chmodSync(socket, 0o600);
+  const boundInode = fs.statSync(socket).ino;
 
   armIdle();
 
@@ -110,7 +114,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     stopping = true;
     clearTimeout(idle);
     listener.stop();
-    if (fs.statSync(options.socket, { throwIfNoEntry: false })?.ino === boundInode) fs.rmSync(options.socket, { force: true });
+    if (fs.statSync(socket, { throwIfNoEntry: false })?.ino === boundInode) fs.rmSync(socket, { force: true });
     stopped();
   }
 
@@ -122,8 +126,17 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   /** A fresh process takes over: this one stops listening, starts its successor and exits. */
   function restart(): void {
     close();
-    spawnServer(options.successorArgs);
+    startSuccessor();
     process.exit(0);
+  }
+
+  /** Starts the next server as this one was started (a start directory removed since: none; the next turn runs in-process). */
+  function startSuccessor(): void {
+    try {
+      spawnServer(options.successorArgs, { env: ownEnv, cwd: launchCwd });
+    } catch {
+      // Nothing to tell: without a daemon, turns run in their own process.
+    }
   }
 
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
@@ -255,7 +268,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     close();
     if (exit) wire.send(jsonFrame(FRAME.EXIT, exit));
     const successor = () => {
-      spawnServer(options.successorArgs);
+      startSuccessor();
       process.exit(0);
     };
     // A client that stopped reading must not keep this process: it gets what the socket took within the second.

@@ -335,6 +335,21 @@ describe("declining and the daemon command", () => {
     expect(bad.stderr).toContain("--idle soon: expected a duration");
   });
 
+  test("a relative CACHET_HOME: served from the directory it names there, also by the daemon that takes over after a restart", async () => {
+    const base = freshHome();
+    const options = { home: base, cwd: base, env: { CACHET_HOME: "rel" } };
+    expect((await cachet(["daemon", "start"], options)).stdout).toContain(`socket rel/daemon.sock`);
+    const statusOf = async () => (await cachet(["daemon", "status"], options)).stdout;
+    expect(await statusOf()).toContain("0 commands served");
+    expect((await cachet(["--emulate", "hello"], options)).code).toBe(0);
+    expect(await statusOf()).toContain("1 command served");
+    expect((await cachet(["--emulate", "--max-tokens", "0", "hello"], options)).code).toBe(2);
+    await until("the successor", async () => (await statusOf()).includes("0 commands served"));
+    expect((await cachet(["--emulate", "-c", "again"], options)).code).toBe(0);
+    expect(await statusOf()).toContain("1 command served");
+    expect((await cachet(["daemon", "stop"], options)).code).toBe(0);
+  });
+
   test("a socket path over the platform's limit: start refuses with exit 2", async () => {
     const long = `${freshHome()}/${"d".repeat(120)}`;
     const r = await cachet(["daemon", "start"], { home: long });
