@@ -304,16 +304,20 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * every built-in provider adapter with its SDK, the tokenizer), opening nothing of the
  * user's: a file opened now could be replaced before the command that reads it.
  * A store a turn opens is kept open for the next (src/session/database.ts
- * keepConnectionsOpen), which opens it again if the file was replaced.
+ * keepConnectionsOpen), which opens it again if the file was replaced; the
+ * built-in plugins' host is kept too, for turns that load no other plugin
+ * (src/plugin/loader.ts keepBuiltinHost).
  */
 async function warmUp(): Promise<Dispatch> {
-  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }] = await Promise.all([
+  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }] = await Promise.all([
     import("../cli/dispatch.ts"),
     import("../cli/index.ts"),
     import("../../plugins/index.ts"),
     import("../session/database.ts"),
+    import("../plugin/loader.ts"),
   ]);
   keepConnectionsOpen();
+  keepBuiltinHost();
   await Promise.all([
     // Data every turn's checks read, the same for every user: the tokenizer's ranks (tens of ms to load).
     import("../tokenizer/o200k.ts").then((m) => m.loadO200k()),

@@ -38,11 +38,6 @@ export interface LoadOptions {
  */
 export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
   const env = options.env ?? process.env;
-  const host = new PluginHost();
-  for (const [name, load] of Object.entries(builtinPlugins)) {
-    const plugin = await importDefault(load, `builtin:${name}`, host);
-    if (plugin !== undefined) await host.load(plugin, `builtin:${name}`, { builtin: true });
-  }
   const paths = statePaths(env);
   const configDir = options.configDir ?? paths.config;
   const external = [
@@ -54,6 +49,12 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
       .filter(Boolean)
       .map((p) => resolve(p)),
   ];
+  // Built-in plugins alone are the same code with the same setup every time (they read no environment in it):
+  // a resident process loads them once. A third-party plugin's setup may read anything, so its host is new.
+  const kept = external.length === 0 ? builtinHost : undefined;
+  const host = kept?.host ?? (await builtinsInto(new PluginHost()));
+  // Only a host whose every plugin loaded is kept: a failure is reported by each command, as in its own process.
+  if (kept && host.failures.length === 0) kept.host = host;
   for (const source of external) {
     if (!existsSync(source)) {
       host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
@@ -64,6 +65,32 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
     if (plugin !== undefined) await host.load(plugin, source);
   }
   if (host.failures.length === 0) refuseUnknownProviderTables(options.config, host, join(configDir, "config.toml"));
+  return host;
+}
+
+/**
+ * The host of the built-in plugins alone, kept between commands once
+ * {@link keepBuiltinHost} was called (the resident daemon: a turn skips
+ * their setup and spec validation). Undefined in every other process.
+ */
+let builtinHost: { host?: PluginHost } | undefined;
+
+/**
+ * Makes {@link loadPlugins} reuse one host for every load that finds no
+ * third-party plugin (no config `plugins`, no installed ones, no
+ * `CACHET_PLUGINS`), for the process's life. The caller sets the host's
+ * `limits` for each command, as src/run/runtime.ts does.
+ */
+export function keepBuiltinHost(): void {
+  builtinHost ??= {};
+}
+
+/** Loads every built-in plugin into `host` and returns it. */
+async function builtinsInto(host: PluginHost): Promise<PluginHost> {
+  for (const [name, load] of Object.entries(builtinPlugins)) {
+    const plugin = await importDefault(load, `builtin:${name}`, host);
+    if (plugin !== undefined) await host.load(plugin, `builtin:${name}`, { builtin: true });
+  }
   return host;
 }
 

@@ -179,6 +179,33 @@ describe("a turn through the daemon", () => {
     expect((await status())!.served).toBe(1);
   });
 
+  test("turns with only the built-in plugins share their host: a third-party plugin's turn loads it, the next turn without it does not see it, a config's unknown provider is refused as in-process", async () => {
+    // The refusal ends its command by exit(), which hands the socket to a fresh daemon: it comes last.
+    const plugin = `${twin}/guest.mjs`;
+    await Bun.write(plugin, `export default { name: "guest", api: 1, setup(api) { api.log.warn("guest loaded"); } };\n`);
+    const { served } = await serving();
+    const before = await cachet(["--emulate", "--json", "before the guest"], { home });
+    expect(before.code).toBe(0);
+    const guest = await cachet(["--emulate", "--json", "with the guest"], { home, env: { CACHET_PLUGINS: plugin } });
+    expect(guest.code).toBe(0);
+    expect(guest.stderr).toContain("[guest] guest loaded");
+    const after = await cachet(["--emulate", "--json", "after the guest"], { home });
+    expect(after.code).toBe(0);
+    expect(after.stderr).not.toContain("guest");
+    expect((await status())!.served).toBe(served + 3);
+    const config = "[providers.nosuch]\nbase_url = \"http://127.0.0.1:1\"\n";
+    await Promise.all([Bun.write(`${home}/config.toml`, config), Bun.write(`${twin}/config.toml`, config)]);
+    try {
+      const [d, p] = await both(["--emulate", "unknown provider table"]);
+      expect(p.code).toBe(3);
+      expect(d.code).toBe(p.code);
+      expect(d.stderr.replaceAll(home, "HOME")).toBe(p.stderr.replaceAll(twin, "HOME"));
+      expect(d.stderr).toContain('invalid config key "providers.nosuch"');
+    } finally {
+      await Promise.all([Bun.file(`${home}/config.toml`).delete(), Bun.file(`${twin}/config.toml`).delete()]);
+    }
+  });
+
   test("an error nothing caught (a plugin's rejected promise) ends the turn with it on stderr and exit 1, as in-process", async () => {
     await serving();
     const plugin = `${twin}/boom.mjs`;
