@@ -29,9 +29,8 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (argv.some((word) => word.includes("\ufffd"))) return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path) || !mayExist(path)) return false;
-  const connection = await connect(path);
-  if (!connection) return false;
-  const { wire, frames } = connection;
+  // The socket connects while the hello is made: the connection opens on a later turn of the event loop.
+  const connecting = connect(path);
   const hello: Hello = {
     protocol: PROTOCOL_VERSION,
     version: VERSION,
@@ -43,10 +42,14 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     uid: process.getuid?.() ?? -1,
     terminal: [stdinTerminal, processEdges.isTerminal(1), processEdges.isTerminal(2)],
   };
+  const helloFrame = jsonFrame(FRAME.HELLO, hello);
+  const connection = await connecting;
+  if (!connection) return false;
+  const { wire, frames } = connection;
   // The hello goes first: what stdin is (one or two stats on the runtime's thread pool) is asked while the daemon
   // starts the command, which needs the answer only once it opens stdin; the signal handlers are installed meanwhile
   // (a signal before them ends this process, as it ends a turn in its own process before its handlers).
-  wire.send(jsonFrame(FRAME.HELLO, hello));
+  wire.send(helloFrame);
   void stdinKind().then((kind) => wire.send(encodeFrame(FRAME.STDIN_KIND, kind)));
   // Signals that come while the daemon decides are held: on a decline they reach this process as if it had run alone.
   const held: NodeJS.Signals[] = [];
