@@ -51,12 +51,14 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   // (a signal before them ends this process, as it ends a turn in its own process before its handlers).
   wire.send(helloFrame);
   void stdinKind().then((kind) => wire.send(encodeFrame(FRAME.STDIN_KIND, kind)));
-  // Signals that come while the daemon decides are held: on a decline they reach this process as if it had run alone.
+  // A signal goes to the daemon at once: a turn may write nothing for a long time (a held session lease, a slow hook,
+  // a provider's first byte), so the first frame back cannot be what lets signals through. Until that frame it is also
+  // kept: on a decline the daemon drops it, and it reaches this process as if it had run alone.
   const held: NodeJS.Signals[] = [];
   let accepted = false;
   const forward = (name: NodeJS.Signals) => () => {
-    if (accepted) wire.send(encodeFrame(FRAME.SIGNAL, name));
-    else held.push(name);
+    if (!accepted) held.push(name);
+    wire.send(encodeFrame(FRAME.SIGNAL, name));
   };
   const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
   for (const [name, handler] of handlers) process.on(name, handler);
@@ -72,7 +74,6 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     return false;
   }
   accepted = true;
-  for (const name of held) wire.send(encodeFrame(FRAME.SIGNAL, name));
   const exit = await relay(wire, frames, firstFrame);
   unhook();
   if (exit === undefined) {

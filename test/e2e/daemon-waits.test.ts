@@ -1,0 +1,173 @@
+/**
+ * Signals during a daemon turn's quiet waits (README "Resident daemon"): a
+ * turn waiting on a held session lease, a slow plugin hook or a provider's
+ * first byte writes nothing to its client, yet SIGINT and SIGTERM end it as
+ * they end the same turn in its own process (CACHET_NO_DAEMON=1): the same
+ * line, exit code and ledger. Each signal is sent once the wait is seen
+ * from outside the turn's output (a file a plugin writes, the emulator
+ * holding the request): a line the turn wrote would itself be its first frame.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, rmSync } from "node:fs";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
+
+const home = freshHome();
+const twin = freshHome();
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+let daemon: ReturnType<typeof Bun.spawn> | undefined;
+
+/** `daemon status` of `h` answers. */
+async function serving(h: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await cachet(["daemon", "status"], { home: h })).code !== 0) if (Date.now() > deadline) throw new Error("no daemon answered within 20 s");
+}
+
+/** A turn started in `h` (the daemon's home, or the twin's with CACHET_NO_DAEMON=1), stdout and stderr piped. */
+function start(h: string, args: string[], env: Record<string, string> = {}) {
+  const alone = h === twin ? { CACHET_NO_DAEMON: "1" } : {};
+  return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h, ...alone, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+}
+
+/** Reads `stream` until its text contains `needle`; `text()` then gives everything it carried. */
+async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<{ text: () => Promise<string> }> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  while (!seen.includes(needle)) {
+    const r = await reader.read();
+    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
+    seen += decoder.decode(r.value, { stream: true });
+  }
+  return {
+    text: async () => {
+      for (let r = await reader.read(); !r.done; r = await reader.read()) seen += decoder.decode(r.value, { stream: true });
+      return seen;
+    },
+  };
+}
+
+/**
+ * A plugin that writes the file MARK_FILE names when it is set up (the run's signal handlers are installed by
+ * then) or, with `hook`, when its request:before hook starts, which then waits a minute.
+ */
+async function markingPlugin(hook: boolean): Promise<string> {
+  const path = `${twin}/mark-${hook ? "hook" : "setup"}.mjs`;
+  const mark = `writeFileSync(process.env.MARK_FILE, "")`;
+  const setup = hook ? `api.hook("request:before", async () => { ${mark}; await new Promise((r) => setTimeout(r, 60000)); });` : `${mark};`;
+  await Bun.write(path, `import { writeFileSync } from "node:fs";\nexport default { name: "mark", api: 1, setup(api) { ${setup} } };\n`);
+  return path;
+}
+
+/** Waits until `path` exists, or the turn `proc` ended first. */
+async function marked(path: string, proc: { exitCode: number | null }): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`${path} was never written`);
+    await Bun.sleep(5);
+  }
+  rmSync(path);
+}
+
+/** The ledger's requests and cost of a home. */
+async function ledger(h: string): Promise<unknown> {
+  const r = await cachet(["stats", "--json"], { home: h });
+  const { requests, costUsd } = (JSON.parse(r.stdout) as { total: { requests: number; costUsd: number } }).total;
+  return { requests, costUsd };
+}
+
+/** The lines of `stderr` that cachet itself wrote (hint lines included). */
+function cachetLines(stderr: string): string[] {
+  return stderr.split("\n").filter((line) => line.startsWith("cachet: ") || line.startsWith("  hint: "));
+}
+
+beforeAll(async () => {
+  daemon = Bun.spawn([BINARY, "daemon", "run", "--idle", "10m"], { env: { ...BASE, HOME: home, CACHET_HOME: home }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  await serving(home);
+});
+
+afterAll(async () => {
+  await cachet(["daemon", "stop"], { home });
+  daemon?.kill();
+  cleanHomes();
+});
+
+describe("a signal during a daemon turn's quiet wait ends it as in-process", () => {
+  test("SIGINT while another process holds the session's lease: nothing sent, the in-process line, exit 130", async () => {
+    const plugin = await markingPlugin(false);
+    const mark = `${twin}/mark`;
+    const results = [];
+    for (const h of [home, twin]) {
+      await serving(home);
+      // The holder runs in its own process in either home, so the daemon is free for the waiting turn.
+      const holder = start(h, ["--emulate", "--json", "--session", "leased", "holder"], { CACHET_EMULATOR_FAULT: "stall", CACHET_NO_DAEMON: "1" });
+      await readUntil(holder.stdout, '"type":"text"');
+      const waiter = start(h, ["--emulate", "--session", "leased", "waiter"], { CACHET_PLUGINS: plugin, MARK_FILE: mark });
+      const stderr = new Response(waiter.stderr).text();
+      await marked(mark, waiter);
+      waiter.kill("SIGINT");
+      const code = await waiter.exited;
+      results.push({ code, lines: cachetLines(await stderr) });
+      holder.kill("SIGTERM");
+      expect(await holder.exited).toBe(143);
+    }
+    expect(results[0]).toEqual(results[1]!);
+    expect(results[0]!.code).toBe(130);
+    expect(results[0]!.lines).toContain("cachet: interrupted by SIGINT before the request was sent: nothing was sent, and the prompt was not stored");
+    expect(await ledger(home)).toEqual(await ledger(twin));
+  });
+
+  test("SIGINT during a plugin's slow request:before hook: nothing sent, the in-process line, exit 130", async () => {
+    const plugin = await markingPlugin(true);
+    const mark = `${twin}/mark`;
+    const results = [];
+    for (const h of [home, twin]) {
+      await serving(home);
+      const turn = start(h, ["--emulate", "slow hook"], { CACHET_PLUGINS: plugin, MARK_FILE: mark });
+      const stderr = new Response(turn.stderr).text();
+      await marked(mark, turn);
+      turn.kill("SIGINT");
+      const code = await turn.exited;
+      results.push({ code, lines: cachetLines(await stderr) });
+    }
+    expect(results[0]).toEqual(results[1]!);
+    expect(results[0]!.code).toBe(130);
+    expect(results[0]!.lines).toContain("cachet: interrupted by SIGINT before the request was sent: nothing was sent, and the prompt was not stored");
+    expect(await ledger(home)).toEqual(await ledger(twin));
+  });
+
+  describe("waiting for a provider's first byte (the emulator holds the request)", () => {
+    let emulator: EmulatorProcess;
+    beforeAll(async () => {
+      emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold" });
+    });
+    afterAll(() => emulator.stop());
+
+    for (const [signal, flags, code] of [
+      ["SIGINT", ["--idle-timeout", "0"], 130],
+      ["SIGTERM", ["--no-stream"], 143],
+    ] as const) {
+      test(`${signal} with ${flags.join(" ")}: the in-process line, exit ${code}, the attempt in the ledger`, async () => {
+        const target = against(emulator, "anthropic/claude-sonnet-4-6");
+        const results = [];
+        for (const h of [home, twin]) {
+          await serving(home);
+          const held = (await emulator.received()).length;
+          const turn = start(h, [...target.args, ...flags, "the request held"], target.env);
+          const stderr = new Response(turn.stderr).text();
+          const deadline = Date.now() + 20_000;
+          while ((await emulator.received()).length === held) {
+            if (Date.now() > deadline || turn.exitCode !== null) throw new Error("the request never reached the emulator");
+            await Bun.sleep(5);
+          }
+          turn.kill(signal);
+          results.push({ code: await turn.exited, lines: cachetLines(await stderr) });
+        }
+        expect(results[0]).toEqual(results[1]!);
+        expect(results[0]!.code).toBe(code);
+        expect(results[0]!.lines[0]).toStartWith(`cachet: interrupted by ${signal} after the request was sent, before any answer came`);
+        expect(await ledger(home)).toEqual(await ledger(twin));
+      });
+    }
+  });
+});
