@@ -13,6 +13,7 @@
  */
 import { definePlugin, type UsageReport } from "../../src/plugin/index.ts";
 import { chatMemo, createChatAdapter, type ChatDialect } from "../openai/chat.ts";
+import { openaiClients } from "../openai/client.ts";
 import { compatibleCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { deepseekUsage, moonshotUsage, openaiCompatibleUsage, openrouterUsage, qwenUsage, xaiUsage } from "./usage.ts";
@@ -56,6 +57,8 @@ export default definePlugin({
   name: "openai-compatible",
   api: 1,
   setup(api) {
+    // One SDK client per key, base URL and fetch, shared by every preset's adapters.
+    const clients = openaiClients();
     for (const preset of PRESETS) {
       const reasoningField = preset.id === "deepseek" || preset.id === "moonshotai" ? ("reasoning_content" as const) : undefined;
       const dialect: ChatDialect = { maxTokensField: "max_tokens", usage: preset.usage, ...(reasoningField ? { reasoningField } : {}) };
@@ -75,7 +78,7 @@ export default definePlugin({
               hint: "pass --base-url http://host:port/v1 or set base_url for it in the config",
             });
           }
-          return createChatAdapter(config, api.services, dialect, memo);
+          return createChatAdapter(config, api.services, dialect, memo, clients(config));
         },
       });
     }

@@ -48,10 +48,16 @@ export interface ChatDialect {
 /**
  * Creates a chat adapter for a provider config and dialect. `memo` is the
  * provider's render memo ({@link chatMemo} of the same dialect), made once in
- * the plugin's setup so that the adapters a runtime creates turn after turn share it.
+ * the plugin's setup so that the adapters a runtime creates turn after turn share it;
+ * `client` the SDK client's getter, from the plugin's {@link openaiClients} for the same reason.
  */
-export function createChatAdapter(config: ProviderConfig, services: PluginServices, dialect: ChatDialect, memo: RenderMemo = chatMemo(services, dialect)): ProviderAdapter {
-  const client = openaiClient(config);
+export function createChatAdapter(
+  config: ProviderConfig,
+  services: PluginServices,
+  dialect: ChatDialect,
+  memo: RenderMemo = chatMemo(services, dialect),
+  client: () => Promise<OpenAIClient> = openaiClient(config),
+): ProviderAdapter {
   return {
     render: (context) => renderChat(context, services, dialect, memo),
     send: (wire, options) => sendChat(client, wire, options, services, config),

@@ -14,7 +14,7 @@ import { definePlugin } from "../../src/plugin/index.ts";
 import { openaiCacheRules } from "../shared/cache-facts.ts";
 import { strategies } from "./cache-strategy.ts";
 import { chatMemo, createChatAdapter } from "./chat.ts";
-import { openaiClient } from "./client.ts";
+import { openaiClients } from "./client.ts";
 import { continueResponses, isPreviousResponseLost, renderResponses, renderResponsesItems, sendResponses } from "./responses.ts";
 import { chatUsage, chatUsageExamples, responsesUsage, responsesUsageExamples } from "./usage.ts";
 
@@ -33,13 +33,15 @@ export default definePlugin({
     const chat = { maxTokensField: "max_completion_tokens", usage: chatUsage } as const;
     const chatRenders = chatMemo(api.services, chat);
     const responsesRenders = api.services.renderMemo(renderResponsesItems);
+    // One SDK client per key, base URL and fetch, shared by both providers' adapters.
+    const clients = openaiClients();
     api.provider({
       id: "openai",
       name: "OpenAI",
       protocol: "openai-chat",
       ...common,
       usageExamples: chatUsageExamples,
-      create: (config) => createChatAdapter(config, api.services, chat, chatRenders),
+      create: (config) => createChatAdapter(config, api.services, chat, chatRenders, clients(config)),
     });
     api.provider({
       id: "openai-responses",
@@ -49,7 +51,7 @@ export default definePlugin({
       ...common,
       usageExamples: responsesUsageExamples,
       create(config) {
-        const client = openaiClient(config);
+        const client = clients(config);
         return {
           render: (context) => renderResponses(context, api.services, responsesRenders),
           send: (wire, options) => sendResponses(client, wire, options, api.services, config),

@@ -306,18 +306,21 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * A store a turn opens is kept open for the next (src/session/database.ts
  * keepConnectionsOpen), which opens it again if the file was replaced; the
  * built-in plugins' host is kept too, for turns that load no other plugin
- * (src/plugin/loader.ts keepBuiltinHost).
+ * (src/plugin/loader.ts keepBuiltinHost), and with it their SDK clients,
+ * since every runtime gives them one fetch (src/run/resident-fetch.ts).
  */
 async function warmUp(): Promise<Dispatch> {
-  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }] = await Promise.all([
+  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }, { keepFetchStable }] = await Promise.all([
     import("../cli/dispatch.ts"),
     import("../cli/index.ts"),
     import("../../plugins/index.ts"),
     import("../session/database.ts"),
     import("../plugin/loader.ts"),
+    import("../run/resident-fetch.ts"),
   ]);
   keepConnectionsOpen();
   keepBuiltinHost();
+  keepFetchStable();
   await Promise.all([
     // Data every turn's checks read, the same for every user: the tokenizer's ranks (tens of ms to load).
     import("../tokenizer/o200k.ts").then((m) => m.loadO200k()),

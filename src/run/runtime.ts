@@ -19,6 +19,7 @@ import type { ChainLink } from "../session/types.ts";
 import { type ChainMemo, prefixChain, rememberTokenTotal, tokenTotal } from "../wire/prefix-chain.ts";
 import { signalsDelivered } from "./interrupt.ts";
 import { type ResponsesSeen, watchResponses } from "./attempt-billing.ts";
+import { runtimeFetch } from "./resident-fetch.ts";
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -296,7 +297,8 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     host,
     store,
     env,
-    fetch: responses.fetch,
+    // An injected fetch (tests) is this runtime's alone.
+    fetch: options.fetch === undefined ? runtimeFetch(responses.fetch) : responses.fetch,
     responsesSeen: responses.seen,
     nextRequestSent: responses.nextRequest,
     preconnect(origin) {
