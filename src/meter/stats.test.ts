@@ -44,6 +44,22 @@ describe("ledger stats", () => {
     expect([...cacheableTokens(rows)]).toEqual([["r1", 0], ["r2", 3000], ["r3", 5000]]);
   });
 
+  test("a read beyond the recorded cacheable maximum (an entry no recorded request wrote) counts whole as cacheable: efficiency never above 100%", () => {
+    const warmed = [
+      // A new session's first request read 4,545 tokens another client had cached: nothing recorded explains it.
+      row("w1", { chain: chain1, usage: u(40, 4545, 0, 10) }),
+      // Read 3,200 where recorded entries could serve 3,000; then read 1,000 of 3,000.
+      row("w2", { chain: chain2, cacheableMax: 3000, usage: u(40, 3200, 0, 10) }),
+      row("w3", { chain: chain3, cacheableMax: 3000, usage: u(2040, 1000, 0, 10) }),
+    ];
+    expect([...cacheableTokens(warmed)]).toEqual([["w1", 4545], ["w2", 3200], ["w3", 3000]]);
+    const byRequest = ledgerStats(warmed, { by: "request" });
+    expect(byRequest.map((g) => g.cacheEfficiency)).toEqual([1, 1, 1000 / 3000]);
+    const t = ledgerTotal(warmed);
+    expect(t.cacheableTokens).toBe(10745);
+    expect(t.cacheEfficiency).toBe(8745 / 10745);
+  });
+
   test("totals: tokens, hit rate, cacheable maximum, efficiency, cost, savings, tokens/s", () => {
     const t = ledgerTotal(rows, { catalog });
     expect(t.tokens).toEqual({ input: 7000, cacheRead: 3000, cacheWrite5m: 5000, cacheWrite1h: 0, output: 300, reasoning: 0 });

@@ -3,16 +3,18 @@
  * cacheable maximum and cache efficiency, cost, savings against no caching,
  * output tokens per second, grouped by session, model, role, day or request.
  *
- * hit rate = cacheRead / (input + cacheRead + cacheWrite). Cacheable maximum
- * of a request = the tokens of the longest chain prefix it shares with the
- * previous request of its session (equal prefix hashes), as a share of its
- * prompt. Cache efficiency = hit rate / cacheable maximum (= reads / cacheable tokens).
+ * hit rate = cacheRead / (input + cacheRead + cacheWrite). Cacheable tokens
+ * of a request = the longest prefix a live entry of an earlier request to the
+ * same provider cache (its session's or another session's, same provider and
+ * model) could serve, or what it read when it read more (an entry cachet did
+ * not see written): src/session/ledger-figures.ts `cacheableOf`; shown as a
+ * share of its prompt. Cache efficiency = reads / cacheable tokens, never above 100%.
  */
 import { parseDuration } from "../duration.ts";
 import { printable } from "../printable.ts";
 import type { Config } from "../config.ts";
 import { promptTokens } from "../plugin/usage.ts";
-import type { FigureFilter, FigureGroupBy, FigureSums } from "../session/ledger-figures.ts";
+import { cacheableOf, type FigureFilter, type FigureGroupBy, type FigureSums } from "../session/ledger-figures.ts";
 import { openStore, type Store } from "../session/store.ts";
 import { isCachetError } from "../errors.ts";
 import type { LedgerRow } from "../session/types.ts";
@@ -34,7 +36,7 @@ export interface StatsGroup {
   /** Prompt tokens: input + cacheRead + cacheWrite5m + cacheWrite1h. */
   promptTokens: number;
   hitRate: number | null;
-  /** Tokens the previous request of each session could have left in the cache. */
+  /** Tokens live cache entries could have served (see {@link cacheableTokens}). */
   cacheableTokens: number;
   /** cacheableTokens / promptTokens: the share of the prompt that could have been read from the cache. */
   cacheableShare: number | null;
@@ -70,12 +72,15 @@ export interface StatsOptions {
 }
 
 /**
- * Per-request cacheable maximum in billed tokens, as recorded on each row by
- * the turn pipeline (src/wire/divergence.ts `cacheableMaximum`, with the
- * provider's cache rules). Returns a map row id → tokens; 0 when unknown.
+ * Per-request cacheable tokens in billed tokens: the cacheable maximum
+ * recorded on each row by the turn pipeline (src/wire/divergence.ts
+ * `liveCacheableMaximum`, with the provider's cache rules, over the
+ * session's and other sessions' live entries), or the tokens read when more
+ * (src/session/ledger-figures.ts `cacheableOf`). Returns a map row id →
+ * tokens; 0 when unknown.
  */
 export function cacheableTokens(rows: readonly LedgerRow[]): Map<string, number> {
-  return new Map(rows.map((row) => [row.id, row.cacheableMax ?? 0]));
+  return new Map(rows.map((row) => [row.id, cacheableOf(row) ?? 0]));
 }
 
 /**
@@ -201,7 +206,7 @@ function addRow(sums: FigureSums, row: LedgerRow, options: StatsOptions): void {
   sums.output += u.output ?? 0;
   sums.reasoning += u.reasoning ?? 0;
   // A row with no reported usage (an older cachet gave one a cacheable maximum) counts no prompt: nor any cacheable part.
-  if (u.input !== undefined) sums.cacheable += row.cacheableMax ?? 0;
+  sums.cacheable += cacheableOf(row) ?? 0;
   const cost = row.costUsd === null ? null : priceFromNumber(row.costUsd);
   if (cost === null) sums.unpriced++;
   else sums.costPico += cost;

@@ -41,6 +41,12 @@ describe("ledger figures summed in SQL", () => {
     });
   }
 
+  test("a read beyond the recorded cacheable maximum counts whole as cacheable in SQL too", () => {
+    const byRequest = new Map(store.figures().sums("request").map((g) => [g.key, g.cacheable]));
+    // r4 read 990 with no recorded maximum; r3 read nothing of its 5,000; r1 has neither.
+    expect([...byRequest]).toEqual([["r1", 0], ["r2", 3000], ["r3", 5000], ["r4", 990]]);
+  });
+
   test("the total and a session filter", () => {
     const figures = store.figures();
     const total = statsOf(totalOf(figures.sums("session")));

@@ -30,6 +30,24 @@ export function figureValues(row: LedgerRow): SqlValue[] {
   return [pico(row.costUsd), pico(row.noCacheCostUsd ?? null), row.costEstimate ?? null, row.noCacheCostUsd === undefined ? 0 : 1];
 }
 
+/**
+ * The tokens of a request's prompt that count as cacheable in the statistics:
+ * its recorded cacheable maximum (what the live entries of earlier recorded
+ * requests to the same provider cache could serve, src/wire/divergence.ts),
+ * or what it read when it read more. A read beyond every recorded entry was
+ * served by an entry someone else wrote (another client, a request cachet
+ * did not record): it was in the cache, so it was cacheable, and cache
+ * efficiency stays ≤ 100%. Null when the provider reported no usage (no
+ * prompt is known). {@link CACHEABLE_SQL} is the same rule in SQL.
+ */
+export function cacheableOf(row: Pick<LedgerRow, "cacheableMax" | "usage">): number | null {
+  if (row.usage.input === undefined) return null;
+  return Math.max(row.cacheableMax ?? 0, row.usage.cacheRead ?? 0);
+}
+
+/** {@link cacheableOf} over the `requests` columns. */
+const CACHEABLE_SQL = "CASE WHEN input IS NOT NULL THEN MAX(COALESCE(cacheable_max, 0), COALESCE(cache_read, 0)) END";
+
 /** A grouping of the ledger. */
 export type FigureGroupBy = "session" | "model" | "role" | "day" | "request" | "client";
 
@@ -99,7 +117,7 @@ const KEYS: Record<FigureGroupBy, string> = {
 const SUMS = `
   COUNT(*) AS requests,
   TOTAL(input) AS input, TOTAL(cache_read) AS cacheRead, TOTAL(cache_write_5m) AS cacheWrite5m, TOTAL(cache_write_1h) AS cacheWrite1h,
-  TOTAL(output) AS output, TOTAL(reasoning) AS reasoning, TOTAL(CASE WHEN input IS NOT NULL THEN cacheable_max END) AS cacheable,
+  TOTAL(output) AS output, TOTAL(reasoning) AS reasoning, TOTAL(${CACHEABLE_SQL}) AS cacheable,
   COALESCE(SUM(cost_pico), 0) AS costPico, COUNT(*) - COUNT(cost_pico) AS unpriced, COUNT(cost_estimate) AS estimated,
   COALESCE(SUM(CASE WHEN cost_pico IS NOT NULL THEN no_cache_pico END), 0) AS noCachePico,
   COALESCE(SUM(no_cache_pico - cost_pico), 0) AS savingsPico, COUNT(*) - COUNT(no_cache_pico - cost_pico) AS savingsLeftOut,

@@ -154,6 +154,25 @@ export class Ledger {
     return ids.flatMap((id) => found.get(id) ?? []);
   }
 
+  /**
+   * The latest settled row of each other session with a request to `provider`
+   * and `model` started in [`since`, `until`], newest first among the latest
+   * {@link OTHER_ROWS} such rows, at most `sessions` of them; returned oldest first.
+   */
+  latestOfOtherSessions(sessionId: string, provider: string, model: string, since: number, until: number, sessions: number): LedgerRow[] {
+    // By the start index, newest first: the scan stops at the first OTHER_ROWS matches, not at the window's start.
+    const found = this.core.db
+      .query(`SELECT id, session_id FROM requests INDEXED BY requests_started WHERE started_at BETWEEN ? AND ? AND provider = ? AND model = ? AND session_id <> ? AND ${SETTLED} ORDER BY started_at DESC LIMIT ?`)
+      .values(since, until, provider, model, sessionId, OTHER_ROWS) as [string, string][];
+    const latest = new Map<string, string>();
+    for (const [id, session] of found) if (!latest.has(session) && latest.size < sessions) latest.set(session, id);
+    if (latest.size === 0) return [];
+    const ids = [...latest.values()].reverse();
+    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as RequestRow[];
+    const byId = new Map(this.toLedgerRows(rows).map((row) => [row.id, row]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  }
+
   /** Requests of the session (`requests` count of a listing). */
   count(sessionId: string): number {
     return (this.core.db.query("SELECT COUNT(*) AS n FROM requests WHERE session_id = ?").get(sessionId) as { n: number }).n;
@@ -275,6 +294,9 @@ const INSERT_REQUEST = `INSERT INTO requests (id, session_id, ${LEDGER_COLUMNS.j
 function spendEmulated(spend: LedgerRow["spend"]): number | null {
   return spend === undefined ? null : spend === "emulated" ? 1 : 0;
 }
+
+/** Rows of other sessions {@link Ledger.latestOfOtherSessions} looks at: a bound on one turn's scan of a busy ledger. */
+const OTHER_ROWS = 256;
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

@@ -389,6 +389,26 @@ describe("ledger", () => {
     expect(codeOf(() => store.updateRequest("r_x", { status: "ok" }))).toBe("SESSION_NOT_FOUND");
   });
 
+  test("other sessions' requests: each other session's latest settled row of the same provider and model, in the window, oldest first", () => {
+    const [a, b, c, d] = [1, 2, 3, 4].map(() => store.createSession({ model: "anthropic/claude-sonnet-4-5" }));
+    const noUsage = { input: undefined, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined };
+    store.recordRequest(row("r_a1", a!.id, 1000, [link(0), link(1)]));
+    store.recordRequest(row("r_a2", a!.id, 2000, [link(0), link(1), link(2)]));
+    store.recordRequest(row("r_b1", b!.id, 3000, [link(0), link(5)]));
+    // Neither an unsettled row, another model's, nor one started after the current request counts.
+    store.recordRequest({ ...row("r_b2", b!.id, 3500, []), status: "in_flight", usage: noUsage });
+    store.recordRequest({ ...row("r_c1", c!.id, 4000, [link(0)]), model: "claude-opus-4-6" });
+    store.recordRequest(row("r_c2", c!.id, 9000, [link(0)]));
+    store.recordRequest(row("r_d1", d!.id, 500, [link(0)]));
+    const current = { sessionId: d!.id, provider: "anthropic", model: "claude-sonnet-4-5", startedAt: 5000 };
+    const found = store.otherSessionsRequests(current, 1000, 16);
+    expect(found.map((r) => r.id)).toEqual(["r_a2", "r_b1"]);
+    expect(found[0]!.chain).toEqual([link(0), link(1), link(2)]);
+    // The window starts at `since`; at most `sessions` sessions, the latest ones.
+    expect(store.otherSessionsRequests(current, 2500, 16).map((r) => r.id)).toEqual(["r_b1"]);
+    expect(store.otherSessionsRequests(current, 0, 1).map((r) => r.id)).toEqual(["r_b1"]);
+  });
+
   test("latest settled rows, oldest first, read back as stored after every kind of later write", () => {
     const s = store.createSession({ model: "m/a" });
     const figured = (id: string, startedAt: number): LedgerRow => ({ ...row(id, s.id, startedAt, [link(0), link(startedAt)]), noCacheCostUsd: 0.01 });

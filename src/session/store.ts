@@ -439,6 +439,17 @@ export class Store {
     return this.ledgerRows.recent(sessionId, limit);
   }
 
+  /**
+   * The requests of other sessions whose cache entries a request of `current`'s
+   * session could read (same provider and model: a provider caches per model,
+   * shared by every session of one account): each other session's latest
+   * finished row started in [`since`, `current.startedAt`], at most `sessions`
+   * of them, oldest first. Rows without usage wrote nothing and are left out.
+   */
+  otherSessionsRequests(current: Pick<LedgerRow, "sessionId" | "provider" | "model" | "startedAt">, since: number, sessions: number): LedgerRow[] {
+    return this.ledgerRows.latestOfOtherSessions(current.sessionId, current.provider, current.model, since, current.startedAt, sessions);
+  }
+
   /** The session's latest finished ledger row (not in flight or lost, usage reported), or null. */
   lastRequest(sessionId: string): LedgerRow | null {
     return this.ledgerRows.last(sessionId);

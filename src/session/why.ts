@@ -5,7 +5,7 @@
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
-import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, type Explanation } from "../wire/divergence.ts";
+import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, OTHER_SESSIONS, otherSessionsSince, type Explanation } from "../wire/divergence.ts";
 import { printable } from "../printable.ts";
 import { openStore } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
@@ -66,7 +66,10 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     const since = previous?.startedAt ?? 0;
     const compaction = store.compactions(current.sessionId).findLast((c) => c.createdAt >= since && c.createdAt <= current.startedAt);
     // A fork's first request is measured against the parent's last request alone, as its expectation was recorded.
-    const explained = explain(previous, current, rules, index > 0 ? before.slice(-LIVE_ENTRY_ROWS) : before.slice(-1));
+    // Other sessions' entries as the turn's record counted them: not for a fork's first request (src/run/stages/record.ts).
+    const forkStart = index === 0 && previous !== null;
+    const others = forkStart || current.usage.input === undefined ? [] : store.otherSessionsRequests(current, otherSessionsSince(current, rules), OTHER_SESSIONS);
+    const explained = explain(previous, current, rules, index > 0 ? before.slice(-LIVE_ENTRY_ROWS) : before.slice(-1), others);
     const refused = refusal(current);
     if (refused) {
       // What the wire comparison expected never happened: the provider read and billed nothing.

@@ -11,6 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Message } from "../context/types.ts";
+import { cacheableOf } from "../session/ledger-figures.ts";
 import type { LedgerRow } from "../session/types.ts";
 
 /** Attribute values the OTLP encoders accept. */
@@ -86,12 +87,14 @@ export function ledgerSpan(row: LedgerRow, content?: CallContent): LedgerSpan {
 }
 
 /**
- * Cache efficiency of one call: cache reads / the cacheable maximum (DESIGN.md,
- * Words); undefined for a session's first call or when nothing could be cached.
+ * Cache efficiency of one call: cache reads / its cacheable tokens (DESIGN.md,
+ * Words; src/session/ledger-figures.ts `cacheableOf`, as `cachet stats`
+ * counts them), 0..1; undefined when nothing could be cached or no read was reported.
  */
 export function cacheEfficiency(row: LedgerRow): number | undefined {
-  if (row.cacheableMax === null || row.cacheableMax <= 0 || row.usage.cacheRead === undefined) return undefined;
-  return Math.min(row.usage.cacheRead / row.cacheableMax, 1);
+  const cacheable = cacheableOf(row);
+  if (cacheable === null || cacheable <= 0 || row.usage.cacheRead === undefined) return undefined;
+  return row.usage.cacheRead / cacheable;
 }
 
 /** cachet's provider ids where the conventions' well-known names differ. */

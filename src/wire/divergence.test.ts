@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { CacheRules } from "../plugin/provider.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { ChainLink } from "../session/types.ts";
-import { cacheableMaximum, explain, liveCacheableMaximum, type ComparedRow } from "./divergence.ts";
+import { cacheableMaximum, explain, liveCacheableMaximum, otherSessionsSince, type ComparedRow } from "./divergence.ts";
 import { chainHash, hashText } from "./hash.ts";
 
 const anthropic: CacheRules = { mode: "breakpoints", minimumTokens: 1_024, granularity: 1, lookback: 20, ttlMs: { "5m": 300_000, "1h": 3_600_000 } };
@@ -198,5 +198,51 @@ describe("cacheable maximum of long chains", () => {
       // A fresh chain object each time, so no sums of an earlier case are reused.
       expect({ divergence, tokens: cacheableMaximum(row(chain(nodes), noUsage), row(current, noUsage), rules) }).toEqual({ divergence, tokens: expected });
     }
+  });
+});
+
+describe("entries other sessions wrote (the provider's cache is shared by every session of a model)", () => {
+  // Session A sent a 4,500-token system prompt and its question, with breakpoints after both; session B sends the same system prompt.
+  const a1 = row(chain([["sys", "system", 4_500, "5m"], ["ua", "text", 45, "5m"]]), usage(0, 0, 4_545), { id: "r_a1", sessionId: "s_a", startedAt: 0 });
+  const b1 = row(chain([["sys", "system", 4_500, "5m"], ["ub", "text", 40, "5m"]]), usage(40, 4_500, 0), { id: "r_b1", sessionId: "s_b", startedAt: 60_000 });
+
+  test("a new session's first request can read the system prompt another session's request cached", () => {
+    const live = liveCacheableMaximum([], b1, anthropic, [a1]);
+    expect(live.from).toBe(a1);
+    // A's billed write (4,545) apportioned to the shared system prompt (4,500 of its 4,545 estimated tokens).
+    expect(live.tokens).toBe(4_500);
+    const e = explain(null, b1, anthropic, [], [a1]);
+    expect(e.expectedCacheRead).toBe(4_500);
+    expect(e.causes).toEqual([
+      "first request of the session: a live entry can serve 4,500 tokens: the one written by request r_a1 of session s_a (the provider's cache is shared by every session of the same model)",
+    ]);
+  });
+
+  test("another model's, or an expired, entry serves nothing", () => {
+    expect(liveCacheableMaximum([], b1, anthropic, [{ ...a1, model: "claude-opus-4-6" }]).tokens).toBe(0);
+    expect(liveCacheableMaximum([], { ...b1, startedAt: 6 * 60_000 }, anthropic, [a1]).tokens).toBe(0);
+    expect(explain(null, { ...b1, startedAt: 6 * 60_000 }, anthropic, [], [a1]).causes[0]).toBe("first request of the session: nothing cached yet");
+  });
+
+  test("a later request of the session: another session's longer entry beats the session's own", () => {
+    // B's first request went out with another system prompt; its second returns to A's and finds A's entry.
+    const own = row(chain([["sys-other", "system", 2_000, "5m"], ["ub", "text", 40, "5m"]]), usage(0, 0, 2_040), { id: "r_b0", sessionId: "s_b", startedAt: 30_000 });
+    const e = explain(own, b1, anthropic, [own], [a1]);
+    expect(e.expectedCacheRead).toBe(4_500);
+    expect(e.causes).toContain("a live entry can serve 4,500 tokens: the one written by request r_a1 of session s_a (the provider's cache is shared by every session of the same model)");
+  });
+
+  test("a read beyond every recorded entry is named as written by someone else", () => {
+    const e = explain(null, row(b1.chain, usage(40, 4_500, 0), { sessionId: "s_b", startedAt: 60_000 }), anthropic, [], []);
+    expect(e.expectedCacheRead).toBe(0);
+    expect(e.causes).toEqual([
+      "first request of the session: nothing cached yet",
+      "read 4,500 tokens, 4,500 more than any recorded earlier request could have cached: another client or an unrecorded request wrote that entry (the statistics count the whole read as cacheable)",
+    ]);
+  });
+
+  test("other sessions are looked for within the provider's longest TTL, or a day when it declares none", () => {
+    expect(otherSessionsSince({ startedAt: 10_000_000 }, anthropic)).toBe(10_000_000 - 3_600_000);
+    expect(otherSessionsSince({ startedAt: 100_000_000 }, openai)).toBe(100_000_000 - 86_400_000);
   });
 });

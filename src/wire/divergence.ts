@@ -14,7 +14,7 @@ export const DEFAULT_CACHE_RULES: CacheRules = { mode: "prefix", minimumTokens: 
 
 /** The parts of a ledger row the comparison reads. */
 export type ComparedRow = Pick<LedgerRow, "chain" | "usage" | "startedAt" | "affinityKey" | "cacheMode" | "cacheTtl" | "provider" | "model" | "prefixVersion"> &
-  Partial<Pick<LedgerRow, "messageId" | "id">>;
+  Partial<Pick<LedgerRow, "messageId" | "id" | "sessionId">>;
 
 /** Relative error of cachet's per-node token estimates against a provider's count (other tokenizers, wrapping). */
 const ESTIMATE_ERROR = 0.05;
@@ -30,19 +30,41 @@ export interface LiveMaximum {
   from: ComparedRow | null;
 }
 
+/** Other sessions whose latest requests the live-entry search looks at (see {@link otherSessionsSince}). */
+export const OTHER_SESSIONS = 16;
+
+/** How far back other sessions' requests are looked for when the provider declares no TTL: the longest retention providers.md lists (OpenAI `24h`). */
+const UNDECLARED_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The earliest start (Unix epoch ms) of another session's request whose
+ * entry can still be live when `current` starts: the provider's longest TTL
+ * before it, or {@link UNDECLARED_TTL_MS} when its rules declare none. A
+ * later request that refreshed an older entry is itself in that window.
+ */
+export function otherSessionsSince(current: Pick<ComparedRow, "startedAt">, rules: CacheRules): number {
+  const ttl = rules.ttlMs;
+  const longest = ttl ? Math.max(ttl["5m"] ?? 0, ttl["1h"] ?? 0, ttl.default ?? 0) : 0;
+  return current.startedAt - (longest > 0 ? longest : UNDECLARED_TTL_MS);
+}
+
 /**
  * The cacheable maximum of `current` = the longest prefix any still-live
- * entry of an earlier request of the session could serve: the best
- * {@link cacheableMaximum} over the last {@link LIVE_ENTRY_ROWS} requests
- * (`earlier`, oldest first) whose entries have not expired. An entry lives
- * for the provider's TTL after the last request that wrote or could have
- * read it (a later request repeating its whole written prefix); providers
- * that declare no TTL keep every entry. A provider then never reports more
- * than this (efficiency ≤ 100%), also when an entry older than the previous
- * request's serves the call.
+ * entry of an earlier request to the same provider cache could serve: the
+ * best {@link cacheableMaximum} over the last {@link LIVE_ENTRY_ROWS}
+ * requests of the session (`earlier`, oldest first) and the latest requests
+ * of other sessions to the same provider and model (`others`, oldest first:
+ * a provider's cache is shared by every session of an account, so a new
+ * session's first request can read what another one wrote), whose entries
+ * have not expired. An entry lives for the provider's TTL after the last
+ * request that wrote or could have read it (a later request repeating its
+ * whole written prefix); providers that declare no TTL keep every entry. A
+ * provider then reports no more than this (efficiency ≤ 100%) unless a
+ * request cachet did not record (another client's) wrote the entry.
  */
-export function liveCacheableMaximum(earlier: readonly ComparedRow[], current: ComparedRow, rules: CacheRules): LiveMaximum {
-  const recent = earlier.slice(-LIVE_ENTRY_ROWS);
+export function liveCacheableMaximum(earlier: readonly ComparedRow[], current: ComparedRow, rules: CacheRules, others: readonly ComparedRow[] = []): LiveMaximum {
+  const own = earlier.slice(-LIVE_ENTRY_ROWS);
+  const recent = others.length === 0 ? own : [...own, ...others].sort((a, b) => a.startedAt - b.startedAt);
   let best: LiveMaximum = { tokens: 0, from: null };
   for (let i = recent.length - 1; i >= 0; i--) {
     const row = recent[i]!;
@@ -169,16 +191,27 @@ export interface Explanation {
 /**
  * Explains `current` against `previous`, with the provider's cache rules;
  * `earlier` (the session's earlier requests, oldest first, `previous` last)
- * sets the cacheable maximum over every live entry and names an older entry
- * when one could serve more than the previous request's. Pure.
+ * and `others` (other sessions' latest requests to the same provider and
+ * model, see {@link liveCacheableMaximum}) set the cacheable maximum over
+ * every live entry and name an older or another session's entry when one
+ * could serve more than the previous request's. Pure.
  */
-export function explain(previous: ComparedRow | null | undefined, current: ComparedRow, rules: CacheRules, earlier: readonly ComparedRow[] = previous ? [previous] : []): Explanation {
+export function explain(
+  previous: ComparedRow | null | undefined,
+  current: ComparedRow,
+  rules: CacheRules,
+  earlier: readonly ComparedRow[] = previous ? [previous] : [],
+  others: readonly ComparedRow[] = [],
+): Explanation {
   const actual = current.usage.cacheRead;
+  const live = liveCacheableMaximum(earlier, current, rules, others);
   if (!previous) {
-    return { divergence: null, sharedLinks: 0, expectedCacheRead: 0, actualCacheRead: actual, causes: ["first request of the session: nothing cached yet"] };
+    const causes = live.from === null ? ["first request of the session: nothing cached yet"] : [`first request of the session: ${entryCause(live)}`];
+    if (live.from !== null && actual !== undefined && actual < live.tokens) causes.push("unexplained by the wire: the provider evicted the entry or routed the request elsewhere");
+    unexplainedRead(causes, actual, live.tokens);
+    return { divergence: null, sharedLinks: 0, expectedCacheRead: live.tokens, actualCacheRead: actual, causes };
   }
   const shared = sharedPrefixLength(previous.chain, current.chain);
-  const live = liveCacheableMaximum(earlier, current, rules);
   const fromPrevious = cacheableMaximum(previous, current, rules);
   const expected = Math.max(live.tokens, fromPrevious);
   const causes: string[] = [];
@@ -199,8 +232,7 @@ export function explain(previous: ComparedRow | null | undefined, current: Compa
     for (const change of changes) if (!causes.includes(change)) causes.push(change);
   }
   if (live.from !== null && live.from !== previous && live.tokens > fromPrevious) {
-    const writer = live.from.id ?? `started at ${new Date(live.from.startedAt).toISOString()}`;
-    causes.push(`an older live entry can serve ${live.tokens.toLocaleString("en-US")} tokens: the one written by request ${writer}`);
+    causes.push(live.from.sessionId !== undefined && live.from.sessionId !== current.sessionId ? entryCause(live) : `an older live entry can serve ${live.tokens.toLocaleString("en-US")} tokens: the one written by request ${writer(live.from)}`);
   }
   if (current.cacheMode === "off") causes.push("cache strategies off (--cache off)");
   if ((previous.affinityKey ?? null) !== (current.affinityKey ?? null)) causes.push("different affinity key");
@@ -219,8 +251,32 @@ export function explain(previous: ComparedRow | null | undefined, current: Compa
     causes.push(`only ${sharedTokens.toLocaleString("en-US")} tokens are shared with the cached prefix; the provider caches prefixes from ${rules.minimumTokens.toLocaleString("en-US")}`);
   }
   if (causes.length === 0 && actual !== undefined && actual < expected) causes.push("unexplained by the wire: the provider evicted the entry or routed the request elsewhere");
+  unexplainedRead(causes, actual, expected);
   if (causes.length === 0) causes.push(actual !== undefined && actual >= expected ? "no miss: the request read everything the previous one cached" : "usage unknown");
   return { divergence, sharedLinks: shared, expectedCacheRead: expected, actualCacheRead: actual, causes };
+}
+
+function writer(row: ComparedRow): string {
+  return row.id ?? `started at ${new Date(row.startedAt).toISOString()}`;
+}
+
+/** The entry another session's request (or an older one of the session) left, as a cause. */
+function entryCause(live: LiveMaximum): string {
+  const from = live.from!;
+  const session = from.sessionId !== undefined ? ` of session ${from.sessionId}` : "";
+  return `a live entry can serve ${live.tokens.toLocaleString("en-US")} tokens: the one written by request ${writer(from)}${session} (the provider's cache is shared by every session of the same model)`;
+}
+
+/**
+ * A read beyond every entry a recorded request could have left (another
+ * client, or a request cachet did not record, warmed the cache): named, and
+ * counted as cacheable by the statistics (see src/meter/stats.ts `cacheableOf`).
+ */
+function unexplainedRead(causes: string[], actual: number | undefined, expected: number): void {
+  if (actual === undefined || actual <= expected) return;
+  causes.push(
+    `read ${actual.toLocaleString("en-US")} tokens, ${(actual - expected).toLocaleString("en-US")} more than any recorded earlier request could have cached: another client or an unrecorded request wrote that entry (the statistics count the whole read as cacheable)`,
+  );
 }
 
 function divergenceCause(previous: readonly ChainLink[], current: readonly ChainLink[], index: number): string {

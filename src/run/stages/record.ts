@@ -9,7 +9,7 @@ import type { RequestContext } from "../../context/types.ts";
 import type { UsagePass, UsageReport } from "../../plugin/usage.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import type { LedgerRow } from "../../session/types.ts";
-import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum } from "../../wire/divergence.ts";
+import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum, OTHER_SESSIONS, otherSessionsSince } from "../../wire/divergence.ts";
 import { usageEvent } from "../output.ts";
 import type { Priced, Runtime } from "../runtime.ts";
 import type { TurnOptions } from "../turn-types.ts";
@@ -59,17 +59,21 @@ export async function recordCall(
   const chain = await sent.chain;
   const previousRow = store.lastRequest(sessionId) ?? opened.parentLast ?? null;
   const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain, rawUsage, usageLowerBound });
-  const earlier = previousRow ? (opened.parentLast && previousRow === opened.parentLast ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
+  const forkStart = opened.parentLast !== undefined && opened.parentLast !== null && previousRow === opened.parentLast;
+  const earlier = previousRow ? (forkStart ? [previousRow] : store.recentRequests(sessionId, LIVE_ENTRY_ROWS)) : [];
   const rules = input.resolved.spec.cacheRules?.(input.ref.model) ?? DEFAULT_CACHE_RULES;
+  // A fork's first request is measured against the parent's last one (its inheritance); any other also against
+  // what other sessions left in the provider's cache, shared by every session of the model.
+  const others = report && !forkStart ? store.otherSessionsRequests(row, otherSessionsSince(row, rules), OTHER_SESSIONS) : [];
   // Without reported usage the prompt is unknown: a cacheable maximum beside it would count against no prompt.
-  row.cacheableMax = previousRow && report ? liveCacheableMaximum(earlier, row, rules).tokens : null;
+  row.cacheableMax = report && (previousRow || others.length > 0) ? liveCacheableMaximum(earlier, row, rules, others).tokens : null;
   if (opened.exactFork && !store.lastRequest(sessionId)) row.expectedCacheRead = row.cacheableMax ?? 0;
   const passes = await Promise.all((report?.passes ?? []).map((pass) => passRow(runtime, row, sent.catalogRef, pass)));
-  if (passes.length > 0 && previousRow) {
+  if (passes.length > 0 && (previousRow || others.length > 0)) {
     // A provider pass (server-side compaction) read the request as sent; the answer's pass then read only the
     // stable prefix and the pass's summary, so that prefix is all it could have found in the cache.
     passes[0]!.cacheableMax = row.cacheableMax;
-    row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules).tokens;
+    row.cacheableMax = liveCacheableMaximum(earlier, { ...row, chain: stableLinks(row.chain) }, rules, others).tokens;
   }
   const rows = [...(await Promise.all(sent.earlier.map((failed) => retryRow(runtime, input, row, sent.catalogRef, failed, sent.inFlight[failed.attempt - 1])))), ...passes, row];
   // Under a spending limit the budget's reservations count the call and its attempts; a provider's extra pass was
