@@ -23,3 +23,25 @@ export function printable(text: string): string {
 
 /** C0 controls, DEL, C1 controls, bidi embeddings/overrides/isolates and marks, line and paragraph separators. */
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` as a one-line preview of at most `max` characters (UTF-16 units, an
+ * escape counted as its characters): line breaks and other controls shown as
+ * {@link printable} shows them (`\n`, so a preview reads as every user text
+ * cachet prints, and where a line ended stays visible), CRLF as one `\n`,
+ * runs of spaces as one, no leading or trailing whitespace. Longer text, or
+ * text known to go on (`cut`: only its start was read), is cut at a
+ * character, never inside an escape, and ends with "…".
+ */
+export function previewLine(text: string, max: number, cut = false): string {
+  const plain = text.replace(/\r\n/g, "\n").replace(/ {2,}/g, " ").trim();
+  const line = printable(plain);
+  if (!cut && line.length <= max) return line;
+  let out = "";
+  for (const c of plain) {
+    const shown = printable(c);
+    if (out.length + shown.length > max - 1) break;
+    out += shown;
+  }
+  return `${out}…`;
+}

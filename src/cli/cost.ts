@@ -50,12 +50,18 @@ export default defineCommand({
       // raw usage read by its provider's mapping (fees, modalities), as `run` priced it: the nodes sum to its cost.
       const views = sessionCost(rows, catalog, config.prices, catalogRefFor(host), rowExtrasFor(host));
       if (args.json) stdout().write(`${JSON.stringify({ session: session.id, total, requests: views })}\n`);
-      else stdout().write(formatSessionCost(views, true) + totalLine);
+      else {
+        const { messagePreviews } = await import("../session/session-report.ts");
+        stdout().write(formatSessionCost(views, true, messagePreviews(store, session.id, COST_PREVIEW_CHARS)) + totalLine);
+      }
     } finally {
       store.close();
     }
   },
 });
+
+/** Characters of a message's preview at the end of its `cost --tree` line, after the node columns. */
+const COST_PREVIEW_CHARS = 48;
 
 function percent(value: number | null): string {
   return value === null ? "-" : `${(value * 100).toFixed(1)}%`;

@@ -228,9 +228,15 @@ export function* requestFigureLines(requests: readonly RequestFigures[], linesPe
 
 /**
  * Text rendering of {@link sessionCost}: one line per request, and with
- * `tree` the nodes under it (indented blocks under their message).
+ * `tree` the nodes under it (indented blocks under their message). A
+ * message's line, and the output's, end with the message's preview from
+ * `previews` (by message id, as `sessions show` previews it) when it has one.
  */
-export function formatSessionCost(views: readonly RequestCostView[], tree: boolean): string {
+export function formatSessionCost(views: readonly RequestCostView[], tree: boolean, previews: ReadonlyMap<string, string> = new Map()): string {
+  const text = (id: string | null) => {
+    const shown = id === null ? undefined : previews.get(id);
+    return shown ? `  ${shown}` : "";
+  };
   const lines: string[] = [];
   for (const v of views) {
     const u = v.usage;
@@ -255,13 +261,13 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
           unbilled += n.children ? n.children.length : 1;
           continue;
         }
-        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}`);
+        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}${text(n.id)}`);
         if (n.children) walk(n.children, depth + 1);
       }
     };
     walk(v.tree, 1);
     if (unbilled > 0) lines.push(`  (${unbilled} node${unbilled === 1 ? "" : "s"} given no billed token not listed; --json lists every node)`);
-    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}`);
+    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}${text(v.output.messageId)}`);
     // Parts shown only when the output is priced at more than one rate.
     if (v.output.parts.length > 1) {
       for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${p.usdExact === null ? "?" : `$${p.usdExact}`})`);

@@ -117,7 +117,8 @@ describe("a message stored in parts (a huge input)", () => {
     store.appendMessage(fork, { id: "big", role: "user", content });
     const big = sessionOverview(store, fork).messages.at(-1)!;
     expect(big).toMatchObject({ id: "big", role: "user", incomplete: false });
-    expect(big.preview).toBe(`${`first words ${long}`.replace(/\s+/g, " ").slice(0, 71)}…`);
+    // Spaces collapsed, each line break shown as `\n` (as every user text cachet prints), 72 characters with the "…".
+    expect(big.preview).toBe('first words Ünïcode 缓存 "quoted"\\n😀 Ünïcode 缓存 "quoted"\\n😀 Ünïcode 缓存 …');
   });
 });
 

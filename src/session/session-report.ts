@@ -3,7 +3,7 @@
  * store's records, so tests call them without a terminal.
  */
 import { Allow, parse as parsePartialJson } from "partial-json";
-import { printable } from "../printable.ts";
+import { previewLine, printable } from "../printable.ts";
 import type { Message, SummaryState } from "../context/types.ts";
 import { shownName } from "./session-name.ts";
 import type { SessionSource } from "./recorded.ts";
@@ -67,9 +67,7 @@ export function sessionOverview(store: Store, idOrName: string): SessionOverview
   const session = store.findSession(idOrName);
   const messages: MessageHead[] = [];
   for (const m of store.storedLog(session.id)) {
-    // A first part cut short is read by partial-json: its strings, arrays and objects may end early.
-    const content = (m.parts === 0 ? JSON.parse(m.firstPart) : parsePartialJson(m.firstPart, Allow.STR | Allow.ARR | Allow.OBJ)) as unknown;
-    messages.push({ sessionId: m.sessionId, seq: m.seq, id: m.id, role: m.role, incomplete: m.incomplete, preview: preview(Array.isArray(content) ? content : [], m.parts > 0) });
+    messages.push({ sessionId: m.sessionId, seq: m.seq, id: m.id, role: m.role, incomplete: m.incomplete, preview: messagePreview(m) });
   }
   return { session, prefixes: store.prefixVersions(session.id), summary: store.summary(session.id), messages, requests: store.requests(session.id) };
 }
@@ -173,11 +171,29 @@ export function formatSessionDetails(d: SessionOverview): string {
 }
 
 /**
- * A message's text on one line, cut at 72 characters. `content` may be the
+ * The previews of the messages of a session's visible log (`cost --tree`,
+ * `why`), by message id, each as `sessions show` previews it, cut at `max` characters.
+ * @throws CachetError SESSION_NOT_FOUND
+ */
+export function messagePreviews(store: Store, sessionId: string, max = PREVIEW_CHARS): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const m of store.storedLog(sessionId)) out.set(m.id, messagePreview(m, max));
+  return out;
+}
+
+/** A stored message's preview, read from the first stored part of its content JSON only. */
+function messagePreview(m: StoredMessage, max = PREVIEW_CHARS): string {
+  // A first part cut short is read by partial-json: its strings, arrays and objects may end early.
+  const content = (m.parts === 0 ? JSON.parse(m.firstPart) : parsePartialJson(m.firstPart, Allow.STR | Allow.ARR | Allow.OBJ)) as unknown;
+  return preview(Array.isArray(content) ? content : [], m.parts > 0, max);
+}
+
+/**
+ * A message's text on one line, cut at `max` characters (src/printable.ts `previewLine`: a line break shows as `\n`). `content` may be the
  * start of the content only (`cut`), its last block missing fields: what is
  * missing is left out and the preview ends with "…".
  */
-function preview(content: readonly unknown[], cut: boolean): string {
+function preview(content: readonly unknown[], cut: boolean, max: number): string {
   const text = content
     .map((block) => {
       const b = (block ?? {}) as Record<string, unknown>;
@@ -188,12 +204,12 @@ function preview(content: readonly unknown[], cut: boolean): string {
       if (b.type === "provider") return `[${String((b.data as { type?: unknown } | undefined)?.type)}]`;
       return b.type === "image" ? "[image]" : "";
     })
-    .join(" ")
-    .replace(/\s+/g, " ")
-    .trim();
-  const shown = cut || text.length > 72 ? `${text.slice(0, 71)}…` : text;
-  return printable(shown);
+    .join(" ");
+  return previewLine(text, max, cut);
 }
+
+/** Characters of a message preview: the line fits a terminal after the row's number, role and id. */
+const PREVIEW_CHARS = 72;
 
 function count(value: number | undefined): string {
   return value === undefined ? "?" : String(value);

@@ -7,6 +7,7 @@ import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, OTHER_SESSIONS, otherSessionsSince, type Explanation } from "../wire/divergence.ts";
 import { printable } from "../printable.ts";
+import { messagePreviews } from "./session-report.ts";
 import { openStore } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
 
@@ -23,6 +24,8 @@ export interface WhyReport extends Explanation {
    * answer's status code; `error` the stored one-line message.
    */
   refused?: { httpStatus: number; error: string };
+  /** When the requests diverge at a message (or one of its blocks): that message's preview, as `sessions show` previews it. */
+  divergentMessage?: string;
   /** The compaction made just before this request (a deliberate change of everything after Z0 + Z1), if any. */
   compaction?: { id: string; reason: string; summarySource: string; collapsed: [string, string]; summaryRequest: string | null };
 }
@@ -82,7 +85,10 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
         `compaction ${compaction.id} (${compaction.reason}) moved messages ${compaction.firstCollapsed}…${compaction.lastCollapsed} into the summary zone: a deliberate change after the stable prefix and the summary zone`,
       );
     }
+    const divergentId = explained.divergence?.nodeId.split("#")[0];
+    const divergentMessage = divergentId === undefined ? undefined : messagePreviews(store, current.sessionId).get(divergentId);
     return {
+      ...(divergentMessage !== undefined ? { divergentMessage } : {}),
       ...(compaction
         ? { compaction: { id: compaction.id, reason: compaction.reason, summarySource: compaction.summarySource, collapsed: [compaction.firstCollapsed, compaction.lastCollapsed] as [string, string], summaryRequest: compaction.summaryRequest } }
         : {}),
@@ -128,6 +134,7 @@ export function formatWhy(r: WhyReport): string {
     `previous  ${r.previous ? `${r.previous.id}  (${r.previous.session === r.request.session ? r.previous.model : `${r.previous.model}, parent session ${r.previous.session}`})` : "none"}`,
     `shared    ${r.sharedLinks} of ${r.links} nodes`,
     `diverges  ${r.divergence ? `at node ${r.divergence.index}: ${r.divergence.nodeId} (${r.divergence.kind})${r.divergence.previousNodeId && r.divergence.previousNodeId !== r.divergence.nodeId ? `, was ${r.divergence.previousNodeId}` : ""}` : r.previous ? "nowhere: this request extends the previous one" : "-"}`,
+    ...(r.divergentMessage !== undefined ? [`message   ${r.divergentMessage}`] : []),
     r.refused
       ? `cached    none: refused by the provider (HTTP ${r.refused.httpStatus}), nothing read or billed`
       : `cached    expected ${n(r.expectedCacheRead)} tokens, actual ${n(r.actualCacheRead)}`,
