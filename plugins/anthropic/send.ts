@@ -9,7 +9,6 @@
  */
 import type { FinishReason, PluginServices, ProviderConfig, SendOptions, StreamEvent, WireRequest } from "../../src/plugin/index.ts";
 import { toProviderError } from "../provider-error.ts";
-import { sdkEnvKey } from "../shared/sdk-env.ts";
 
 type Client = import("@anthropic-ai/sdk").default;
 
@@ -38,8 +37,7 @@ export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
 }
 
 /**
- * One SDK client per key, base URL, fetch and `ANTHROPIC_*` variables (the SDK
- * reads them as it is built: shared/sdk-env.ts), shared by the adapters `create`
+ * One SDK client per key, base URL and fetch, shared by the adapters `create`
  * makes (a runtime creates an adapter for every turn, and building the
  * client builds every one of the SDK's resource objects). Create it once per
  * plugin, in `setup`. Keeps the last {@link CLIENTS} configurations.
@@ -49,9 +47,8 @@ export function anthropicClients(): (config: ProviderConfig) => () => Promise<Cl
   return (config) => {
     let clients = byFetch.get(config.fetch);
     if (!clients) byFetch.set(config.fetch, (clients = new Map()));
-    // The key and base URL are the only fields of the config the client is built from (with the fetch), and the
-    // SDK reads its own variables from the environment as it is built.
-    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl, sdkEnvKey("ANTHROPIC_")]);
+    // The key and base URL are the only fields of the config the client is built from (with the fetch).
+    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl]);
     let client = clients.get(key);
     if (client) clients.delete(key);
     else client = anthropicClient(config);

@@ -4,7 +4,6 @@
  * OpenAI-compatible presets.
  */
 import type { ProviderConfig } from "../../src/plugin/index.ts";
-import { sdkEnvKey } from "../shared/sdk-env.ts";
 
 /** The SDK's client type. */
 export type OpenAIClient = import("openai").default;
@@ -37,11 +36,11 @@ export function openaiClient(config: ProviderConfig): () => Promise<OpenAIClient
 }
 
 /**
- * One client per key, base URL, fetch and `OPENAI_*` variables (the SDK reads
- * them as it is built: shared/sdk-env.ts), shared by the adapters `create`
+ * One client per key, base URL and fetch, shared by the adapters `create`
  * makes: a runtime creates an adapter for every turn, and building the client
  * builds every one of the SDK's resource objects (~0.3 ms before a turn's
- * request, which a resident process, whose runtimes share one fetch, saves).
+ * request, which a resident process, whose runtimes of one environment share
+ * one fetch, saves: src/run/resident-fetch.ts).
  * Create it once per plugin, in `setup`. Keeps the last {@link CLIENTS} configurations.
  */
 export function openaiClients(): (config: ProviderConfig) => () => Promise<OpenAIClient> {
@@ -49,9 +48,8 @@ export function openaiClients(): (config: ProviderConfig) => () => Promise<OpenA
   return (config) => {
     let clients = byFetch.get(config.fetch);
     if (!clients) byFetch.set(config.fetch, (clients = new Map()));
-    // The key and base URL are the only fields of the config the client is built from (with the fetch), and the
-    // SDK reads its own variables from the environment as it is built.
-    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl, sdkEnvKey("OPENAI_")]);
+    // The key and base URL are the only fields of the config the client is built from (with the fetch).
+    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl]);
     let client = clients.get(key);
     if (client) clients.delete(key);
     else client = openaiClient(config);

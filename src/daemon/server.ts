@@ -307,7 +307,7 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * keepConnectionsOpen), which opens it again if the file was replaced; the
  * built-in plugins' host is kept too, for turns that load no other plugin
  * (src/plugin/loader.ts keepBuiltinHost), and with it their SDK clients,
- * since every runtime gives them one fetch (src/run/resident-fetch.ts).
+ * since the runtimes of one environment give them one fetch (src/run/resident-fetch.ts).
  */
 async function warmUp(): Promise<Dispatch> {
   const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }, { keepFetchStable }] = await Promise.all([

@@ -298,7 +298,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     store,
     env,
     // An injected fetch (tests) is this runtime's alone.
-    fetch: options.fetch === undefined ? runtimeFetch(responses.fetch) : responses.fetch,
+    fetch: options.fetch === undefined ? runtimeFetch(responses.fetch, env) : responses.fetch,
     responsesSeen: responses.seen,
     nextRequestSent: responses.nextRequest,
     preconnect(origin) {

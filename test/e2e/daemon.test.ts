@@ -206,6 +206,32 @@ describe("a turn through the daemon", () => {
     }
   });
 
+  test("the SDK client kept between turns is one built with the turn's environment: OPENAI_CUSTOM_HEADERS reaches the request when set, and only then", async () => {
+    const answer = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "gpt-5", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
+    const teams: (string | null)[] = [];
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch(request) {
+        teams.push(request.headers.get("x-team"));
+        return new Response(answer, { headers: { "content-type": "application/json" } });
+      },
+    });
+    try {
+      const { served } = await serving();
+      const turn = (prompt: string, env: Record<string, string>) => cachet(["--no-stream", "-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${server.port}/v1`, prompt], { home, env: { OPENAI_API_KEY: "test", ...env } });
+      for (const [prompt, env] of [["no header", {}], ["blue team", { OPENAI_CUSTOM_HEADERS: "x-team: blue" }], ["no header again", {}], ["red team", { OPENAI_CUSTOM_HEADERS: "x-team: red" }]] as const) {
+        const r = await turn(prompt, env);
+        expect(r.code).toBe(0);
+        expect(r.stdout).toBe("ok\n");
+      }
+      expect(teams).toEqual([null, "blue", null, "red"]);
+      expect((await status())!.served).toBe(served + 4);
+    } finally {
+      server.stop(true);
+    }
+  });
+
   test("an error nothing caught (a plugin's rejected promise) ends the turn with it on stderr and exit 1, as in-process", async () => {
     await serving();
     const plugin = `${twin}/boom.mjs`;
