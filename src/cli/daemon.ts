@@ -39,22 +39,33 @@ export default defineCommand({
         hint: "set CACHET_HOME to a shorter directory (the socket is CACHET_HOME/daemon.sock)",
       });
     }
-    const status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+    let status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+    // What status prints is the command's answer (stdout); start, run and stop say what they did as diagnostics (stderr, silenced by -q).
+    const { info } = await import("../log.ts");
     if (action === "status") {
       if (!status) {
         stdout().write("cachet daemon: not running\n");
         process.exitCode = EXIT.failure;
         return;
       }
+      if (status.stopping) {
+        stdout().write(`cachet daemon: stopping (pid ${status.pid}, socket ${path}; it exits once its running turn has ended)\n`);
+        return;
+      }
       stdout().write(`cachet daemon: running (pid ${status.pid}, socket ${path}, up ${formatUptime(status.uptimeMs)}, ${status.served} command${status.served === 1 ? "" : "s"} served${status.busy ? ", one running now" : ""})\n`);
       return;
     }
     if (action === "stop") {
-      stdout().write(status ? `cachet daemon: stopped (pid ${status.pid})\n` : "cachet daemon: not running\n");
+      await info(status ? `cachet daemon: stopped (pid ${status.pid})` : "cachet daemon: not running");
       return;
     }
+    // A daemon being stopped is waited for (a stop request resolves once its process exited): this start replaces it.
+    if (status?.stopping) {
+      await ask(path, "stop");
+      status = undefined;
+    }
     if (status) {
-      stdout().write(`cachet daemon: already running (pid ${status.pid}, socket ${path})\n`);
+      await info(`cachet daemon: already running (pid ${status.pid}, socket ${path})`);
       return;
     }
     const { makePrivateDir } = await import("../private-files.ts");
@@ -64,10 +75,9 @@ export default defineCommand({
       const { serve } = await import("../daemon/server.ts");
       const server = await serve({ socket: path, idleMs, successorArgs });
       if (!server) {
-        stdout().write(`cachet daemon: already running (socket ${path})\n`);
+        await info(`cachet daemon: already running (socket ${path})`);
         return;
       }
-      const { info } = await import("../log.ts");
       await info(`cachet daemon: running (pid ${process.pid}, socket ${path}); Ctrl-C stops it`);
       await server.stopped;
       return;
@@ -78,7 +88,7 @@ export default defineCommand({
     if (!started) {
       throw new CachetError("DAEMON_START", `the daemon (pid ${pid}) did not start answering on ${path}`, { hint: "run `cachet daemon run --debug` to see why it stops" });
     }
-    stdout().write(`cachet daemon: running (pid ${started.pid}, socket ${path})\n`);
+    await info(`cachet daemon: running (pid ${started.pid}, socket ${path})`);
   },
 });
 

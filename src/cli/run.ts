@@ -97,6 +97,8 @@ export default defineCommand({
       providerOptions: parseOptions(flagValues(view, "option")),
     };
     const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
+    // Read by the daemon client (src/daemon/client.ts), which runs a turn here when the value is not one it takes: refused as CACHET_NO_STORE's is.
+    envFlag(process.env, "CACHET_NO_DAEMON");
     if (noStore) refuseSessionWithoutStore(a.session, fork?.value);
     const baseUrl = baseUrlFlag(a["base-url"]);
     const interrupt = handleInterrupts();

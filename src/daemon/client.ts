@@ -8,6 +8,7 @@
 import type { FileSink, Socket } from "bun";
 import { commandOf } from "../cli/command-line.ts";
 import { processEdges } from "../edges.ts";
+import { envFlag } from "../env-flag.ts";
 import { statePaths } from "../paths.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, socketPath, socketPathFits, type StdinKind, splitU32, text, u32Frame } from "./protocol.ts";
@@ -22,7 +23,7 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
  * with the command's exit code and never returns.
  */
 export async function viaDaemon(argv: string[]): Promise<boolean> {
-  if (process.env.CACHET_NO_DAEMON) return false;
+  if (noDaemon()) return false;
   const stdinTerminal = processEdges.isTerminal(0);
   if (commandOf(argv, stdinTerminal) !== "run") return false;
   // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
@@ -82,6 +83,19 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   }
   if (exit.signal) process.kill(process.pid, exit.signal);
   process.exit(exit.code);
+}
+
+/**
+ * CACHET_NO_DAEMON read as every boolean variable is (src/env-flag.ts: 0,
+ * false, no, off and empty leave the daemon on). A value it does not take
+ * runs the turn in this process, whose run command refuses it (exit 2).
+ */
+function noDaemon(): boolean {
+  try {
+    return envFlag(process.env, "CACHET_NO_DAEMON");
+  } catch {
+    return true;
+  }
 }
 
 /**

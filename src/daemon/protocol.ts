@@ -85,6 +85,8 @@ export interface Status {
   served: number;
   /** A command is running now. */
   busy: boolean;
+  /** `daemon stop` was asked (or the socket is no longer this server's): it ends once the running command has. */
+  stopping: boolean;
   version: string;
   build: string;
 }

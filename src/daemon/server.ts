@@ -65,6 +65,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   let served = 0;
   let busy = false;
   let stopping = false;
+  /** `daemon stop` asked, or the socket is no longer this server's: it ends for good, and nothing succeeds it. */
+  let halted = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopped!: () => void;
   const stoppedPromise = new Promise<void>((resolve) => (stopped = resolve));
@@ -104,17 +106,30 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     process.umask(umask);
   }
   fs.chmodSync(socket, 0o600);
-  const boundInode = fs.statSync(socket).ino;
+  const bound = socketIdentity();
+  // A socket file removed or replaced (the data directory deleted, another server bound the path) leaves this server
+  // unreachable by turns, status and stop: it ends rather than live on unseen, after the command it runs.
+  const watch = setInterval(() => socketIdentity() !== bound && halt(false), SOCKET_CHECK_MS);
+  watch.unref();
 
   armIdle();
+
+  /** What tells the socket file from another at its path (an inode number is reused at once), or "" when there is none. */
+  function socketIdentity(): string {
+    const stat = fs.statSync(socket, { bigint: true, throwIfNoEntry: false });
+    return stat ? `${stat.dev}:${stat.ino}:${stat.ctimeNs}` : "";
+  }
 
   /** Stops taking connections; removes the socket file unless another server's replaced it. */
   function close(): void {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
+    clearInterval(watch);
+    // Bun's stop() unlinks the listener's path, whatever file is there now: another's is left alone (the exit closes this one).
+    if (socketIdentity() !== bound) return stopped();
     listener.stop();
-    if (fs.statSync(socket, { throwIfNoEntry: false })?.ino === boundInode) fs.rmSync(socket, { force: true });
+    fs.rmSync(socket, { force: true });
     stopped();
   }
 
@@ -130,8 +145,30 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     process.exit(0);
   }
 
+  /**
+   * Ends this server for good (`daemon stop`, a socket that is no longer its own): at once between commands, once
+   * `flushed` resolves. While a command runs it keeps answering status as stopping and declines turns; with
+   * `endRunning` the command is ended as the client's SIGTERM would end it, and whatever still runs after
+   * {@link STOP_GRACE_MS} is abandoned.
+   */
+  function halt(endRunning: boolean, flushed: Promise<void> = Promise.resolve()): void {
+    if (halted) return;
+    halted = true;
+    if (!busy) {
+      close();
+      void flushed.then(() => process.exit(0));
+      return;
+    }
+    if (!endRunning) return;
+    // A command still in its checks has no edges yet: first() declines it once they end.
+    running?.deliver({ type: FRAME.SIGNAL, payload: new TextEncoder().encode("SIGTERM") });
+    setTimeout(shutdown, STOP_GRACE_MS);
+  }
+
   /** Starts the next server as this one was started (a start directory removed since: none; the next turn runs in-process). */
   function startSuccessor(): void {
+    // A stopped server has no successor: the user (or a removed socket) ended it.
+    if (halted) return;
     try {
       spawnServer(options.successorArgs, { env: ownEnv, cwd: launchCwd });
     } catch {
@@ -164,7 +201,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       await decline(wire, `the daemon runs cachet ${VERSION} (build ${BUILD}), this is ${hello.version} (build ${hello.build}); it stops`);
       return retire();
     }
-    if (busy || stopping) return decline(wire, busy ? "the daemon is running another command" : "the daemon is stopping");
+    if (busy || stopping || halted) return decline(wire, stopping || halted ? "the daemon is stopping" : "the daemon is running another command");
     // Taken before the checks' awaits: a second client meanwhile is told the daemon is busy.
     busy = true;
     clearTimeout(idle);
@@ -172,12 +209,12 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     state.onFrame = (f) => void early.push(f);
     const reason = refusal(hello) ?? enter(hello.cwd);
     const changed = reason === undefined ? await imported.changed() : undefined;
-    if (reason !== undefined || changed !== undefined || early.some((f) => f.type === -1)) {
+    if (reason !== undefined || changed !== undefined || halted || early.some((f) => f.type === -1)) {
       busy = false;
       process.chdir(home);
-      await decline(wire, reason ?? `plugin file ${changed} changed since the daemon imported it; it restarts`);
+      await decline(wire, reason ?? (changed !== undefined ? `plugin file ${changed} changed since the daemon imported it; it restarts` : "the daemon is stopping"));
+      if (stopping || halted) return shutdown();
       if (changed !== undefined) return restart();
-      if (stopping) return process.exit(0);
       return armIdle();
     }
     await run(wire, hello, state, early);
@@ -254,7 +291,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     served++;
     await imported.note(importedPluginFiles);
     busy = false;
-    if (stopping) return process.exit(0);
+    if (stopping || halted) return shutdown();
     if (served >= maxCommands || process.memoryUsage().rss > maxRss) return restart();
     armIdle();
   }
@@ -265,9 +302,11 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
    * client is gone.
    */
   function abandon(wire: Wire, exit: Exit | undefined): void {
-    close();
+    // The successor binds the socket once this server stopped listening; a stopped server answers status as stopping until it exits.
+    if (!halted) close();
     if (exit) wire.send(jsonFrame(FRAME.EXIT, exit));
     const successor = () => {
+      close();
       startSuccessor();
       process.exit(0);
     };
@@ -277,16 +316,24 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   }
 
   function control(wire: Wire, request: Control): void {
-    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, busy, version: VERSION, build: BUILD };
+    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, busy, stopping: halted, version: VERSION, build: BUILD };
     wire.send(jsonFrame(FRAME.CONTROL_REPLY, status));
     if (request.op !== "stop") return void wire.end();
     // The asker waits for this connection to close: it closes when the process exits.
-    close();
-    if (!busy) void wire.flushed().then(() => process.exit(0));
+    halt(true, wire.flushed());
   }
 
   return { stopped: stoppedPromise };
 }
+
+/**
+ * How long `daemon stop` lets a running command end after its SIGTERM, ms: the command's own watchdog ends it within
+ * a second (src/run/interrupt.ts), and its client gets what the socket took within the next (abandon).
+ */
+const STOP_GRACE_MS = 3000;
+
+/** How often the server checks that its socket file is still its own, ms. */
+const SOCKET_CHECK_MS = 1000;
 
 async function decline(wire: Wire, reason: string): Promise<void> {
   wire.send(encodeFrame(FRAME.DECLINE, reason));

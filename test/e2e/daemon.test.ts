@@ -361,16 +361,16 @@ describe("declining and the daemon command", () => {
   test("start, status and stop", async () => {
     const start = await cachet(["daemon", "start"], { home });
     expect(start.code).toBe(0);
-    expect(start.stdout).toMatch(/^cachet daemon: running \(pid \d+, socket .*daemon\.sock\)\n$/);
+    expect(start.stderr).toMatch(/^\[info\] cachet daemon: running \(pid \d+, socket .*daemon\.sock\)\n$/);
     const again = await cachet(["daemon", "start"], { home });
-    expect(again.stdout).toMatch(/^cachet daemon: already running \(pid \d+/);
+    expect(again.stderr).toMatch(/^\[info\] cachet daemon: already running \(pid \d+/);
     expect((await serving()).busy).toBe(false);
     const stop = await cachet(["daemon", "stop"], { home });
-    expect(stop.stdout).toMatch(/^cachet daemon: stopped \(pid \d+\)\n$/);
+    expect(stop.stderr).toMatch(/^\[info\] cachet daemon: stopped \(pid \d+\)\n$/);
     const none = await cachet(["daemon", "status"], { home });
     expect(none.code).toBe(1);
     expect(none.stdout).toBe("cachet daemon: not running\n");
-    expect((await cachet(["daemon", "stop"], { home })).stdout).toBe("cachet daemon: not running\n");
+    expect((await cachet(["daemon", "stop"], { home })).stderr).toBe("[info] cachet daemon: not running\n");
     expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
   });
 
@@ -391,7 +391,7 @@ describe("declining and the daemon command", () => {
   test("a relative CACHET_HOME: served from the directory it names there, also by the daemon that takes over after a restart", async () => {
     const base = freshHome();
     const options = { home: base, cwd: base, env: { CACHET_HOME: "rel" } };
-    expect((await cachet(["daemon", "start"], options)).stdout).toContain(`socket rel/daemon.sock`);
+    expect((await cachet(["daemon", "start"], options)).stderr).toContain(`socket rel/daemon.sock`);
     const statusOf = async () => (await cachet(["daemon", "status"], options)).stdout;
     expect(await statusOf()).toContain("0 commands served");
     expect((await cachet(["--emulate", "hello"], options)).code).toBe(0);

@@ -1,0 +1,219 @@
+/**
+ * The daemon command's life cycle (README "Resident daemon"): what start,
+ * stop and status say and where, stop ending a running turn as SIGTERM would
+ * and leaving no successor, a daemon whose socket file is gone ending itself,
+ * and CACHET_NO_DAEMON read as every boolean variable. Every wait is on an
+ * event: a process exiting, a status answer, answer text on stdout.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+
+afterAll(async () => {
+  for (const h of started) await cachet(["daemon", "stop"], { home: h });
+  cleanHomes();
+});
+
+/** Homes a daemon was started in, stopped after the file. */
+const started: string[] = [];
+
+/** `cachet daemon start` in `h`; the daemon's pid. */
+async function startDaemon(h: string): Promise<number> {
+  started.push(h);
+  const r = await cachet(["daemon", "start"], { home: h });
+  expect(r.code).toBe(0);
+  const s = await status(h);
+  if (!s) throw new Error(`no daemon answers in ${h}: ${r.stderr}`);
+  return s.pid;
+}
+
+/** `daemon status` of `h` parsed; undefined when none runs. */
+async function status(h: string): Promise<{ pid: number; served: number; line: string } | undefined> {
+  const r = await cachet(["daemon", "status"], { home: h });
+  if (r.code !== 0) return undefined;
+  const m = /pid (\d+),(?:.* (\d+) commands? served)?/.exec(r.stdout);
+  if (!m) throw new Error(`unexpected status line: ${r.stdout}`);
+  return { pid: Number(m[1]), served: Number(m[2] ?? -1), line: r.stdout };
+}
+
+/** Whether `pid` runs (a daemon's parent is init, which may leave it a zombie for a while: that one has exited). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until the process `pid` has exited (it is not this process's child). */
+async function exited(pid: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (alive(pid)) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after 20 s`);
+    await Bun.sleep(20);
+  }
+}
+
+/** Pids of `cachet daemon run` processes whose CACHET_HOME is `h` (a successor started by a daemon included). */
+function daemonsOf(h: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (argv[1] === "daemon" && argv[2] === "run" && env.includes(`CACHET_HOME=${h}`)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or another user's.
+    }
+  }
+  return pids;
+}
+
+/** A turn started in the background in `h`, stdout and stderr piped. */
+function turn(h: string, args: string[], env: Record<string, string> = {}) {
+  return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+}
+
+/** Reads `stream` until its text contains `needle`. */
+async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<void> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  while (!seen.includes(needle)) {
+    const r = await reader.read();
+    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
+    seen += decoder.decode(r.value, { stream: true });
+  }
+  reader.releaseLock();
+}
+
+/** The lines cachet itself wrote on `stderr`. */
+function cachetLines(stderr: string): string[] {
+  return stderr.split("\n").filter((line) => line.startsWith("cachet: ") || line.startsWith("  hint: "));
+}
+
+describe("daemon start, stop and status", () => {
+  test("start and stop say what they did on stderr, which -q silences; status answers on stdout, -q or not", async () => {
+    const h = freshHome();
+    const start = await cachet(["-q", "daemon", "start"], { home: h });
+    started.push(h);
+    expect(start).toEqual({ code: 0, stdout: "", stderr: "" });
+    const again = await cachet(["daemon", "start"], { home: h });
+    expect(again.stdout).toBe("");
+    expect(again.stderr).toMatch(/^\[info\] cachet daemon: already running \(pid \d+, socket .*daemon\.sock\)\n$/);
+    const quietStatus = await cachet(["-q", "daemon", "status"], { home: h });
+    expect(quietStatus.stdout).toMatch(/^cachet daemon: running \(pid \d+/);
+    expect(await cachet(["-q", "daemon", "stop"], { home: h })).toEqual({ code: 0, stdout: "", stderr: "" });
+    const none = await cachet(["-q", "daemon", "status"], { home: h });
+    expect(none).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
+    const noneStop = await cachet(["daemon", "stop"], { home: h });
+    expect(noneStop).toEqual({ code: 0, stdout: "", stderr: "[info] cachet daemon: not running\n" });
+  });
+
+  test("CACHET_NO_DAEMON takes the words CACHET_NO_STORE takes: 0/false/no/off leave the daemon on, 1/yes run in-process, anything else is exit 2", async () => {
+    const h = freshHome();
+    await startDaemon(h);
+    const served = async () => (await status(h))!.served;
+    for (const [value, viaDaemon] of [["0", true], ["false", true], ["No", true], [" off ", true], ["", true], ["1", false], ["yes", false]] as const) {
+      const before = await served();
+      const r = await cachet(["--emulate", "hello"], { home: h, env: { CACHET_NO_DAEMON: value } });
+      expect({ value, code: r.code, served: await served() }).toEqual({ value, code: 0, served: before + (viaDaemon ? 1 : 0) });
+    }
+    const before = await served();
+    const bogus = await cachet(["--emulate", "hello"], { home: h, env: { CACHET_NO_DAEMON: "bogus" } });
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toBe('cachet: CACHET_NO_DAEMON="bogus": expected 1, true, yes or on (or 0, false, no, off, empty)\n  hint: set CACHET_NO_DAEMON=1 to turn it on, or unset it\n');
+    expect(await served()).toBe(before);
+  });
+
+  test("stop during a turn that never ends: the turn gets the in-process SIGTERM line and 143, the daemon exits, and nothing succeeds it", async () => {
+    const h = freshHome();
+    const twin = freshHome();
+    const pid = await startDaemon(h);
+    const args = ["--emulate", "--idle-timeout", "0", "--session", "endless", "stream then stall"];
+    const env = { CACHET_EMULATOR_FAULT: "stall" };
+    const alone = turn(twin, args, { ...env, CACHET_NO_DAEMON: "1" });
+    await readUntil(alone.stdout, " ");
+    alone.kill("SIGTERM");
+    const expected = { code: await alone.exited, lines: cachetLines(await new Response(alone.stderr).text()) };
+    expect(expected.code).toBe(143);
+
+    const endless = turn(h, args, env);
+    await readUntil(endless.stdout, " ");
+    const stop = await cachet(["daemon", "stop"], { home: h });
+    expect(stop).toEqual({ code: 0, stdout: "", stderr: `[info] cachet daemon: stopped (pid ${pid})\n` });
+    expect({ code: await endless.exited, lines: cachetLines(await new Response(endless.stderr).text()) }).toEqual(expected);
+    await exited(pid);
+    // A successor is started before the process exits: none was.
+    expect(daemonsOf(h)).toEqual([]);
+    expect((await cachet(["daemon", "status"], { home: h })).stdout).toBe("cachet daemon: not running\n");
+  });
+
+  test("while a stop waits for the running turn, status says stopping (never not running while the process lives), and a turn runs in-process", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    // The turn's request:before hook waits for GO_FILE, then writes 8 MB to stderr and MARK_FILE: its client, stopped
+    // by then (SIGSTOP), reads none of it, so the turn's end cannot reach it until the client continues.
+    const plugin = `${h}/loud.mjs`;
+    const [go, mark] = [`${h}/go`, `${h}/mark`];
+    await Bun.write(
+      plugin,
+      `import { existsSync, writeFileSync } from "node:fs";
+export default { name: "loud", api: 1, setup(api) { api.hook("request:before", async () => {
+  while (!existsSync(process.env.GO_FILE)) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 8; i++) api.log.warn("x".repeat(1 << 20));
+  writeFileSync(process.env.MARK_FILE, "");
+}); } };\n`,
+    );
+    const loud = turn(h, ["--emulate", "--idle-timeout", "0", "a loud turn"], { CACHET_PLUGINS: plugin, GO_FILE: go, MARK_FILE: mark, CACHET_EMULATOR_FAULT: "stall" });
+    const loudErr = new Response(loud.stderr).text();
+    while ((await status(h))?.line.includes("one running now") !== true) if (loud.exitCode !== null) throw new Error(`the turn ended first: ${await loudErr}`);
+    loud.kill("SIGSTOP");
+    await Bun.write(go, "");
+    while (!existsSync(mark)) await Bun.sleep(5);
+    const stop = Bun.spawn([BINARY, "daemon", "stop"], { env: { ...BASE, HOME: h, CACHET_HOME: h }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    let stopping: string | undefined;
+    while (stopping === undefined) {
+      const r = await cachet(["daemon", "status"], { home: h });
+      if (r.stdout.startsWith("cachet daemon: stopping")) stopping = r.stdout;
+      else if (r.code !== 0) {
+        // "not running" only once the process is gone.
+        expect(alive(pid)).toBe(false);
+        throw new Error("the daemon exited before a status said stopping");
+      }
+    }
+    expect(stopping).toStartWith(`cachet daemon: stopping (pid ${pid}, socket `);
+    const meanwhile = await cachet(["--emulate", "--verbose", "meanwhile"], { home: h });
+    expect(meanwhile.code).toBe(0);
+    expect(meanwhile.stderr).toContain("the daemon declined this command (the daemon is stopping)");
+    loud.kill("SIGCONT");
+    expect(await stop.exited).toBe(0);
+    expect(await new Response(stop.stderr).text()).toBe(`[info] cachet daemon: stopped (pid ${pid})\n`);
+    expect(await loud.exited).toBe(143);
+    expect(cachetLines(await loudErr)[0]).toStartWith("cachet: interrupted by SIGTERM");
+    await exited(pid);
+    expect(daemonsOf(h)).toEqual([]);
+  });
+
+  test("a daemon whose socket file was removed (its home deleted) or replaced exits by itself, and a new start leaves one daemon", async () => {
+    const h = freshHome();
+    const first = await startDaemon(h);
+    rmSync(h, { recursive: true, force: true });
+    await exited(first);
+    const second = await startDaemon(h);
+    expect(second).not.toBe(first);
+    // Another listener bound the path: the daemon exits and leaves that socket in place.
+    rmSync(`${h}/daemon.sock`);
+    const other = Bun.listen({ unix: `${h}/daemon.sock`, socket: { data() {} } });
+    try {
+      await exited(second);
+      expect(existsSync(`${h}/daemon.sock`)).toBe(true);
+    } finally {
+      other.stop(true);
+    }
+    expect(daemonsOf(h)).toEqual([]);
+  });
+});
