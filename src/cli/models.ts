@@ -15,8 +15,8 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    const { loadCatalog } = await import("../meter/catalog.ts");
-    const { listModels, formatModels } = await import("../meter/model-list.ts");
+    const { loadCatalog, embeddedCatalog } = await import("../meter/catalog.ts");
+    const { listModels, formatModels, missingModels } = await import("../meter/model-list.ts");
     const { catalog } = await loadCatalog();
     let catalogId = args.provider;
     if (args.provider !== undefined) {
@@ -25,9 +25,8 @@ export default defineCommand({
       const host = await loadModelHost(await loadConfig());
       if (host.providers.has(args.provider)) catalogId = catalogIdOf(host.provider(args.provider));
       if (!Object.hasOwn(catalog, catalogId!) && host.providers.has(args.provider)) {
-        throw new CachetError("UNKNOWN_PROVIDER", `provider "${args.provider}" has no model list of its own in the price catalog`, {
-          hint: `a model id that names a catalog model is priced as it (e.g. ${args.provider}/deepseek/deepseek-chat: see \`cachet models\`); price any other with [prices."${args.provider}/MODEL"] in config.toml`,
-        });
+        const missing = missingModels(args.provider, catalogId!, catalog, embeddedCatalog());
+        throw new CachetError("UNKNOWN_PROVIDER", missing.message, { hint: missing.hint });
       }
       if (!Object.hasOwn(catalog, catalogId!)) {
         throw new CachetError("UNKNOWN_PROVIDER", `the price catalog has no provider "${args.provider}"`, {
