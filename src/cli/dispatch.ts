@@ -26,11 +26,17 @@ let debugMode = false;
  * once per command, after the previous one ended.
  */
 export async function dispatch(args: string[]): Promise<void> {
+  // The daemon's own command (`daemon run`) is still running when it dispatches a turn: its state is put back after.
+  const outer = { jsonRun, turnRun, debugMode };
   jsonRun = turnRun = debugMode = false;
   resetStdout();
-  await main(args);
-  // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
-  await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, debugMode));
+  try {
+    await main(args);
+    // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
+    await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, debugMode));
+  } finally {
+    ({ jsonRun, turnRun, debugMode } = outer);
+  }
 }
 
 /**

@@ -113,6 +113,22 @@ describe("daemon start, stop and status", () => {
     expect(noneStop).toEqual({ code: 0, stdout: "", stderr: "[info] cachet daemon: not running\n" });
   });
 
+  test("a relative CACHET_HOME: daemon run binds the socket it names; an internal error of daemon run shows its stack with --debug", async () => {
+    const base = freshHome();
+    const run = (h: string, flags: string[]) =>
+      Bun.spawn([BINARY, "daemon", "run", ...flags], { cwd: base, env: { ...BASE, HOME: base, CACHET_HOME: h }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const rel = run("rel", ["--idle", "300ms"]);
+    const [code, stderr] = await Promise.all([rel.exited, new Response(rel.stderr).text()]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: `[info] cachet daemon: running (pid ${rel.pid}, socket rel/daemon.sock); Ctrl-C stops it\n` });
+    // A directory where the socket goes: an error nothing names (exit 1), whose stack --debug prints.
+    (await import("node:fs")).mkdirSync(`${base}/bad/daemon.sock`, { recursive: true });
+    const bad = run("bad", ["--debug"]);
+    const [badCode, badErr] = await Promise.all([bad.exited, new Response(bad.stderr).text()]);
+    expect(badCode).toBe(1);
+    expect(badErr).toContain("cachet: internal error: ");
+    expect(badErr).toMatch(/\n {4}at .*rmSync/);
+  });
+
   test("CACHET_NO_DAEMON takes the words CACHET_NO_STORE takes: 0/false/no/off leave the daemon on, 1/yes run in-process, anything else is exit 2", async () => {
     const h = freshHome();
     await startDaemon(h);
