@@ -17,7 +17,7 @@ import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, type Status } from "./protocol.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
-import { ImportedFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
+import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { Wire } from "./wire.ts";
 
 /** How the server runs. */
@@ -289,7 +289,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     wire.send(jsonFrame(FRAME.EXIT, { code } satisfies Exit));
     await wire.end();
     served++;
-    await imported.note(importedPluginFiles);
+    // A plugin's own file (also one that failed to import) and every module file it imported.
+    await imported.note([...importedPluginFiles, ...loadedModuleFiles()]);
     busy = false;
     if (stopping || halted) return shutdown();
     if (served >= maxCommands || process.memoryUsage().rss > maxRss) return restart();

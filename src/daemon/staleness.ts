@@ -1,9 +1,10 @@
 /**
  * What a resident process cannot take from a client's command line: the
  * environment the runtime read once at start (proxies, CA certificates, the
- * runtime's own options, the time zone), and plugin modules it imported
+ * runtime's own options, the time zone), and module files it imported
  * (a module cannot be unloaded, so a changed file means a stale server).
  */
+import { isAbsolute } from "node:path";
 import { statePaths } from "../paths.ts";
 
 /** Variables read once when the runtime starts (exact names; proxy names are matched in any case). */
@@ -35,6 +36,17 @@ export function otherStateDirs(client: Record<string, string | undefined>, serve
   const a = statePaths(client);
   const b = statePaths(server);
   return a.config !== b.config || a.data !== b.data;
+}
+
+/**
+ * Every module file this process loaded from outside its own binary: plugins
+ * and whatever they import in turn (a helper next to them), from the
+ * runtime's module registry (`require.cache`, which in Bun lists ES modules
+ * too). The binary's own modules live in its embedded file system
+ * (/$bunfs/… on POSIX, B:/~BUN/… on Windows) and never change.
+ */
+export function loadedModuleFiles(): string[] {
+  return Object.keys(require.cache).filter((path) => !path.startsWith("/$bunfs/") && !path.includes("~BUN") && isAbsolute(path));
 }
 
 /** What identifies one version of a file: inode, size and modification time; "" when it does not exist. */

@@ -129,6 +129,29 @@ describe("daemon start, stop and status", () => {
     expect(badErr).toMatch(/\n {4}at .*rmSync/);
   });
 
+  test("a module a plugin imports (./helper.js) changed since the daemon loaded it: declined, run in-process with the new module, and a fresh daemon serves the next turn", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    const [plugin, helper] = [`${h}/with-helper.mjs`, `${h}/helper.js`];
+    await Bun.write(plugin, `import { version } from "./helper.js";\nexport default { name: "helped", api: 1, setup(api) { api.log.warn(\`helper \${version}\`); } };\n`);
+    await Bun.write(helper, `export const version = "v1";\n`);
+    const env = { CACHET_PLUGINS: plugin };
+    const first = await cachet(["--emulate", "with a helper"], { home: h, env });
+    expect(first.stderr).toContain("[helped] helper v1");
+    expect((await status(h))!.served).toBe(1);
+    await Bun.write(helper, `export const version = "v2";\n`);
+    const changed = await cachet(["--emulate", "--debug", "after the change"], { home: h, env });
+    expect(changed.code).toBe(0);
+    expect(changed.stderr).toContain(`the daemon declined this command (plugin file ${helper} changed since the daemon imported it; it restarts)`);
+    expect(changed.stderr).toContain("[helped] helper v2");
+    await exited(pid);
+    let fresh = await status(h);
+    while (!fresh) fresh = await status(h);
+    const again = await cachet(["--emulate", "served again"], { home: h, env });
+    expect(again.stderr).toContain("[helped] helper v2");
+    expect((await status(h))!.served).toBe(1);
+  });
+
   test("CACHET_NO_DAEMON takes the words CACHET_NO_STORE takes: 0/false/no/off leave the daemon on, 1/yes run in-process, anything else is exit 2", async () => {
     const h = freshHome();
     await startDaemon(h);
