@@ -329,9 +329,10 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
 
 /**
  * How long `daemon stop` lets a running command end after its SIGTERM, ms: the command's own watchdog ends it within
- * a second (src/run/interrupt.ts), and its client gets what the socket took within the next (abandon).
+ * a second (src/run/interrupt.ts), but a client slow to read what the turn still writes (a paused pager, a stopped
+ * job) holds its end up; past this the command is abandoned.
  */
-const STOP_GRACE_MS = 3000;
+const STOP_GRACE_MS = 10_000;
 
 /** How often the server checks that its socket file is still its own, ms. */
 const SOCKET_CHECK_MS = 1000;
