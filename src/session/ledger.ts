@@ -131,7 +131,11 @@ export class Ledger {
    * earlier read are read whole. Shared with other reads: frozen.
    */
   recent(sessionId: string, limit: number): LedgerRow[] {
-    const ids = this.latestSettledIds(sessionId, limit);
+    return this.settledById(this.latestSettledIds(sessionId, limit));
+  }
+
+  /** Settled rows `ids`, in that order: those kept from an earlier read as they are, the others read whole. Frozen. */
+  private settledById(ids: readonly string[]): LedgerRow[] {
     const found = new Map<string, LedgerRow>();
     const missing: string[] = [];
     for (const id of ids) {
@@ -155,22 +159,29 @@ export class Ledger {
   }
 
   /**
-   * The latest settled row of each other session with a request to `provider`
-   * and `model` started in [`since`, `until`], newest first among the latest
-   * {@link OTHER_ROWS} such rows, at most `sessions` of them; returned oldest first.
+   * The latest settled row to `provider` and `model` started in [`since`,
+   * `until`] of each other session, among the {@link OTHER_SESSIONS_SCANNED}
+   * sessions written to last since `since`, at most `sessions` of them,
+   * oldest first. Shared with other reads: frozen.
    */
   latestOfOtherSessions(sessionId: string, provider: string, model: string, since: number, until: number, sessions: number): LedgerRow[] {
-    // By the start index, newest first: the scan stops at the first OTHER_ROWS matches, not at the window's start.
-    const found = this.core.db
-      .query(`SELECT id, session_id FROM requests INDEXED BY requests_started WHERE started_at BETWEEN ? AND ? AND provider = ? AND model = ? AND session_id <> ? AND ${SETTLED} ORDER BY started_at DESC LIMIT ?`)
-      .values(since, until, provider, model, sessionId, OTHER_ROWS) as [string, string][];
-    const latest = new Map<string, string>();
-    for (const [id, session] of found) if (!latest.has(session) && latest.size < sessions) latest.set(session, id);
-    if (latest.size === 0) return [];
-    const ids = [...latest.values()].reverse();
-    const rows = this.core.db.query(`SELECT ${WITHOUT_TAIL} FROM requests WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)) as RequestRow[];
-    const byId = new Map(this.toLedgerRows(rows).map((row) => [row.id, row]));
-    return ids.flatMap((id) => byId.get(id) ?? []);
+    // Sessions by their update index, then each one's latest row by the (session, start) index: a few rows are read,
+    // not every request of the window (reading a row's status reads past its chain, on overflow pages for a long one).
+    const ids = (
+      this.core.db
+        .query(
+          `SELECT id FROM (
+             SELECT (SELECT r.id FROM requests r WHERE r.session_id = s.id AND r.started_at BETWEEN ?1 AND ?2 AND r.provider = ?3 AND r.model = ?4 AND ${SETTLED}
+                     ORDER BY r.started_at DESC, r.rowid DESC LIMIT 1) AS id
+             FROM sessions s WHERE s.updated_at >= ?1 AND s.id <> ?5 ORDER BY s.updated_at DESC LIMIT ?6
+           ) WHERE id IS NOT NULL LIMIT ?7`,
+        )
+        .values(since, until, provider, model, sessionId, OTHER_SESSIONS_SCANNED, sessions) as [string][]
+    )
+      .map(([id]) => id)
+      .reverse();
+    // Oldest first by start, as the live-entry search reads them.
+    return this.settledById(ids).sort((a, b) => a.startedAt - b.startedAt);
   }
 
   /** Requests of the session (`requests` count of a listing). */
@@ -295,8 +306,8 @@ function spendEmulated(spend: LedgerRow["spend"]): number | null {
   return spend === undefined ? null : spend === "emulated" ? 1 : 0;
 }
 
-/** Rows of other sessions {@link Ledger.latestOfOtherSessions} looks at: a bound on one turn's scan of a busy ledger. */
-const OTHER_ROWS = 256;
+/** Sessions {@link Ledger.latestOfOtherSessions} looks at: a bound on one turn's reads in a busy ledger. */
+const OTHER_SESSIONS_SCANNED = 64;
 
 /** Chains kept by {@link Ledger}: above the recent rows a turn reads (LIVE_ENTRY_ROWS, 32) plus their delta bases. */
 const RESOLVED_CHAINS = 128;

@@ -31,7 +31,7 @@ export interface LiveMaximum {
 }
 
 /** Other sessions whose latest requests the live-entry search looks at (see {@link otherSessionsSince}). */
-export const OTHER_SESSIONS = 16;
+export const OTHER_SESSIONS = 8;
 
 /** How far back other sessions' requests are looked for when the provider declares no TTL: the longest retention providers.md lists (OpenAI `24h`). */
 const UNDECLARED_TTL_MS = 24 * 60 * 60 * 1000;
