@@ -66,6 +66,7 @@ export const ERROR_CODES = {
   EMULATOR: EXIT.failure,
   SOCKET_PATH_TOO_LONG: EXIT.usage,
   DAEMON_START: EXIT.failure,
+  DAEMON_SOCKET_BLOCKED: EXIT.failure,
   BUDGET_EXCEEDED: EXIT.budget,
   BUDGET_UNPRICED: EXIT.budget,
   EXPORT_FAILED: EXIT.failure,

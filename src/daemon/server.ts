@@ -10,6 +10,7 @@
  */
 import type { Socket, UnixSocketListener } from "bun";
 import { bindEdges, type Edges } from "../edges.ts";
+import { CachetError } from "../errors.ts";
 import { commandOf } from "../cli/command-line.ts";
 import { ask } from "./control.ts";
 import { importedPluginFiles } from "../plugin/loader.ts";
@@ -78,6 +79,10 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   const fs = process.getBuiltinModule("node:fs");
   // Another server bound the socket while this one warmed up (two starts at once): it serves; this one is not needed.
   if (await ask(socket, "status")) return undefined;
+  if (fs.lstatSync(socket, { throwIfNoEntry: false })?.isDirectory()) {
+    throw new CachetError("DAEMON_SOCKET_BLOCKED", `${socket} is a directory, where the daemon's socket goes`, { hint: `remove it (rmdir ${socket}) and start the daemon again` });
+  }
+  // What is left there is a dead server's socket (or a stray file): this name is the daemon's.
   fs.rmSync(socket, { force: true });
   // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
   const umask = process.umask(0o177);
