@@ -130,6 +130,7 @@ export default defineCommand({
         // The signal's bare reason: say what was kept, in the words every stop before sending uses, whichever the signal.
         throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
       });
+      prepared.inputRead();
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words, literalFrom === -1 ? words.length : literalFrom);
       // `-` asked for stdin: its being empty is what went wrong, not a missing PROMPT.
       if (dashes > 0 && prompt === undefined && toolResultValues.length === 0) {

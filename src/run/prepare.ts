@@ -15,7 +15,10 @@
  * loads its session again once the input is complete. That load is cheap
  * after this one (the store caches the log and rereads only what changed
  * since, src/session/log.ts), and it is what the turn uses, so a session
- * another process changes meanwhile is seen as it is then.
+ * another process changes meanwhile is seen as it is then. When the input
+ * was complete before the runtime opened (PROMPT words, nothing piped), the
+ * session is not loaded here: nothing is left to overlap, and the turn's own
+ * load would repeat its reads.
  */
 import { openRuntime, type Runtime, type RuntimeOptions } from "./runtime.ts";
 import { parseModelRef, providerBaseUrl } from "./resolve-provider.ts";
@@ -39,6 +42,8 @@ export interface PreparedRun {
   runtime: Promise<Runtime>;
   /** Closes the runtime if it opened: for a run that fails before it uses it (bad stdin, a bad flag file). */
   discard(): Promise<void>;
+  /** Says the run's input is complete (stdin read): a runtime opening after this does not load the session ahead of the turn. */
+  inputRead(): void;
 }
 
 /**
@@ -49,20 +54,25 @@ export interface PreparedRun {
  */
 export function prepareRun(options: RuntimeOptions, setup: RunSetup, notice: (message: string) => void): PreparedRun {
   const runtime = openRuntime(options, notice);
+  let inputRead = false;
   // Rejections are the caller's to see when it awaits `runtime`; not an unhandled rejection meanwhile.
-  runtime.then((r) => warm(r, setup)).catch(() => {});
+  runtime.then((r) => warm(r, setup, !inputRead)).catch(() => {});
   return {
     runtime,
     async discard() {
       await runtime.then((r) => r.close()).catch(() => {});
     },
+    inputRead() {
+      inputRead = true;
+    },
   };
 }
 
-function warm(runtime: Runtime, setup: RunSetup): void {
+function warm(runtime: Runtime, setup: RunSetup, loadSession: boolean): void {
   let target: ReturnType<typeof chooseSession>;
   try {
-    target = chooseSession(runtime, setup);
+    // The session names the provider when -m does not.
+    target = loadSession || setup.model === undefined ? chooseSession(runtime, setup) : undefined;
   } catch {
     target = undefined;
   }
@@ -73,6 +83,7 @@ function warm(runtime: Runtime, setup: RunSetup): void {
   } catch {
     // An unknown provider or a malformed model or URL: the turn reports it.
   }
+  if (!loadSession) return;
   try {
     if (target) runtime.store.loadSession(target.id);
   } catch {
