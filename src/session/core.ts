@@ -28,6 +28,21 @@ export class StoreCore {
   }
 
   /**
+   * The cache named `name`, made by `make` the first time, kept as long as this connection: a resident
+   * process (the daemon) keeps its connection open between commands (database.ts keepConnectionsOpen), and
+   * with it what its earlier commands read and wrote, so a turn does not read and parse again what the turn
+   * before it left. Only what cannot go stale (rows that never change, by key) or is checked against the
+   * store before each use (a session's revision) may be kept here, and only a bounded amount of it.
+   */
+  kept<T>(name: string, make: () => T): T {
+    let caches = keptCaches.get(this.db);
+    if (caches === undefined) keptCaches.set(this.db, (caches = new Map()));
+    let cache = caches.get(name) as T | undefined;
+    if (cache === undefined) caches.set(name, (cache = make()));
+    return cache;
+  }
+
+  /**
    * Runs `fn` in a BEGIN IMMEDIATE transaction (nested calls join the outer one).
    * A failed write rolls back whole; SQLite failures the user can act on (disk
    * full, read-only or corrupt file) become STORE errors naming the file.
@@ -90,6 +105,16 @@ export class StoreCore {
   inconsistent(what: string): CachetError {
     return new CachetError("STORE", `the store is inconsistent: ${what}`, { hint: `move ${this.path} away and report the problem` });
   }
+}
+
+/** The caches of {@link StoreCore.kept}, by connection. */
+const keptCaches = new WeakMap<Database, Map<string, unknown>>();
+
+/** Sets `key` in `cache` as its most recently used entry, dropping the least recently used beyond `max` entries. */
+export function keepRecent<K, V>(cache: Map<K, V>, key: K, value: V, max: number): void {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size > max) cache.delete(cache.keys().next().value!);
 }
 
 /**

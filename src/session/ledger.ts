@@ -27,7 +27,7 @@ export class Ledger {
    * compaction estimate, cacheable maximum), and rebuilding them would parse
    * every stored link of a long session each time.
    */
-  private readonly resolved = new Map<string, ChainLink[]>();
+  private readonly resolved: Map<string, ChainLink[]>;
   /**
    * Settled rows read lately, by id, frozen: a turn reads the session's
    * latest rows several times (sticky settings, compaction calibration,
@@ -35,7 +35,7 @@ export class Ledger {
    * 50 columns again costs more than finding which rows they are. Only rows
    * that no longer change are kept: settled and figured (see {@link settledRow}).
    */
-  private readonly settledRows = new Map<string, LedgerRow>();
+  private readonly settledRows: Map<string, LedgerRow>;
   /**
    * Which rows are the latest settled ones, of sessions whose turn lease this
    * process holds (under the lease's fencing token): no other process writes
@@ -45,7 +45,11 @@ export class Ledger {
    */
   private readonly settledIds = new Map<string, SettledIds>();
 
-  constructor(private readonly core: StoreCore) {}
+  constructor(private readonly core: StoreCore) {
+    // Kept with the connection (StoreCore.kept): a row's chain never changes, nor does a settled, figured row.
+    this.resolved = core.kept("ledger.chains", () => new Map());
+    this.settledRows = core.kept("ledger.settled", () => new Map());
+  }
 
   record(row: LedgerRow): void {
     this.core.fence(row.sessionId);

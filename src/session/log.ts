@@ -5,7 +5,7 @@
  */
 import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
-import { sessionNotFound, type StoreCore } from "./core.ts";
+import { keepRecent, sessionNotFound, type StoreCore } from "./core.ts";
 import { contentParts, eachPart, joinParts, writeNewParts, writeParts } from "./message-parts.ts";
 import { toEntry, type MessageRow, type SessionRow } from "./rows.ts";
 
@@ -50,10 +50,14 @@ export interface VisibleLog {
 
 /** Messages of every session. Writes must run inside {@link StoreCore.write}. */
 export class MessageLog {
-  private readonly segmentCache = new Map<string, Segment[]>();
-  private readonly logCache = new Map<string, CachedLog>();
+  private readonly segmentCache: Map<string, Segment[]>;
+  private readonly logCache: Map<string, CachedLog>;
 
-  constructor(private readonly core: StoreCore) {}
+  constructor(private readonly core: StoreCore) {
+    // Kept with the connection (StoreCore.kept): segments never change, and a cached log is checked against its sessions' revisions.
+    this.segmentCache = core.kept("log.segments", () => new Map());
+    this.logCache = core.kept("log.visible", () => new Map());
+  }
 
   /** Messages in the session's visible log. */
   count(sessionId: string): number {
@@ -129,6 +133,7 @@ export class MessageLog {
     const segments = this.segments(sessionId, own);
     const revs = segments.map((segment) => (own && segment.sessionId === sessionId ? own.rev : this.core.rev(segment.sessionId)));
     const cached = this.logCache.get(sessionId);
+    if (cached) keepRecent(this.logCache, sessionId, cached, CACHED_LOGS);
     if (cached && sameRevs(cached.revs, revs)) return cached;
     if (cached && sameRevs(cached.revs.slice(0, -1), revs.slice(0, -1)) && this.lastOwnStillThere(sessionId, cached)) {
       this.refreshOwn(sessionId, cached);
@@ -141,7 +146,7 @@ export class MessageLog {
         push(log, this.entry(row), sessionId);
       }
     }
-    this.logCache.set(sessionId, log);
+    keepRecent(this.logCache, sessionId, log, CACHED_LOGS);
     return log;
   }
 
@@ -197,7 +202,7 @@ export class MessageLog {
       const at = this.locate(inherited, row.fork_point);
       result = [...inherited.slice(0, at.index), { sessionId: inherited[at.index]!.sessionId, maxSeq: at.seq }, own];
     }
-    this.segmentCache.set(sessionId, result);
+    keepRecent(this.segmentCache, sessionId, result, CACHED_SEGMENTS);
     return result;
   }
 
@@ -233,6 +238,12 @@ export class MessageLog {
     }
   }
 }
+
+/** Sessions whose visible log a connection keeps: the few a resident process serves in turn (each log is held whole). */
+const CACHED_LOGS = 16;
+
+/** Sessions whose segments a connection keeps (a few ranges each). */
+const CACHED_SEGMENTS = 256;
 
 interface Segment {
   sessionId: string;

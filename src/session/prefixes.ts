@@ -1,12 +1,12 @@
 /** Stable prefix versions and the summary state of a session. */
 import type { Message, StablePrefix, SummaryState } from "../context/types.ts";
-import type { StoreCore } from "./core.ts";
+import { keepRecent, type StoreCore } from "./core.ts";
 import { deepFreeze, toPrefixVersion, type PrefixRow } from "./rows.ts";
 import type { PrefixVersion } from "./types.ts";
 
 /** Prefix versions (cached per process: a version never changes) and summaries. Writes must run inside {@link StoreCore.write}. */
 export class PrefixTable {
-  private readonly cache = new Map<string, PrefixVersion>();
+  private readonly cache: Map<string, PrefixVersion>;
   /**
    * Summary states read lately, by session, with the stored text they were
    * parsed from. A turn loads its session more than once, and parsing the
@@ -14,19 +14,26 @@ export class PrefixTable {
    * them (the adapters' render memo, the per-turn checks over the log) would
    * then start over on every turn of a compacted session.
    */
-  private readonly summaries = new Map<string, { text: string; coversThrough: string | null; state: SummaryState }>();
+  private readonly summaries: Map<string, { text: string; coversThrough: string | null; state: SummaryState }>;
 
-  constructor(private readonly core: StoreCore) {}
+  constructor(private readonly core: StoreCore) {
+    // Kept with the connection (StoreCore.kept): a version never changes, and a summary is checked against its stored text.
+    this.cache = core.kept("prefixes.versions", () => new Map());
+    this.summaries = core.kept("prefixes.summaries", () => new Map());
+  }
 
   current(sessionId: string): PrefixVersion | null {
     const row = this.core.db.query("SELECT version FROM prefixes WHERE session_id = ? ORDER BY version DESC LIMIT 1").get(sessionId) as { version: number } | null;
     if (!row) return null;
     const key = `${sessionId}:${row.version}`;
     const cached = this.cache.get(key);
-    if (cached) return cached;
+    if (cached) {
+      keepRecent(this.cache, key, cached, CACHED_VERSIONS);
+      return cached;
+    }
     const full = this.core.db.query("SELECT * FROM prefixes WHERE session_id = ? AND version = ?").get(sessionId, row.version) as PrefixRow;
     const version = toPrefixVersion(full);
-    this.cache.set(key, version);
+    keepRecent(this.cache, key, version, CACHED_VERSIONS);
     return version;
   }
 
@@ -53,7 +60,7 @@ export class PrefixTable {
     const text = JSON.stringify(prefix);
     this.core.db.query("INSERT INTO prefixes (session_id, version, fingerprint, prefix, reason, created_at) VALUES (?, 1, ?, ?, NULL, ?)").run(sessionId, prefix.fingerprint, text, now);
     const version = toPrefixVersion({ session_id: sessionId, version: 1, fingerprint: prefix.fingerprint, prefix: text, reason: null, created_at: now });
-    this.cache.set(`${sessionId}:1`, version);
+    keepRecent(this.cache, `${sessionId}:1`, version, CACHED_VERSIONS);
     return version;
   }
 
@@ -108,6 +115,9 @@ export class PrefixTable {
     for (const key of this.cache.keys()) if (key.startsWith(`${sessionId}:`)) this.cache.delete(key);
   }
 }
+
+/** Prefix versions a connection keeps (see PrefixTable.cache): the current ones of the sessions a resident process serves in turn. */
+const CACHED_VERSIONS = 64;
 
 /** Sessions whose summary state a process keeps (see PrefixTable.summaries). */
 const SUMMARIES = 16;

@@ -1,13 +1,19 @@
 /** Token counts memoized by content hash, in the store and in this process. */
-import type { StoreCore } from "./core.ts";
+import { keepRecent, type StoreCore } from "./core.ts";
 
 const TOKEN_CHUNK = 256;
 
+/** Counts a connection keeps: far more than the nodes of the sessions a resident process serves in turn. */
+const KEPT_COUNTS = 1 << 16;
+
 /** The token memo. Writes must run inside {@link StoreCore.write}. */
 export class TokenMemo {
-  private readonly memo = new Map<string, number>();
+  private readonly memo: Map<string, number>;
 
-  constructor(private readonly core: StoreCore) {}
+  constructor(private readonly core: StoreCore) {
+    // Kept with the connection (StoreCore.kept): a count never changes.
+    this.memo = core.kept("tokens", () => new Map());
+  }
 
   get(hashes: readonly string[]): Map<string, number> {
     const out = new Map<string, number>();
@@ -21,7 +27,7 @@ export class TokenMemo {
       const chunk = missing.slice(i, i + TOKEN_CHUNK);
       const rows = this.core.db.query(`SELECT hash, tokens FROM node_tokens WHERE hash IN (${chunk.map(() => "?").join(", ")})`).all(...chunk) as { hash: string; tokens: number }[];
       for (const row of rows) {
-        this.memo.set(row.hash, row.tokens);
+        keepRecent(this.memo, row.hash, row.tokens, KEPT_COUNTS);
         out.set(row.hash, row.tokens);
       }
     }
@@ -32,7 +38,7 @@ export class TokenMemo {
     const insert = this.core.db.query("INSERT OR REPLACE INTO node_tokens (hash, tokens) VALUES (?, ?)");
     for (const [hash, tokens] of entries) {
       insert.run(hash, tokens);
-      this.memo.set(hash, tokens);
+      keepRecent(this.memo, hash, tokens, KEPT_COUNTS);
     }
   }
 }

@@ -158,6 +158,44 @@ describe("a turn through the daemon", () => {
     expect(events(restored.stdout)[0]!.id).toBe(events(original.stdout)[0]!.id as string);
   });
 
+  test("what another process writes between two daemon turns is seen by the next: an in-process turn, a compaction, a removal", async () => {
+    const { served } = await serving();
+    const say = (words: string) => ["--emulate", "--json", "--session", "memo", words];
+    // The daemon turns keep what they read of the session (its log, prefix, ledger rows) with the connection.
+    // Long enough that a compaction makes the next request smaller.
+    const notes = (n: number) => `Notes ${n}: ${Array.from({ length: 600 }, (_, k) => ["harbor", "lantern", "quartz", "meadow"][(k * 3 + n) % 4]).join(" ")}`;
+    for (const words of [notes(1), notes(2)]) {
+      const [d, p] = await both(say(words));
+      expect({ code: d.code, stdout: normalize(d.stdout) }).toEqual({ code: 0, stdout: normalize(p.stdout) });
+    }
+    // Each request of the session as the provider counted it: a request that lacked what another process stored shows fewer input tokens.
+    const usages = async (h: string) => (JSON.parse((await cachet(["sessions", "show", "memo", "--json"], { home: h })).stdout) as { requests: { usage: unknown }[] }).requests.map((r) => r.usage);
+    const alone = async (args: string[]) => {
+      for (const h of [home, twin]) expect((await cachet(args, { home: h, env: { CACHET_NO_DAEMON: "1" } })).code).toBe(0);
+    };
+    // A turn of another process: the next daemon turn sends it along (its prompt, hence its usage, is the in-process one's).
+    await alone(say(notes(3)));
+    const [d4, p4] = await both(say("what came before?"));
+    expect({ code: d4.code, stdout: normalize(d4.stdout) }).toEqual({ code: 0, stdout: normalize(p4.stdout) });
+    expect(await usages(home)).toEqual(await usages(twin));
+    // A compaction by another process: the next daemon turn sends the summary instead of what it replaced.
+    const compacted = await cachet(["compact", "--emulate", "--json", "--session", "memo"], { home });
+    expect(compacted.code).toBe(0);
+    expect((JSON.parse(compacted.stdout) as { compacted: boolean }).compacted).toBe(true);
+    expect((await cachet(["compact", "--emulate", "--json", "--session", "memo"], { home: twin })).code).toBe(0);
+    const [d5, p5] = await both(say("and after the compaction?"));
+    expect({ code: d5.code, stdout: normalize(d5.stdout) }).toEqual({ code: 0, stdout: normalize(p5.stdout) });
+    expect(await usages(home)).toEqual(await usages(twin));
+    // Removed by another process: the name starts a new session, with nothing of the old one's log.
+    await alone(["sessions", "rm", "memo"]);
+    const [d6, p6] = await both(say("a fresh start under the old name"));
+    expect({ code: d6.code, stdout: normalize(d6.stdout) }).toEqual({ code: 0, stdout: normalize(p6.stdout) });
+    const shown = JSON.parse((await cachet(["sessions", "show", "memo", "--json"], { home })).stdout) as { messages: { message: { role: string } }[] };
+    expect(shown.messages.map((m) => m.message.role)).toEqual(["user", "assistant"]);
+    expect(await usages(home)).toEqual(await usages(twin));
+    expect((await status())!.served).toBe(served + 5);
+  });
+
   test("a plugin file changed since the daemon imported it: declined, run in-process with the new file, and a fresh daemon takes over", async () => {
     const plugin = `${twin}/marker.mjs`;
     const write = (version: string) => Bun.write(plugin, `export default { name: "marker", api: 1, setup(api) { api.log.warn("marker ${version}"); } };\n`);
