@@ -61,7 +61,9 @@ export interface Runtime {
   price(modelRef: string, report: UsageReport, flags?: { partial?: boolean }): Promise<Priced>;
   /**
    * The model's limits from the catalog (`limit.context` and `limit.output`, tokens); absent when unknown.
+   * Read once per runtime and model: the turns of one command see one catalog.
    * @param catalogRef `provider/model` as the catalog names it
+   * @throws (as the promise's rejection) CachetError UNKNOWN_MODEL when catalogRef is not provider/model; CATALOG_INVALID when a stored catalog update is corrupt
    */
   modelLimits(catalogRef: string): Promise<{ context?: number; output?: number }>;
   /**
@@ -287,11 +289,19 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     }
   };
   void responses.nextRequest().then(keepPrivate);
+  // A turn asks for its model's limits more than once (the output limit, then the compaction check): one read each.
+  const limitsByRef = new Map<string, Promise<{ context?: number; output?: number }>>();
   return {
-    async modelLimits(catalogRef) {
-      const { modelLimits } = await import("../meter/model-limits.ts");
-      const limit = (await modelLimits(catalogRef, paths))?.limit;
-      return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
+    modelLimits(catalogRef) {
+      let limits = limitsByRef.get(catalogRef);
+      if (limits === undefined) {
+        limits = import("../meter/model-limits.ts").then(async ({ modelLimits }) => {
+          const limit = (await modelLimits(catalogRef, paths))?.limit;
+          return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
+        });
+        limitsByRef.set(catalogRef, limits);
+      }
+      return limits;
     },
     config,
     host,

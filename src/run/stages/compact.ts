@@ -108,7 +108,8 @@ async function estimateNext(runtime: Runtime, assembled: AssembledContext, wire:
   const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
   const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
   // A compaction since (`cachet compact`) replaced what the last request sent: the next one does not extend it.
-  const compacted = last !== undefined && (runtime.store.compactions(assembled.sessionId).at(-1)?.createdAt ?? 0) > last.startedAt;
+  // A session without a summary has none to look up: each compaction is stored with the summary it made.
+  const compacted = last !== undefined && assembled.context.summary.length > 0 && (runtime.store.compactions(assembled.sessionId).at(-1)?.createdAt ?? 0) > last.startedAt;
   return nextRequestTokens(estimate, compacted ? undefined : last, calibration(rows));
 }
 
