@@ -6,7 +6,7 @@
 import type { Block, Message } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { keepRecent, sessionNotFound, type StoreCore } from "./core.ts";
-import { contentParts, eachPart, joinParts, writeNewParts, writeParts } from "./message-parts.ts";
+import { contentParts, eachPart, joinParts, PART_CHARS, writeNewParts, writeParts } from "./message-parts.ts";
 import { toEntry, type MessageRow, type SessionRow } from "./rows.ts";
 
 /** A log message with where it is stored: the owning session (a fork's parent for shared messages) and its sequence number there. */
@@ -140,10 +140,10 @@ export class MessageLog {
       cached.revs = revs;
       return cached;
     }
-    const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0 };
+    const log: CachedLog = { revs, entries: [], messages: [], incomplete: [], lastOwnSeq: 0, chars: 0 };
     for (const segment of segments) {
       for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq <= ? ORDER BY seq").all(segment.sessionId, segment.maxSeq) as MessageRow[]) {
-        push(log, this.entry(row), sessionId);
+        push(log, this.entry(row), sessionId, storedChars(row));
       }
     }
     keepRecent(this.logCache, sessionId, log, CACHED_LOGS);
@@ -184,6 +184,14 @@ export class MessageLog {
   forget(sessionId: string): void {
     this.segmentCache.delete(sessionId);
     this.logCache.delete(sessionId);
+  }
+
+  /**
+   * Drops the cached logs too large to keep between commands (a huge piped input is held by its log): a
+   * resident process keeps its connection, and with it the cache, but not a command's peak memory.
+   */
+  releaseLarge(): void {
+    for (const [sessionId, log] of this.logCache) if (log.chars > KEPT_LOG_CHARS) this.logCache.delete(sessionId);
   }
 
   /**
@@ -234,13 +242,16 @@ export class MessageLog {
     }
     log.incomplete = stillIncomplete;
     for (const row of this.core.db.query("SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq").all(sessionId, log.lastOwnSeq) as MessageRow[]) {
-      push(log, this.entry(row), sessionId);
+      push(log, this.entry(row), sessionId, storedChars(row));
     }
   }
 }
 
 /** Sessions whose visible log a connection keeps: the few a resident process serves in turn (each log is held whole). */
 const CACHED_LOGS = 16;
+
+/** Content characters beyond which a cached log is not kept between commands (see MessageLog.releaseLarge). */
+const KEPT_LOG_CHARS = 4 << 20;
 
 /** Sessions whose segments a connection keeps (a few ranges each). */
 const CACHED_SEGMENTS = 256;
@@ -258,9 +269,17 @@ interface CachedLog extends VisibleLog {
   incomplete: number[];
   /** Highest own sequence number read. */
   lastOwnSeq: number;
+  /** Content characters of the rows read into it (at most {@link PART_CHARS} per part after the first): what holding it costs, roughly. */
+  chars: number;
 }
 
-function push(log: CachedLog, entry: LogEntry, ownSessionId: string): void {
+/** A row's content characters, its parts after the first counted whole. */
+function storedChars(row: MessageRow): number {
+  return row.content.length + row.parts * PART_CHARS;
+}
+
+function push(log: CachedLog, entry: LogEntry, ownSessionId: string, chars: number): void {
+  log.chars += chars;
   if (entry.sessionId === ownSessionId) {
     log.lastOwnSeq = entry.seq;
     if (entry.message.incomplete) log.incomplete.push(log.entries.length);

@@ -566,4 +566,20 @@ describe("a huge message is stored in parts", () => {
     }
     expect(store.loadSession(s.id).messages.map((m) => m.id)).toEqual(["m_small", "m_answer"]);
   });
+
+  test("releasing at close (a resident process keeps its connection and caches): a log of over 4 Mi characters is read again, a small one stays cached", () => {
+    const small = store.createSession({ model: "m/a" });
+    const large = store.createSession({ model: "m/a" });
+    for (const s of [small, large]) store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(small.id, user("u_small", "a short question"));
+    store.appendMessage(large.id, user("u_large", "x".repeat((4 << 20) + 1)));
+    const smallBefore = store.loadSession(small.id).messages[0];
+    const largeBefore = store.loadSession(large.id).messages[0];
+    // What Store.close does before closing a connection (which a resident process keeps open).
+    (store as unknown as { log: { releaseLarge(): void } }).log.releaseLarge();
+    expect(store.loadSession(small.id).messages[0]).toBe(smallBefore!);
+    const largeAfter = store.loadSession(large.id).messages[0];
+    expect(largeAfter).not.toBe(largeBefore!);
+    expect(largeAfter).toEqual(largeBefore!);
+  });
 });

@@ -120,6 +120,7 @@ export class Store {
 
   /** Closes the database (a resident process keeps its connection open: src/session/database.ts). The instance must not be used afterwards. */
   close(): void {
+    this.log.releaseLarge();
     closeDatabase(this.db);
   }
 
