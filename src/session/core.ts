@@ -19,6 +19,9 @@ export class StoreCore {
    */
   readonly fences = new Map<string, string>();
 
+  /** What runs once the {@link write} running now commits; undefined outside one. */
+  private committed: (() => void)[] | undefined;
+
   /** The armed test fault (see {@link TEST_STORE_FAULT_ENV}), if any. */
   private readonly testFault = testStoreFault(process.env[TEST_STORE_FAULT_ENV]);
 
@@ -50,12 +53,18 @@ export class StoreCore {
   write<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
     const injected = this.testFault?.fired(this.db);
+    this.committed = [];
     try {
-      return this.db.transaction(() => {
+      const result = this.db.transaction(() => {
         if (injected === "full") throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
         return fn();
       }).immediate();
+      const committed = this.committed;
+      this.committed = undefined;
+      for (const then of committed) then();
+      return result;
     } catch (error) {
+      this.committed = undefined;
       const code = (error as { code?: unknown }).code;
       if (typeof code === "string" && /^SQLITE_(FULL|READONLY|CORRUPT|NOTADB|IOERR|CANTOPEN|PERM)/.test(code)) {
         throw new CachetError("STORE", `cannot write the session store ${this.path}: ${(error as Error).message}`, {
@@ -65,6 +74,15 @@ export class StoreCore {
       }
       throw error;
     }
+  }
+
+  /**
+   * Runs `then` once the {@link write} running now commits (at once outside a transaction); never when it rolls
+   * back, nor inside a transaction {@link write} did not start (its outcome is not known here).
+   */
+  afterCommit(then: () => void): void {
+    if (!this.db.inTransaction) then();
+    else this.committed?.push(then);
   }
 
   /**

@@ -57,8 +57,9 @@ export class Ledger {
     if (row.status !== "in_flight") this.settledIds.delete(row.sessionId);
     // An empty chain (a row in flight) shares no link with any base: the base is not looked up for it.
     const delta = encodeChain(row.chain, row.chain.length > 0 ? this.chainBase(row.sessionId) : undefined);
+    const values = ledgerValues(row);
     try {
-      this.core.db.query(INSERT_REQUEST).run(row.id, row.sessionId, ...ledgerValues(row), delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail), spendEmulated(row.spend));
+      this.core.db.query(INSERT_REQUEST).run(row.id, row.sessionId, ...values, delta.base, delta.shared, delta.depth, JSON.stringify(delta.tail), spendEmulated(row.spend));
     } catch (error) {
       // The row's key and its session's foreign key are the checks: no statement of their own before the request.
       const code = (error as { code?: unknown }).code;
@@ -69,6 +70,15 @@ export class Ledger {
     // A row without a chain (in flight) cannot be a base: the session's last chain stays the one to extend.
     if (row.chain.length > 0) this.lastChains.set(row.sessionId, { id: row.id, chain: row.chain, depth: delta.depth });
     this.remember(row.id, row.chain);
+    if (row.status !== "in_flight" && row.status !== "lost" && row.usage.input !== undefined) {
+      // Kept as the latest-rows read would build it from what was bound (once committed): the next turn's read of
+      // its session's latest row (a -c turn after this one, in a resident process) then reads only which rows they are.
+      const stored: Record<string, unknown> = { id: row.id, session_id: row.sessionId, chain_base: delta.base, chain_shared: delta.shared, chain_depth: delta.depth, chain_tail: null };
+      LEDGER_COLUMNS.forEach((column, i) => (stored[column] = values[i]));
+      const chain = row.chain;
+      // Only a figured row is kept (see settledRow): another's is not built at all; nor one SQLite stores otherwise (NaN as NULL, -0 as 0).
+      if (stored.figured === 1 && !values.some((v) => typeof v === "number" && (Number.isNaN(v) || Object.is(v, -0)))) this.core.afterCommit(() => this.settledRow(stored as unknown as RequestRow, chain));
+    }
   }
 
   /**

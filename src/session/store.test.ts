@@ -438,6 +438,36 @@ describe("ledger", () => {
     expect(store.lastRequest(s.id)).toBeNull();
   });
 
+  test("a settled row this process committed is kept as a fresh store reads it from the file, every field", () => {
+    const s = store.createSession({ model: "m/a" });
+    const rows: LedgerRow[] = [
+      { ...row("r_1", s.id, 1000, [link(0), link(1, "5m")], "msg_1"), noCacheCostUsd: 0.01 },
+      {
+        ...row("r_2", s.id, 2000, [link(0), link(1), link(2, "1h")]),
+        noCacheCostUsd: null, costEstimate: "no price for the model", expectedCacheRead: 3000, cacheableMax: 3040, finishReason: "length", attempt: 2, usageLowerBound: true,
+        requestForm: "incremental", serviceTier: "priority", providerCostUsd: 0.002, error: "cut short",
+        rawUsage: { input_tokens: 12, nested: { big: 1e300, list: [1, "two", null] } },
+      },
+      { ...row("r_3", s.id, 3000, [link(0), link(3)]), noCacheCostUsd: 0, status: "error", usage: { input: 0, cacheRead: undefined, cacheWrite5m: undefined, cacheWrite1h: undefined, output: undefined, reasoning: undefined } },
+    ];
+    for (const r of rows) store.recordRequest(r);
+    // A change behind the store's back (no cachet process changes a settled, figured row) shows which rows
+    // come from this process's memory: a store that reads the file sees it.
+    const db = new Database(storeFile());
+    db.exec("UPDATE requests SET cost_usd = 9 WHERE id = 'r_1'");
+    db.close();
+    const other = openStore();
+    try {
+      const kept = store.recentRequests(s.id, 5);
+      const read = other.recentRequests(s.id, 5);
+      expect(kept.map((r) => r.costUsd)).toEqual([0.0019, 0.0019, 0.0019]);
+      expect(read.map((r) => r.costUsd)).toEqual([9, 0.0019, 0.0019]);
+      expect(kept).toStrictEqual([{ ...read[0]!, costUsd: 0.0019 }, ...read.slice(1)]);
+    } finally {
+      other.close();
+    }
+  });
+
   test("under the turn lease, the latest settled rows follow this process's writes, and the next lease sees another process's", async () => {
     const s = store.createSession({ model: "m/a" });
     const ok = (id: string, startedAt: number): LedgerRow => ({ ...row(id, s.id, startedAt, [link(0), link(startedAt)]), noCacheCostUsd: 0.01 });
