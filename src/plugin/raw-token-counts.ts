@@ -68,7 +68,8 @@ function describe(item: unknown): string {
   if (!Number.isFinite(item)) return Number.isNaN(item) ? "not a number" : `${beyondRange(item)}, a number too large to be a count`;
   if (item < 0) return `${item}, negative`;
   if (!Number.isInteger(item)) return `${item}, not a whole number`;
-  return `${item}, too large to count exactly (above ${Number.MAX_SAFE_INTEGER})`;
+  // Past 2^53 the parsed value is no longer the number the provider wrote: quoting it would name another.
+  return `above ${Number.MAX_SAFE_INTEGER}, too large to count exactly`;
 }
 
 /** How a number past the double range reads: the sign and the range's bound, never "Infinity" or JSON's null. */
