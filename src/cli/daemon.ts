@@ -116,10 +116,19 @@ function alive(pid: number): boolean {
   }
 }
 
-/** `--idle`, as ms; a text that is no duration is a usage error. */
+/**
+ * The shortest `--idle`, ms: below it a daemon could exit before its start is confirmed (it answers only once it has
+ * loaded what a turn loads), or between one turn and the next of a script.
+ */
+const MIN_IDLE_MS = 1000;
+
+/** `--idle`, as ms; a text that is no duration, or one under {@link MIN_IDLE_MS}, is a usage error. */
 function idleFlag(value: string | undefined): number {
   const ms = parseDuration(value ?? DEFAULT_IDLE);
-  if (ms === undefined || ms < 1 || ms > 2 ** 31 - 1) {
+  if (ms !== undefined && ms < MIN_IDLE_MS) {
+    throw new CachetError("BAD_FLAG", `--idle ${value}: the daemon's idle time is at least 1s`, { hint: "use a duration such as 30m, 2h or 90s" });
+  }
+  if (ms === undefined || ms > 2 ** 31 - 1) {
     throw new CachetError("BAD_FLAG", `--idle ${value}: expected a duration such as 30m, 2h or 90s (at most about 24 days)`, { hint: "run `cachet daemon --help` for the flags" });
   }
   return ms;

@@ -117,7 +117,7 @@ describe("daemon start, stop and status", () => {
     const base = freshHome();
     const run = (h: string, flags: string[]) =>
       Bun.spawn([BINARY, "daemon", "run", ...flags], { cwd: base, env: { ...BASE, HOME: base, CACHET_HOME: h }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const rel = run("rel", ["--idle", "300ms"]);
+    const rel = run("rel", ["--idle", "1s"]);
     const [code, stderr] = await Promise.all([rel.exited, new Response(rel.stderr).text()]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: `[info] cachet daemon: running (pid ${rel.pid}, socket rel/daemon.sock); Ctrl-C stops it\n` });
     // A directory where the socket goes: one line naming it and what to do (exit 1), and with --debug its stack.

@@ -412,9 +412,9 @@ describe("declining and the daemon command", () => {
     expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
   });
 
-  test("--idle: the daemon exits after that long without a command and removes its socket; a bad duration is exit 2", async () => {
+  test("--idle: the daemon exits after that long without a command and removes its socket; a bad duration, or one under 1s, is exit 2", async () => {
     const idleHome = freshHome();
-    const proc = Bun.spawn([BINARY, "daemon", "run", "--idle", "300ms"], { env: { ...BASE_ENV, HOME: idleHome, CACHET_HOME: idleHome }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const proc = Bun.spawn([BINARY, "daemon", "run", "--idle", "1s"], { env: { ...BASE_ENV, HOME: idleHome, CACHET_HOME: idleHome }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
     const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
     expect(stderr).toContain(`cachet daemon: running (pid ${proc.pid}, socket ${idleHome}/daemon.sock)`);
     expect(code).toBe(0);
@@ -424,6 +424,12 @@ describe("declining and the daemon command", () => {
     const bad = await cachet(["daemon", "start", "--idle", "soon"], { home: idleHome });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--idle soon: expected a duration");
+    // Below the minimum: refused before anything starts, for start and run alike, naming the minimum.
+    for (const [action, idle] of [["start", "1ms"], ["start", "0s"], ["run", "999ms"]]) {
+      const short = await cachet(["daemon", action!, "--idle", idle!], { home: idleHome });
+      expect(short).toEqual({ code: 2, stdout: "", stderr: `cachet: --idle ${idle}: the daemon's idle time is at least 1s\n  hint: use a duration such as 30m, 2h or 90s\n` });
+    }
+    expect((await cachet(["daemon", "status"], { home: idleHome })).code).toBe(1);
   });
 
   test("a relative CACHET_HOME: served from the directory it names there, also by the daemon that takes over after a restart", async () => {
