@@ -55,10 +55,12 @@ export class StoreCore {
     const injected = this.testFault?.fired(this.db);
     this.committed = [];
     try {
-      const result = this.db.transaction(() => {
+      // One wrapper per connection: bun:sqlite's transaction() builds four wrappers and their properties on every call.
+      const immediate = this.kept("immediate transaction", () => this.db.transaction(<R>(body: () => R): R => body()).immediate as <R>(body: () => R) => R);
+      const result = immediate(() => {
         if (injected === "full") throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
         return fn();
-      }).immediate();
+      });
       const committed = this.committed;
       this.committed = undefined;
       for (const then of committed) then();
