@@ -31,7 +31,11 @@ export default defineCommand({
     }
     refuseMisplacedFlags(`daemon ${action}`, a, { idle: ["daemon start", "daemon run"] });
     const idleMs = idleFlag(a.idle);
-    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask }] = await Promise.all([import("../paths.ts"), import("../daemon/protocol.ts"), import("../daemon/control.ts")]);
+    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask, DaemonUnanswered }] = await Promise.all([
+      import("../paths.ts"),
+      import("../daemon/protocol.ts"),
+      import("../daemon/control.ts"),
+    ]);
     const data = statePaths().data;
     const path = socketPath(data);
     if (!socketPathFits(path) && (action === "start" || action === "run")) {
@@ -39,7 +43,17 @@ export default defineCommand({
         hint: "set CACHET_HOME to a shorter directory (the socket is CACHET_HOME/daemon.sock)",
       });
     }
-    let status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+    let status;
+    try {
+      status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+    } catch (error) {
+      // A stopped or hung daemon: said as the one thing to do about it, whatever the action.
+      if (!(error instanceof DaemonUnanswered)) throw error;
+      const { edges } = await import("../edges.ts");
+      edges().writeStderr(`${error.message}\n`);
+      process.exitCode = EXIT.failure;
+      return;
+    }
     // What status prints is the command's answer (stdout); start, run and stop say what they did as diagnostics (stderr, silenced by -q).
     const { info } = await import("../log.ts");
     if (action === "status") {

@@ -52,37 +52,86 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   // (a signal before them ends this process, as it ends a turn in its own process before its handlers).
   wire.send(helloFrame);
   void stdinKind().then((kind) => wire.send(encodeFrame(FRAME.STDIN_KIND, kind)));
-  // A signal goes to the daemon at once: a turn may write nothing for a long time (a held session lease, a slow hook,
-  // a provider's first byte), so the first frame back cannot be what lets signals through. Until that frame it is also
-  // kept: on a decline the daemon drops it, and it reaches this process as if it had run alone.
-  const held: NodeJS.Signals[] = [];
-  let accepted = false;
-  const forward = (name: NodeJS.Signals) => () => {
-    if (!accepted) held.push(name);
-    wire.send(encodeFrame(FRAME.SIGNAL, name));
-  };
-  const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
-  for (const [name, handler] of handlers) process.on(name, handler);
-  const unhook = () => {
-    for (const [name, handler] of handlers) process.off(name, handler);
-  };
-  const firstFrame = await frames.next();
-  if (firstFrame === undefined || firstFrame.type === FRAME.DECLINE) {
-    unhook();
-    if (firstFrame && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${text(firstFrame.payload)}); running it in this process\n`);
+  const answer = await accepted(wire, frames);
+  if (answer.kind === "interrupted") {
+    // The command never started: it ends as in its own process, interrupted before anything was sent.
     void wire.end();
-    for (const name of held) process.kill(process.pid, name);
+    if (answer.signal === "SIGHUP") process.kill(process.pid, answer.signal);
+    const { NOTHING_SENT } = await import("../run/interrupt.ts");
+    processEdges.writeStderr(`cachet: interrupted by ${answer.signal} ${NOTHING_SENT}\n`);
+    process.exit(answer.signal === "SIGINT" ? 130 : 143);
+  }
+  if (answer.kind !== "accepted") {
+    if (answer.kind === "declined" && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${answer.reason}); running it in this process\n`);
+    if (answer.kind === "unanswered") processEdges.writeStderr(`cachet: the daemon did not answer within ${ACCEPT_WAIT_MS / 1000} s (stopped or hung? \`cachet daemon status\` tells); running this command in this process\n`);
+    void wire.end();
     return false;
   }
-  accepted = true;
-  const exit = await relay(wire, frames, firstFrame);
-  unhook();
+  // From here on the daemon runs the command: a signal is the command's, and the client never runs it itself.
+  const forward = (name: NodeJS.Signals) => () => wire.send(encodeFrame(FRAME.SIGNAL, name));
+  const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
+  for (const [name, handler] of handlers) process.on(name, handler);
+  const exit = await relay(wire, frames);
+  for (const [name, handler] of handlers) process.off(name, handler);
   if (exit === undefined) {
-    processEdges.writeStderr("cachet: the daemon stopped during this command (its connection closed before the command ended); run it again (CACHET_NO_DAEMON=1 runs it in this process)\n");
+    processEdges.writeStderr(
+      "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
+    );
     process.exit(1);
   }
   if (exit.signal) process.kill(process.pid, exit.signal);
   process.exit(exit.code);
+}
+
+/**
+ * How long a client waits for the daemon's ACCEPT (or DECLINE) before it runs the command itself, ms. A live daemon
+ * answers within milliseconds (its checks stat a few files); what may take long (a held session lease, a slow hook,
+ * the provider) comes after ACCEPT.
+ */
+const ACCEPT_WAIT_MS = 2000;
+
+/** How long a client that cancelled waits for the daemon to show whether it had already accepted, ms. */
+const CANCEL_WAIT_MS = 500;
+
+/** What became of a command handed to the daemon, up to its start. */
+type Answer = { kind: "accepted" } | { kind: "declined"; reason: string } | { kind: "closed" } | { kind: "unanswered" } | { kind: "interrupted"; signal: NodeJS.Signals };
+
+/**
+ * Waits for the daemon to accept the command. A signal before that (SIGINT, SIGTERM, SIGHUP), or no answer within
+ * {@link ACCEPT_WAIT_MS}, cancels it: the client sends the signal and CANCEL, and a daemon that reads them before it
+ * starts the command never starts it (it checks for them right before its ACCEPT, in the same turn of its loop as
+ * the start). An ACCEPT the daemon sent before it read them arrives within {@link CANCEL_WAIT_MS} from a live
+ * daemon; then the command runs there, and the forwarded signal interrupts it as it would in its own process.
+ * Without that ACCEPT the command never started: a signal ends the client as the command ends when interrupted
+ * before sending ("interrupted" — a second signal ends the wait at once), no answer runs it in the client
+ * ("unanswered"); a stopped daemon that wakes later finds the CANCEL and does nothing.
+ */
+async function accepted(wire: Wire, frames: FrameQueue): Promise<Answer> {
+  const next = frames.next();
+  let signals = 0;
+  let interrupt!: (signal: NodeJS.Signals) => void;
+  let again!: () => void;
+  const signalled = new Promise<NodeJS.Signals>((resolve) => (interrupt = resolve));
+  const secondSignal = new Promise<"again">((resolve) => (again = () => resolve("again")));
+  const handlers = FORWARDED.map((name) => [name, () => (signals++ === 0 ? interrupt(name) : again())] as const);
+  for (const [name, handler] of handlers) process.on(name, handler);
+  const timer = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms).unref());
+  const answerOf = (frame: Frame | undefined): Answer =>
+    frame === undefined ? { kind: "closed" } : frame.type === FRAME.ACCEPT ? { kind: "accepted" } : { kind: "declined", reason: text(frame.payload) };
+  try {
+    const first = await Promise.race([next, signalled, timer(ACCEPT_WAIT_MS, "late" as const)]);
+    if (typeof first === "object") return answerOf(first);
+    const signal = first === "late" ? undefined : first;
+    if (signal) wire.send(encodeFrame(FRAME.SIGNAL, signal));
+    wire.send(encodeFrame(FRAME.CANCEL));
+    const after = await Promise.race([next, timer(CANCEL_WAIT_MS, "late" as const), ...(signal ? [secondSignal] : [])]);
+    if (typeof after === "object" && after?.type === FRAME.ACCEPT) return { kind: "accepted" };
+    // A decline or a close after CANCEL is the daemon's answer to it; "late" a daemon that reads nothing.
+    if (signal) return { kind: "interrupted", signal };
+    return after === "late" ? { kind: "unanswered" } : answerOf(after as Frame | undefined);
+  } finally {
+    for (const [name, handler] of handlers) process.off(name, handler);
+  }
 }
 
 /**
@@ -177,14 +226,14 @@ async function stdinKind(): Promise<StdinKind> {
 }
 
 /**
- * Relays one command's frames from `first` on until its EXIT (returned) or
+ * Relays one accepted command's frames until its EXIT (returned) or
  * the socket closing first (undefined).
  */
-async function relay(wire: Wire, frames: FrameQueue, first: Frame): Promise<Exit | undefined> {
+async function relay(wire: Wire, frames: FrameQueue): Promise<Exit | undefined> {
   const out = new Output(wire, Bun.stdout.writer.bind(Bun.stdout));
   const err = new Output(wire, Bun.stderr.writer.bind(Bun.stderr));
   const stdin = new StdinPump(wire);
-  for (let frame: Frame | undefined = first; frame !== undefined; frame = await frames.next()) {
+  for (let frame = await frames.next(); frame !== undefined; frame = await frames.next()) {
     switch (frame.type) {
       case FRAME.STDOUT: {
         const { n, rest } = splitU32(frame.payload);

@@ -2,12 +2,14 @@
  * The resident daemon's wire format (src/daemon/server.ts ↔ src/daemon/client.ts):
  * frames of one type byte, a big-endian u32 payload length and the payload,
  * over a unix socket at `<data dir>/daemon.sock`. A command's connection
- * opens with a HELLO header (JSON); the server answers DECLINE, or relays the
- * command's stdio and ends with EXIT. `daemon status` / `daemon stop` open
+ * opens with a HELLO header (JSON); the server answers DECLINE, or ACCEPT right
+ * before it starts the command, then relays the command's stdio and ends with
+ * EXIT. A client may CANCEL until it has read ACCEPT: a server never starts a
+ * command whose client cancelled or closed. `daemon status` / `daemon stop` open
  * with CONTROL instead.
  */
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /**
  * Most bytes of a unix socket path the platform's `sockaddr_un.sun_path`
@@ -16,7 +18,7 @@ export const PROTOCOL_VERSION = 3;
  */
 export const SOCKET_PATH_MAX = process.platform === "linux" ? 107 : 103;
 
-/** Frame types. Client → server: HELLO, CONTROL, STDIN_DATA, STDIN_END, STDOUT_ACK, SIGNAL, STDIN_KIND. Server → client: the rest. */
+/** Frame types. Client → server: HELLO, CONTROL, STDIN_DATA, STDIN_END, STDOUT_ACK, SIGNAL, STDIN_KIND, CANCEL. Server → client: the rest. */
 export const FRAME = {
   /** Client: the command's header (JSON {@link Hello}). */
   HELLO: 1,
@@ -32,6 +34,8 @@ export const FRAME = {
   SIGNAL: 6,
   /** Client: what its stdin is (payload: a {@link StdinKind}), sent once known, after HELLO. */
   STDIN_KIND: 7,
+  /** Client: do not start the command (empty payload); sent only before ACCEPT was read, and then the client does not read on. */
+  CANCEL: 8,
   /** Server: the command is not run here (payload: the reason); the client runs it itself. */
   DECLINE: 16,
   /** Server: stdout bytes (u32 seq + bytes); the client acknowledges each. */
@@ -46,6 +50,8 @@ export const FRAME = {
   EXIT: 21,
   /** Server: the answer to a CONTROL request (JSON {@link Status}). */
   CONTROL_REPLY: 22,
+  /** Server: the command starts now (empty payload): from here on the client never runs it itself. */
+  ACCEPT: 23,
 } as const;
 
 /** What stdin (fd 0) of the client is: decides whether and how the server may read it. */
@@ -104,6 +110,14 @@ export function socketPath(dataDir: string): string {
   let end = dataDir.length;
   while (end > 0 && (dataDir[end - 1] === "/" || dataDir[end - 1] === "\\")) end--;
   return `${dataDir.slice(0, end)}${process.platform === "win32" ? "\\" : "/"}daemon.sock`;
+}
+
+/**
+ * Where a server writes its pid when it binds the socket at `socket`: read only when the socket connects but nothing
+ * answers (a stopped or hung server), to name the process.
+ */
+export function pidPath(socket: string): string {
+  return `${socket.slice(0, socket.length - "sock".length)}pid`;
 }
 
 const encoder = new TextEncoder();

@@ -15,7 +15,7 @@ import { commandOf } from "../cli/command-line.ts";
 import { ask } from "./control.ts";
 import { importedPluginFiles } from "../plugin/loader.ts";
 import { BUILD, VERSION } from "./identity.ts";
-import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, type Status } from "./protocol.ts";
+import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
@@ -111,6 +111,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     process.umask(umask);
   }
   fs.chmodSync(socket, 0o600);
+  // Named by `daemon status`/`stop` when this server stops answering (src/daemon/control.ts).
+  fs.writeFileSync(pidPath(socket), `${process.pid}\n`, { mode: 0o600 });
   const bound = socketIdentity();
   // A socket file removed or replaced (the data directory deleted, another server bound the path) leaves this server
   // unreachable by turns, status and stop: it ends rather than live on unseen, after the command it runs.
@@ -214,14 +216,20 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     state.onFrame = (f) => void early.push(f);
     const reason = refusal(hello) ?? enter(hello.cwd);
     const changed = reason === undefined ? await imported.changed() : undefined;
-    if (reason !== undefined || changed !== undefined || halted || early.some((f) => f.type === -1)) {
+    // The start waits past the frames already received: a client that cancelled (a signal, no answer in time) or
+    // closed meanwhile is never started; the check, ACCEPT and the start are one turn of the loop.
+    if (reason === undefined && changed === undefined) await new Promise((resolve) => setImmediate(resolve));
+    const cancelled = early.some((f) => f.type === -1 || f.type === FRAME.CANCEL);
+    if (reason !== undefined || changed !== undefined || halted || cancelled) {
       busy = false;
       process.chdir(home);
-      await decline(wire, reason ?? (changed !== undefined ? `plugin file ${changed} changed since the daemon imported it; it restarts` : "the daemon is stopping"));
+      const why = changed !== undefined ? `plugin file ${changed} changed since the daemon imported it; it restarts` : cancelled ? "the client cancelled it" : "the daemon is stopping";
+      await decline(wire, reason ?? why);
       if (stopping || halted) return shutdown();
       if (changed !== undefined) return restart();
       return armIdle();
     }
+    wire.send(encodeFrame(FRAME.ACCEPT));
     await run(wire, hello, state, early);
   }
 

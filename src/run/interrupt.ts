@@ -93,9 +93,12 @@ export async function checkpoint(signal: AbortSignal | undefined): Promise<void>
   stopIfInterrupted(signal);
 }
 
+/** What a run interrupted before its request says it kept (also said by a daemon's client whose command never started). */
+export const NOTHING_SENT = "before the request was sent: nothing was sent, and the prompt was not stored";
+
 /** The interruption of a run stopped before its request was sent (see {@link interruptedAt}). */
 export function interruptedBeforeSend(signal: AbortSignal): CachetError {
-  return interruptedAt(signal, "before the request was sent: nothing was sent, and the prompt was not stored");
+  return interruptedAt(signal, NOTHING_SENT);
 }
 
 /** The exit code of an interrupted run: from the signal's reason, else 130. */

@@ -13,6 +13,10 @@ import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } fro
 
 const home = freshHome();
 const twin = freshHome();
+/** What the client says when its daemon went away after accepting the command. */
+const STOPPED_LINE =
+  "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n";
+
 const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
 let foreground: ReturnType<typeof Bun.spawn> | undefined;
 
@@ -388,7 +392,7 @@ describe("signals, a busy daemon and a daemon that dies", () => {
     process.kill(pid, "SIGKILL");
     const [code, stderr] = await Promise.all([stalled.exited, new Response(stalled.stderr).text()]);
     expect(code).toBe(1);
-    expect(stderr).toBe("cachet: the daemon stopped during this command (its connection closed before the command ended); run it again (CACHET_NO_DAEMON=1 runs it in this process)\n");
+    expect(stderr).toBe(STOPPED_LINE);
     // A dead server's socket file is stale: the next turn runs in-process.
     const after = await cachet(["--emulate", "--json", "after the crash"], { home });
     expect(after.code).toBe(0);
@@ -516,6 +520,14 @@ describe("declining and the daemon command", () => {
     const frame = await firstFrame({ build: "another-build" });
     expect(frame.type).toBe(FRAME.DECLINE);
     expect(frame.payload).toContain("this is 0 (build another-build); it stops");
+    await until("the stale daemon to exit", async () => (await status()) === undefined);
+  });
+
+  test("a client of the previous protocol (no ACCEPT frame) is declined as another build, and the stale daemon exits", async () => {
+    expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
+    const frame = await firstFrame({ protocol: PROTOCOL_VERSION - 1, version: VERSION, build: BUILD });
+    expect(frame.type).toBe(FRAME.DECLINE);
+    expect(frame.payload).toContain("it stops");
     await until("the stale daemon to exit", async () => (await status()) === undefined);
   });
 

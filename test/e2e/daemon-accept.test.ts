@@ -1,0 +1,185 @@
+/**
+ * The daemon's ACCEPT (README "Resident daemon"): a turn the daemon accepted
+ * is never run again by its client, whatever becomes of the daemon (killed
+ * while the turn waits on the provider or on a session lease: one line, exit
+ * 1, one request); a turn not yet accepted by a stopped (SIGSTOP) daemon ends
+ * on SIGINT/SIGTERM as in-process before sending, or runs in its client when
+ * the daemon does not answer, and the daemon, once continued, never starts
+ * it; `daemon status` and `daemon stop` name a daemon that does not answer
+ * (and the stop asked is done once it runs again).
+ * Every wait is on an event: the emulator receiving the request, a file a
+ * plugin writes, the client's signal handlers showing in /proc.
+ */
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
+
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+
+const STOPPED_LINE =
+  "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n";
+
+/** Daemon pids started here, continued and stopped after each test. */
+const daemons: { home: string; pid: number }[] = [];
+
+afterEach(async () => {
+  for (const { home, pid } of daemons.splice(0)) {
+    try {
+      process.kill(pid, "SIGCONT");
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Already gone (killed by the test).
+    }
+    await cachet(["daemon", "stop"], { home });
+  }
+});
+afterAll(() => cleanHomes());
+
+/** A fresh home with a daemon started in it; the daemon's pid. */
+async function daemonHome(): Promise<{ home: string; pid: number }> {
+  const home = freshHome();
+  expect((await cachet(["daemon", "start"], { home })).code).toBe(0);
+  const pid = await daemonPid(home);
+  daemons.push({ home, pid });
+  return { home, pid };
+}
+
+async function daemonPid(home: string): Promise<number> {
+  const r = await cachet(["daemon", "status"], { home });
+  const m = /pid (\d+),.* (\d+) commands? served/.exec(r.stdout);
+  if (!m) throw new Error(`no daemon answers in ${home}: ${r.stdout}${r.stderr}`);
+  return Number(m[1]);
+}
+
+/** The number of commands the daemon in `home` has served. */
+async function served(home: string): Promise<number> {
+  const r = await cachet(["daemon", "status"], { home });
+  return Number(/(\d+) commands? served/.exec(r.stdout)?.[1] ?? Number.NaN);
+}
+
+/** A turn started in `home`, stdout and stderr piped. */
+function turn(home: string, args: string[], env: Record<string, string> = {}) {
+  return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: home, CACHET_HOME: home, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+}
+
+/** Polls `ready` until it holds, or fails after 20 s or once `proc` ended. */
+async function until(what: string, ready: () => boolean | Promise<boolean>, proc?: { exitCode: number | null }): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline || (proc && proc.exitCode !== null)) throw new Error(`never: ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+/** Whether process `pid` catches `signal` (its handler is installed), from /proc's SigCgt mask. */
+function catches(pid: number, signal: number): boolean {
+  const mask = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+  return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(signal - 1))) !== 0n;
+}
+
+/** Requests in the ledger of `home`. */
+async function requests(home: string): Promise<number> {
+  const r = await cachet(["stats", "--json"], { home });
+  return (JSON.parse(r.stdout) as { total: { requests: number } }).total.requests;
+}
+
+describe("a turn the daemon accepted is never run again by its client", () => {
+  let emulator: EmulatorProcess;
+  afterAll(() => emulator?.stop());
+
+  test("the daemon killed while the provider holds the request: the stopped line, exit 1, one request", async () => {
+    emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold" });
+    const { home, pid } = await daemonHome();
+    const target = against(emulator, "anthropic/claude-sonnet-4-6");
+    const before = (await emulator.received()).length;
+    const held = turn(home, [...target.args, "--idle-timeout", "3", "--session", "k9", "k9 hold"], target.env);
+    const stderr = new Response(held.stderr).text();
+    await until("the request reaches the emulator", async () => (await emulator.received()).length > before, held);
+    process.kill(pid, "SIGKILL");
+    expect(await held.exited).toBe(1);
+    expect(await stderr).toBe(STOPPED_LINE);
+    expect((await emulator.received()).length).toBe(before + 1);
+  });
+
+  test("the daemon killed while the turn waits on a session lease: the stopped line, exit 1, only the holder's request", async () => {
+    const { home, pid } = await daemonHome();
+    const mark = `${home}/marked`;
+    const plugin = `${home}/mark.mjs`;
+    await Bun.write(plugin, `import { writeFileSync } from "node:fs";\nexport default { name: "mark", api: 1, setup() { writeFileSync(process.env.MARK_FILE, ""); } };\n`);
+    // The holder runs in its own process: the daemon is free for the waiting turn.
+    const holder = turn(home, ["--emulate", "--json", "--session", "leased", "holder"], { CACHET_EMULATOR_FAULT: "stall", CACHET_NO_DAEMON: "1" });
+    const reader = holder.stdout.getReader();
+    let seen = "";
+    while (!seen.includes('"type":"text"')) {
+      const r = await reader.read();
+      if (r.done) throw new Error(`the holder ended before its answer began: ${seen}`);
+      seen += new TextDecoder().decode(r.value);
+    }
+    const waiter = turn(home, ["--emulate", "--session", "leased", "waiter"], { CACHET_PLUGINS: plugin, MARK_FILE: mark });
+    const stderr = new Response(waiter.stderr).text();
+    await until("the waiting turn's plugin is set up", () => existsSync(mark), waiter);
+    rmSync(mark);
+    process.kill(pid, "SIGKILL");
+    expect(await waiter.exited).toBe(1);
+    expect(await stderr).toBe(STOPPED_LINE);
+    holder.kill("SIGTERM");
+    expect(await holder.exited).toBe(143);
+    // The waiter never ran in its own process: its plugin was set up once, in the daemon.
+    expect(existsSync(mark)).toBe(false);
+    expect(await requests(home)).toBe(1);
+  });
+});
+
+describe("a stopped (SIGSTOP) daemon", () => {
+  for (const [signal, number, code] of [
+    ["SIGINT", 2, 130],
+    ["SIGTERM", 15, 143],
+  ] as const) {
+    test(`${signal} before ACCEPT ends the turn as in-process before sending, and the continued daemon never starts it`, async () => {
+      const { home, pid } = await daemonHome();
+      process.kill(pid, "SIGSTOP");
+      const waiting = turn(home, ["--emulate", "--session", "cancelled", "never started"]);
+      const stderr = new Response(waiting.stderr).text();
+      await until("the client handles signals", () => catches(waiting.pid, number), waiting);
+      waiting.kill(signal);
+      expect(await waiting.exited).toBe(code);
+      expect(await stderr).toBe(`cachet: interrupted by ${signal} before the request was sent: nothing was sent, and the prompt was not stored\n`);
+      process.kill(pid, "SIGCONT");
+      // A turn after it runs in the daemon: the cancelled one was not started (nor is it running).
+      const next = await cachet(["--emulate", "--session", "next", "after the cancel"], { home });
+      expect(next.code).toBe(0);
+      expect(await served(home)).toBe(1);
+      expect(await requests(home)).toBe(1);
+      const sessions = await cachet(["sessions", "--json"], { home });
+      expect(sessions.stdout).not.toContain("cancelled");
+    });
+  }
+
+  test("a turn it does not answer runs in its client, and the continued daemon never starts it", async () => {
+    const { home, pid } = await daemonHome();
+    process.kill(pid, "SIGSTOP");
+    const r = await cachet(["--emulate", "--session", "alone", "run it yourself"], { home });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("cachet: the daemon did not answer within 2 s (stopped or hung? `cachet daemon status` tells); running this command in this process\n");
+    process.kill(pid, "SIGCONT");
+    const next = await cachet(["--emulate", "--session", "next", "after it"], { home });
+    expect(next.code).toBe(0);
+    expect(await served(home)).toBe(1);
+    expect(await requests(home)).toBe(2);
+  });
+
+  test("daemon status and daemon stop name it and exit 1", async () => {
+    const { home, pid } = await daemonHome();
+    process.kill(pid, "SIGSTOP");
+    for (const action of ["status", "stop"]) {
+      const r = await cachet(["daemon", action], { home });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(`cachet daemon: pid ${pid} does not answer (stopped or hung?); \`kill ${pid}\` ends it\n`);
+    }
+    // The stop it was asked is read once it runs again: it stops then.
+    process.kill(pid, "SIGCONT");
+    await until("the continued daemon stops", async () => (await cachet(["daemon", "status"], { home })).stdout === "cachet daemon: not running\n");
+  });
+});
