@@ -266,7 +266,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   }
 
   async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
-    const saved = { env: { ...process.env }, cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
+    const saved = { cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
     running = remote;
     state.onFrame = (frame) => {
@@ -275,7 +275,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       else remote.deliver(frame);
     };
     for (const frame of early) state.onFrame(frame);
-    replaceEnv(hello.env);
+    // Between commands process.env holds the daemon's own environment (each command's is put back after it): only
+    // what differs from it is set, without reading the live environment (a native lookup per variable).
+    switchEnv(ownEnv, hello.env);
     process.umask(hello.umask);
     process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
     process.exitCode = undefined;
@@ -293,7 +295,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     const code = typeof process.exitCode === "number" ? process.exitCode : 0;
     remote.close();
     unbind();
-    replaceEnv(saved.env);
+    replaceEnv(ownEnv);
     process.chdir(saved.cwd);
     process.umask(saved.umask);
     process.argv = saved.argv;
@@ -353,6 +355,15 @@ const SOCKET_CHECK_MS = 1000;
 async function decline(wire: Wire, reason: string): Promise<void> {
   wire.send(encodeFrame(FRAME.DECLINE, reason));
   await wire.end();
+}
+
+/** Makes process.env, which holds `from`, hold `to` instead: only the variables that differ are touched. */
+function switchEnv(from: Record<string, string | undefined>, to: Record<string, string | undefined>): void {
+  for (const name in from) if (!(name in to)) delete process.env[name];
+  for (const name in to) {
+    const value = to[name];
+    if (value !== undefined && from[name] !== value) process.env[name] = value;
+  }
 }
 
 /** Replaces process.env's every variable with `env`'s. */

@@ -21,9 +21,8 @@ export function startOnlyVariable(name: string): boolean {
  * differs between `client` and `server`, or undefined when they agree.
  */
 export function startEnvDifference(client: Record<string, string | undefined>, server: Record<string, string | undefined>): string | undefined {
-  for (const name of new Set([...Object.keys(client), ...Object.keys(server)])) {
-    if (startOnlyVariable(name) && (client[name] ?? "") !== (server[name] ?? "")) return name;
-  }
+  for (const name in client) if (startOnlyVariable(name) && (client[name] ?? "") !== (server[name] ?? "")) return name;
+  for (const name in server) if (!(name in client) && startOnlyVariable(name) && (server[name] ?? "") !== "") return name;
   return undefined;
 }
 
