@@ -1,7 +1,12 @@
 import { expect, test } from "bun:test";
 import type { RequestContext } from "../context/types.ts";
 import type { ChainLink } from "../session/types.ts";
+import { modelLimits } from "../meter/model-limits.ts";
+import { statePaths } from "../paths.ts";
 import { checkContextWindow } from "./context-window.ts";
+
+/** The catalog in force, read as a runtime reads it. */
+const entryOf = (catalogRef: string) => modelLimits(catalogRef, statePaths());
 
 /** openai/gpt-3.5-turbo's window in the embedded catalog, tokens. */
 const WINDOW = 16_385;
@@ -24,8 +29,8 @@ test("a prompt with fewer UTF-16 characters than the window but more tokens is r
   // 10,000 CJK characters: under the window in characters, 30,000 UTF-8 bytes, and (here) 20,000 tokens.
   const text = "漢".repeat(10_000);
   expect(text.length).toBeLessThan(WINDOW);
-  await expect(checkContextWindow("openai/gpt-3.5-turbo", context(text), chainOf(20_000), undefined)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
-  await expect(checkContextWindow("openai/gpt-3.5-turbo", context(text), chainOf(10_000), undefined)).resolves.toBeUndefined();
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(20_000), undefined)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(10_000), undefined)).resolves.toBeUndefined();
 });
 
 test("a prompt whose UTF-8 bytes fit the window is let through without asking for the token estimate", async () => {
@@ -34,10 +39,10 @@ test("a prompt whose UTF-8 bytes fit the window is let through without asking fo
     asked++;
     return new Promise<ChainLink[]>(() => {});
   };
-  await expect(checkContextWindow("openai/gpt-3.5-turbo", context("hello"), counting, 1_000)).resolves.toBeUndefined();
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("hello"), counting, 1_000)).resolves.toBeUndefined();
   expect(asked).toBe(0);
 });
 
 test("the requested output counts against the window", async () => {
-  await expect(checkContextWindow("openai/gpt-3.5-turbo", context("x".repeat(10_000)), chainOf(10_000), 7_000)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("x".repeat(10_000)), chainOf(10_000), 7_000)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
 });

@@ -17,6 +17,7 @@ import type { ChainLink } from "../session/types.ts";
  * request's hash chain) is asked for only when the prompt's text has more UTF-8
  * bytes than the window has tokens, since a token is at least one byte (not
  * one UTF-16 character: a CJK character or an emoji can be several tokens).
+ * @param entryOf reads the catalog's entry of a model (Runtime.catalogEntry)
  * @param catalogRef `provider/model` as the catalog names it
  * @param chain starts (or joins) counting the request's hash chain with per-node token estimates
  * @param maxTokens the max_tokens the request sends (`--max-tokens`, else the
@@ -26,8 +27,8 @@ import type { ChainLink } from "../session/types.ts";
  * (see {@link checkParameters}).
  * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit; BAD_FLAG (exit 2) from checkParameters.
  */
-export async function checkContextWindow(catalogRef: string, context: RequestContext, chain: () => Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
-  const entry = await catalogEntry(catalogRef);
+export async function checkContextWindow(entryOf: CatalogEntryOf, catalogRef: string, context: RequestContext, chain: () => Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
+  const entry = await knownEntry(entryOf, catalogRef);
   if (entry === undefined) return;
   checkParameters(catalogRef, entry, context.generation);
   const window = entry.limit?.context;
@@ -85,11 +86,16 @@ function bytes(text: string): number {
   return Buffer.byteLength(text, "utf8");
 }
 
-async function catalogEntry(catalogRef: string): Promise<ModelLimits | undefined> {
+/**
+ * The catalog's entry of a model, `provider/model` as the catalog names it (Runtime.catalogEntry: read once per
+ * runtime and model, as its other limits are); undefined when the catalog does not list it.
+ * @throws (as the promise's rejection) CachetError UNKNOWN_MODEL, CATALOG_INVALID
+ */
+export type CatalogEntryOf = (catalogRef: string) => Promise<ModelLimits | undefined>;
+
+async function knownEntry(entryOf: CatalogEntryOf, catalogRef: string): Promise<ModelLimits | undefined> {
   try {
-    const { modelLimits } = await import("../meter/model-limits.ts");
-    const { statePaths } = await import("../paths.ts");
-    return await modelLimits(catalogRef, statePaths());
+    return await entryOf(catalogRef);
   } catch {
     return undefined; // an unknown model or a catalog problem is reported by pricing; no limit to check
   }
@@ -98,11 +104,12 @@ async function catalogEntry(catalogRef: string): Promise<ModelLimits | undefined
 /**
  * Refuses the generation settings `provider/model` refuses ({@link checkParameters}); nothing to check for a
  * model the catalog does not know.
+ * @param entryOf reads the catalog's entry of a model (Runtime.catalogEntry)
  * @param catalogRef `provider/model` as the catalog names it
  * @throws CachetError BAD_FLAG (exit 2) naming the model and the setting.
  */
-export async function checkGeneration(catalogRef: string, generation: RequestContext["generation"]): Promise<void> {
-  const entry = await catalogEntry(catalogRef);
+export async function checkGeneration(entryOf: CatalogEntryOf, catalogRef: string, generation: RequestContext["generation"]): Promise<void> {
+  const entry = await knownEntry(entryOf, catalogRef);
   if (entry !== undefined) checkParameters(catalogRef, entry, generation);
 }
 

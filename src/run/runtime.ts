@@ -15,6 +15,7 @@ import type { Protocol, WireRequest } from "../plugin/wire.ts";
 import { configFile, statePaths } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
+import type { ModelLimits } from "../meter/model-limits.ts";
 import type { ChainLink } from "../session/types.ts";
 import { type ChainMemo, prefixChain, rememberTokenTotal, tokenTotal } from "../wire/prefix-chain.ts";
 import { signalsDelivered } from "./interrupt.ts";
@@ -66,6 +67,13 @@ export interface Runtime {
    * @throws (as the promise's rejection) CachetError UNKNOWN_MODEL when catalogRef is not provider/model; CATALOG_INVALID when a stored catalog update is corrupt
    */
   modelLimits(catalogRef: string): Promise<{ context?: number; output?: number }>;
+  /**
+   * The model's catalog entry (its limits and temperature rule, src/meter/model-limits.ts); undefined when the
+   * catalog does not list it. Read once per runtime and model, as {@link modelLimits} (which it gives).
+   * @param catalogRef `provider/model` as the catalog names it
+   * @throws (as the promise's rejection) CachetError UNKNOWN_MODEL when catalogRef is not provider/model; CATALOG_INVALID when a stored catalog update is corrupt
+   */
+  catalogEntry(catalogRef: string): Promise<ModelLimits | undefined>;
   /**
    * The wire hash chain of a request, with token estimates memoized per content hash (a text over 1 MiB
    * characters is estimated from samples: countOrEstimate). Worked out once per request object: asked again
@@ -289,19 +297,22 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     }
   };
   void responses.nextRequest().then(keepPrivate);
-  // A turn asks for its model's limits more than once (the output limit, then the compaction check): one read each.
-  const limitsByRef = new Map<string, Promise<{ context?: number; output?: number }>>();
+  // A turn asks for its model's catalog entry more than once (the output limit, the generation and window checks,
+  // the compaction check): one read each.
+  const entries = new Map<string, Promise<ModelLimits | undefined>>();
+  const catalogEntry = (catalogRef: string): Promise<ModelLimits | undefined> => {
+    let entry = entries.get(catalogRef);
+    if (entry === undefined) {
+      entry = import("../meter/model-limits.ts").then(({ modelLimits }) => modelLimits(catalogRef, paths));
+      entries.set(catalogRef, entry);
+    }
+    return entry;
+  };
   return {
-    modelLimits(catalogRef) {
-      let limits = limitsByRef.get(catalogRef);
-      if (limits === undefined) {
-        limits = import("../meter/model-limits.ts").then(async ({ modelLimits }) => {
-          const limit = (await modelLimits(catalogRef, paths))?.limit;
-          return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
-        });
-        limitsByRef.set(catalogRef, limits);
-      }
-      return limits;
+    catalogEntry,
+    async modelLimits(catalogRef) {
+      const limit = (await catalogEntry(catalogRef))?.limit;
+      return { ...(limit?.context !== undefined ? { context: limit.context } : {}), ...(limit?.output !== undefined ? { output: limit.output } : {}) };
     },
     config,
     host,

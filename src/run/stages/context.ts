@@ -48,7 +48,7 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
   const sessionId = loaded.session.id;
   // Settings the model refuses are a usage error: refused before anything is stored, and before the `session` line.
   const generation = await sentGeneration(runtime, input);
-  await checkGeneration(catalogRefOf(input.resolved.spec, input.ref.model), generation);
+  await checkGeneration(runtime.catalogEntry, catalogRefOf(input.resolved.spec, input.ref.model), generation);
   let prefixVersion = loaded.prefix;
   const change = prefixChange(prefixVersion.prefix, input.prefix);
   const pending: (() => void)[] = [];

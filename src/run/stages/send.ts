@@ -106,7 +106,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const previous = adapter.continueFrom && input.resolved.incremental ? previousCall(store.lastRequest(sessionId), runtime.prefixHashes(wire), { provider: input.ref.provider, model: input.ref.model, protocol: wire.protocol }) : undefined;
   let sending = (previous && adapter.continueFrom?.(wire, previous)) || wire;
   const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
-  await checkContextWindow(catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
+  await checkContextWindow(runtime.catalogEntry, catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   // Loading the catalog and the tokenizer left garbage: collected before the store writes the input.
