@@ -7,8 +7,13 @@ import { type ChunkReader, type ChunkSource, type Edges, type StdoutSink, stdinI
 import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, splitU32, type StdinKind, text, u32Frame } from "./protocol.ts";
 import type { Wire } from "./wire.ts";
 
-/** Stdin bytes the client may send ahead of the command's reads: what either side holds at most, besides one read's chunk. */
-export const STDIN_WINDOW_BYTES = 1 << 20;
+/**
+ * Stdin bytes the client may send ahead of the command's reads: what either side holds at most, besides one read's
+ * chunk. 4 MiB, not 1: a 2.6 MB piped stdin then never waits for a credit's round trip between the processes
+ * (measured once, six alternating daemon turns on a loaded 2-core machine: 1 MiB 460-950 ms, 4 MiB 397-817 ms,
+ * the larger window faster in every pair).
+ */
+export const STDIN_WINDOW_BYTES = 1 << 22;
 
 /** Signal numbers, for the exit code a signal nobody handles gives (128 + n, as shells report it). */
 const SIGNAL_NUMBER: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
