@@ -58,6 +58,14 @@ async function served(home: string): Promise<number> {
   return Number(/(\d+) commands? served/.exec(r.stdout)?.[1] ?? Number.NaN);
 }
 
+/**
+ * Waits until the daemon in `home`, just continued, has dealt with what it read meanwhile: its status answer comes
+ * after the connections that were waiting, and says "one running now" while it checks (or runs) a turn.
+ */
+async function settled(home: string): Promise<void> {
+  await until("the daemon is idle", async () => !(await cachet(["daemon", "status"], { home })).stdout.includes("one running now"));
+}
+
 /** A turn started in `home`, stdout and stderr piped. */
 function turn(home: string, args: string[], env: Record<string, string> = {}) {
   return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: home, CACHET_HOME: home, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -146,6 +154,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       expect(await waiting.exited).toBe(code);
       expect(await stderr).toBe(`cachet: interrupted by ${signal} before the request was sent: nothing was sent, and the prompt was not stored\n`);
       process.kill(pid, "SIGCONT");
+      await settled(home);
       // A turn after it runs in the daemon: the cancelled one was not started (nor is it running).
       const next = await cachet(["--emulate", "--session", "next", "after the cancel"], { home });
       expect(next.code).toBe(0);
@@ -163,6 +172,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toBe("cachet: the daemon did not answer within 2 s (stopped or hung? `cachet daemon status` tells); running this command in this process\n");
     process.kill(pid, "SIGCONT");
+    await settled(home);
     const next = await cachet(["--emulate", "--session", "next", "after it"], { home });
     expect(next.code).toBe(0);
     expect(await served(home)).toBe(1);
