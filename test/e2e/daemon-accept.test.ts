@@ -1,7 +1,7 @@
 /**
  * The daemon's ACCEPT (README "Resident daemon"): a turn the daemon accepted
  * is never run again by its client, whatever becomes of the daemon (killed
- * while the turn waits on the provider or on a session lease: one line, exit
+ * while the turn waits on the provider, on a session lease or in a slow hook: one line, exit
  * 1, one request); a turn not yet accepted by a stopped (SIGSTOP) daemon ends
  * on SIGINT/SIGTERM as in-process before sending, or runs in its client when
  * the daemon does not answer, and the daemon, once continued, never starts
@@ -136,6 +136,25 @@ describe("a turn the daemon accepted is never run again by its client", () => {
     // The waiter never ran in its own process: its plugin was set up once, in the daemon.
     expect(existsSync(mark)).toBe(false);
     expect(await requests(home)).toBe(1);
+  });
+
+  test("the daemon killed during a slow request:before hook: the stopped line, exit 1, the hook ran once, nothing sent", async () => {
+    const { home, pid } = await daemonHome();
+    const mark = `${home}/hooked`;
+    const plugin = `${home}/hook.mjs`;
+    await Bun.write(
+      plugin,
+      `import { writeFileSync } from "node:fs";\nexport default { name: "slow-hook", api: 1, setup(api) { api.hook("request:before", async () => { writeFileSync(process.env.MARK_FILE, ""); await new Promise((r) => setTimeout(r, 60000)); }); } };\n`,
+    );
+    const hooked = turn(home, ["--emulate", "--session", "hooked", "slow hook"], { CACHET_PLUGINS: plugin, MARK_FILE: mark });
+    const stderr = new Response(hooked.stderr).text();
+    await until("the hook starts", () => existsSync(mark), hooked);
+    rmSync(mark);
+    process.kill(pid, "SIGKILL");
+    expect(await hooked.exited).toBe(1);
+    expect(await stderr).toBe(STOPPED_LINE);
+    expect(existsSync(mark)).toBe(false);
+    expect(await requests(home)).toBe(0);
   });
 });
 
