@@ -66,6 +66,10 @@ export default defineCommand({
         stdout().write(`cachet daemon: stopping (pid ${status.pid}, socket ${path}; it exits once its running turn has ended)\n`);
         return;
       }
+      if (status.restarting) {
+        stdout().write(`cachet daemon: restarting (pid ${status.pid}, socket ${path}; a fresh daemon takes over)\n`);
+        return;
+      }
       stdout().write(`cachet daemon: running (pid ${status.pid}, socket ${path}, up ${formatUptime(status.uptimeMs)}, ${status.served} command${status.served === 1 ? "" : "s"} served${status.busy ? ", one running now" : ""})\n`);
       return;
     }
@@ -78,7 +82,8 @@ export default defineCommand({
       await ask(path, "stop");
       status = undefined;
     }
-    if (status) {
+    // A daemon restarting is running: only the successor it started (a `daemon run`) takes its socket over (serve checks).
+    if (status && !(action === "run" && status.restarting)) {
       await info(`cachet daemon: already running (pid ${status.pid}, socket ${path})`);
       return;
     }
@@ -97,7 +102,7 @@ export default defineCommand({
       return;
     }
     const { spawnServer } = await import("../daemon/self.ts");
-    const pid = spawnServer(successorArgs);
+    const pid = spawnServer(successorArgs).pid;
     const started = await waitForServer(path, pid);
     if (!started) {
       throw new CachetError("DAEMON_START", `the daemon (pid ${pid}) did not start answering on ${path}`, { hint: "run `cachet daemon run --debug` to see why it stops" });

@@ -93,6 +93,8 @@ export interface Status {
   busy: boolean;
   /** `daemon stop` was asked (or the socket is no longer this server's): it ends once the running command has. */
   stopping: boolean;
+  /** A fresh successor is taking over (after an abandoned command, or to restart): turns are declined meanwhile. Absent: false. */
+  restarting?: boolean;
   version: string;
   build: string;
 }

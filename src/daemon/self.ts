@@ -2,6 +2,7 @@
  * How this process starts another cachet: the compiled binary is its own
  * executable; from source, the runtime runs the entry script.
  */
+import type { Subprocess } from "bun";
 
 /** The words that start cachet again (before its arguments). */
 export function selfCommand(): string[] {
@@ -13,12 +14,12 @@ export function selfCommand(): string[] {
 
 /**
  * Starts `cachet daemon run ARGS…` in the background: its own session, no
- * stdio, not waited for. Returns its pid.
+ * stdio, not waited for (unref'd). Returns the process (its pid, exited and kill).
  * @param from the environment and working directory to start it with (default: this process's)
  * @throws the spawn's error (ENOENT when `from.cwd` is gone)
  */
-export function spawnServer(args: readonly string[], from: { env?: Record<string, string | undefined>; cwd?: string } = {}): number {
+export function spawnServer(args: readonly string[], from: { env?: Record<string, string | undefined>; cwd?: string } = {}): Subprocess {
   const child = Bun.spawn([...selfCommand(), "daemon", "run", ...args], { stdio: ["ignore", "ignore", "ignore"], detached: true, ...from });
   child.unref();
-  return child.pid;
+  return child;
 }

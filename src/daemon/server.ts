@@ -8,7 +8,7 @@
  * signal nobody handles, the client gone), a fresh successor takes over, as
  * only a new process abandons what still runs.
  */
-import type { Socket, UnixSocketListener } from "bun";
+import type { Socket, Subprocess, UnixSocketListener } from "bun";
 import { bindEdges, type Edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { commandOf } from "../cli/command-line.ts";
@@ -49,6 +49,9 @@ type Dispatch = (args: string[]) => Promise<void>;
  * @throws the socket's error when it cannot be bound (EACCES, EADDRINUSE)
  */
 export async function serve(options: ServerOptions): Promise<Server | undefined> {
+  // Set by the server this one succeeds; never passed on to a turn or a successor.
+  const predecessor = Number(process.env[PREDECESSOR_ENV]) || undefined;
+  delete process.env[PREDECESSOR_ENV];
   const dispatch = await warmUp();
   await warmTurns(dispatch);
   const startedAt = Date.now();
@@ -68,6 +71,10 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   let stopping = false;
   /** `daemon stop` asked, or the socket is no longer this server's: it ends for good, and nothing succeeds it. */
   let halted = false;
+  /** A successor is about to take over: status says restarting, turns are declined, stop halts it and its successor. */
+  let restarting = false;
+  /** The successor started, until it took the socket over (or ended without). */
+  let successor: Subprocess | undefined;
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopped!: () => void;
   const stoppedPromise = new Promise<void>((resolve) => (stopped = resolve));
@@ -78,18 +85,22 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
 
   const fs = process.getBuiltinModule("node:fs");
   // Another server bound the socket while this one warmed up (two starts at once): it serves; this one is not needed.
-  if (await ask(socket, "status")) return undefined;
+  // The server this one succeeds answers as restarting until this one takes the socket over (unless it was stopped).
+  const answering = await ask(socket, "status");
+  if (answering && !(answering.pid === predecessor && answering.restarting && !answering.stopping)) return undefined;
   if (fs.lstatSync(socket, { throwIfNoEntry: false })?.isDirectory()) {
     throw new CachetError("DAEMON_SOCKET_BLOCKED", `${socket} is a directory, where the daemon's socket goes`, { hint: `remove it (rmdir ${socket}) and start the daemon again` });
   }
-  // What is left there is a dead server's socket (or a stray file): this name is the daemon's.
-  fs.rmSync(socket, { force: true });
+  // Bound under a name of its own, then renamed over the socket's: a connection reaches either the server there before
+  // (a dead one's stale file, or the predecessor) or this one, never no socket at all. No longer than the socket's name.
+  const own = path.join(home, `.s${process.pid}`);
+  fs.rmSync(own, { force: true });
   // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
   const umask = process.umask(0o177);
   let listener: UnixSocketListener<{ wire?: Wire; onFrame?: (f: Frame) => void }>;
   try {
     listener = Bun.listen<{ wire?: Wire; onFrame?: (f: Frame) => void }>({
-      unix: socket,
+      unix: own,
       socket: {
         open(socket) {
           const state = socket.data ?? {};
@@ -98,11 +109,14 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
             socket as Socket<unknown>,
             (frame) => state.onFrame?.(frame),
             () => state.onFrame?.({ type: -1, payload: new Uint8Array(0) }),
+            true,
           );
           state.onFrame = (frame) => void first(state.wire!, frame, state);
         },
         data: (socket, chunk) => socket.data.wire?.onData(chunk),
         drain: (socket) => socket.data.wire?.onDrain(),
+        // A client never half-closes: its end of the stream is its end (a client killed mid-command included).
+        end: (socket) => socket.data.wire?.onClose(),
         close: (socket) => socket.data.wire?.onClose(),
         error: (socket) => socket.data.wire?.onClose(),
       },
@@ -110,13 +124,17 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   } finally {
     process.umask(umask);
   }
-  fs.chmodSync(socket, 0o600);
+  fs.chmodSync(own, 0o600);
+  fs.renameSync(own, socket);
   // Named by `daemon status`/`stop` when this server stops answering (src/daemon/control.ts).
   fs.writeFileSync(pidPath(socket), `${process.pid}\n`, { mode: 0o600 });
   const bound = socketIdentity();
+  // The predecessor (this process's parent while it lives) exits once its socket is no longer its own.
+  if (predecessor !== undefined && process.ppid === predecessor) process.kill(predecessor, "SIGTERM");
   // A socket file removed or replaced (the data directory deleted, another server bound the path) leaves this server
   // unreachable by turns, status and stop: it ends rather than live on unseen, after the command it runs.
-  const watch = setInterval(() => socketIdentity() !== bound && halt(false), SOCKET_CHECK_MS);
+  // During a hand-over that is the successor taking over: this one just exits.
+  const watch = setInterval(() => socketIdentity() !== bound && (successor ? shutdown() : halt(false)), SOCKET_CHECK_MS);
   watch.unref();
 
   armIdle();
@@ -140,16 +158,35 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     stopped();
   }
 
+  /** Exits; a successor not yet in this server's place is ended too (a SIGTERM to a daemon stops it). */
   function shutdown(): void {
+    if (socketIdentity() === bound) successor?.kill("SIGTERM");
     close();
     process.exit(0);
   }
 
-  /** A fresh process takes over: this one stops listening, starts its successor and exits. */
+  /**
+   * A fresh process takes over: this one starts its successor and keeps the socket, answering status as restarting
+   * and declining turns, until the successor has taken the socket over (its SIGTERM then ends this one); one that ends
+   * without leaves no daemon. A stopped server has no successor: the user (or a removed socket) ended it.
+   */
   function restart(): void {
-    close();
-    startSuccessor();
-    process.exit(0);
+    if (successor) return;
+    restarting = true;
+    clearTimeout(idle);
+    if (halted) return shutdown();
+    let started: Subprocess;
+    try {
+      started = spawnServer(options.successorArgs, { env: { ...ownEnv, [PREDECESSOR_ENV]: String(process.pid) }, cwd: launchCwd });
+    } catch {
+      // Nothing to tell (a start directory removed since): without a daemon, turns run in their own process.
+      return shutdown();
+    }
+    successor = started;
+    void started.exited.then(() => {
+      successor = undefined;
+      if (!halted) shutdown();
+    });
   }
 
   /**
@@ -161,6 +198,15 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   function halt(endRunning: boolean, flushed: Promise<void> = Promise.resolve()): void {
     if (halted) return;
     halted = true;
+    if (successor) {
+      // Stop waits for the successor's end too: after it, no daemon runs.
+      const ending = successor;
+      ending.kill("SIGTERM");
+      void Promise.all([ending.exited, flushed]).then(() => shutdown());
+      return;
+    }
+    // An abandoned command's end (abandon) exits, halted: no successor.
+    if (restarting) return;
     if (!busy) {
       close();
       void flushed.then(() => process.exit(0));
@@ -170,17 +216,6 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     // A command still in its checks has no edges yet: first() declines it once they end.
     running?.deliver({ type: FRAME.SIGNAL, payload: new TextEncoder().encode("SIGTERM") });
     setTimeout(shutdown, STOP_GRACE_MS);
-  }
-
-  /** Starts the next server as this one was started (a start directory removed since: none; the next turn runs in-process). */
-  function startSuccessor(): void {
-    // A stopped server has no successor: the user (or a removed socket) ended it.
-    if (halted) return;
-    try {
-      spawnServer(options.successorArgs, { env: ownEnv, cwd: launchCwd });
-    } catch {
-      // Nothing to tell: without a daemon, turns run in their own process.
-    }
   }
 
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, shutdown);
@@ -208,7 +243,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       await decline(wire, `the daemon runs cachet ${VERSION} (build ${BUILD}), this is ${hello.version} (build ${hello.build}); it stops`);
       return retire();
     }
-    if (busy || stopping || halted) return decline(wire, stopping || halted ? "the daemon is stopping" : "the daemon is running another command");
+    if (busy || stopping || halted || restarting) {
+      return decline(wire, stopping || halted ? "the daemon is stopping" : restarting ? "the daemon is restarting" : "the daemon is running another command");
+    }
     // Taken before the checks' awaits: a second client meanwhile is told the daemon is busy.
     busy = true;
     clearTimeout(idle);
@@ -318,21 +355,38 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
    * client is gone.
    */
   function abandon(wire: Wire, exit: Exit | undefined): void {
-    // The successor binds the socket once this server stopped listening; a stopped server answers status as stopping until it exits.
-    if (!halted) close();
+    if (restarting) return;
+    restarting = true;
     if (exit) wire.send(jsonFrame(FRAME.EXIT, exit));
-    const successor = () => {
-      close();
-      startSuccessor();
-      process.exit(0);
+    let handed = false;
+    const handOver = () => {
+      if (handed) return;
+      handed = true;
+      // Nothing of the command may go on once its client is gone (its own process would be dead): the successor
+      // takes over from a process that no longer runs it.
+      if (!exit) startSuccessorAndExit();
+      else restart();
     };
-    // A client that stopped reading must not keep this process: it gets what the socket took within the second.
-    setTimeout(successor, 1000).unref();
-    void wire.end().then(successor);
+    if (!exit) return handOver();
+    // A client that stopped reading must not keep the command's end waiting: it gets what the socket took within the second.
+    setTimeout(handOver, 1000).unref();
+    void wire.end().then(handOver);
+  }
+
+  /** Ends at once, after starting a successor (none once halted), which binds the socket when it has warmed up. */
+  function startSuccessorAndExit(): void {
+    if (!halted) {
+      try {
+        spawnServer(options.successorArgs, { env: ownEnv, cwd: launchCwd });
+      } catch {
+        // Nothing to tell: without a daemon, turns run in their own process.
+      }
+    }
+    process.exit(0);
   }
 
   function control(wire: Wire, request: Control): void {
-    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, busy, stopping: halted, version: VERSION, build: BUILD };
+    const status: Status = { pid: process.pid, uptimeMs: Date.now() - startedAt, served, busy, stopping: halted, restarting: restarting && !halted, version: VERSION, build: BUILD };
     wire.send(jsonFrame(FRAME.CONTROL_REPLY, status));
     if (request.op !== "stop") return void wire.end();
     // The asker waits for this connection to close: it closes when the process exits.
@@ -348,6 +402,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
  * job) holds its end up; past this the command is abandoned.
  */
 const STOP_GRACE_MS = 10_000;
+
+/** The environment variable that names, to a successor, the server it takes the socket over from (its pid). */
+const PREDECESSOR_ENV = "CACHET_DAEMON_PREDECESSOR";
 
 /** How often the server checks that its socket file is still its own, ms. */
 const SOCKET_CHECK_MS = 1000;

@@ -18,11 +18,13 @@ export class Wire {
    * @param socket the connected socket
    * @param onFrame called with each complete frame, in order
    * @param onEnd called once, when the socket closed
+   * @param failedWriteEnds a write the socket refuses (the other side gone) closes the wire at once (calls onEnd)
    */
   constructor(
     private readonly socket: Socket<unknown>,
     private readonly onFrame: (frame: Frame) => void,
     private readonly onEnd: () => void,
+    private readonly failedWriteEnds = false,
   ) {}
 
   /** Sends `frame` after every frame sent before it; dropped once the socket closed. */
@@ -33,6 +35,10 @@ export class Wire {
       return;
     }
     const wrote = this.socket.write(frame);
+    // -1: the other side is gone (EPIPE). Said now, not when the event loop next polls: a command that keeps the loop
+    // busy (an answer arriving faster than it is printed) would otherwise run on for its client's death unseen.
+    // Not for a client: it may still hold, unread in the chunk at hand, the frames the server sent before it closed.
+    if (wrote < 0 && this.failedWriteEnds) return this.onClose();
     if (wrote < frame.byteLength) this.queue.push(frame.subarray(Math.max(0, wrote)));
   }
 

@@ -238,6 +238,80 @@ export default { name: "loud", api: 1, setup(api) { api.hook("request:before", a
     expect(daemonsOf(h)).toEqual([]);
   });
 
+  test("stop right after a turn that ended the process its own way (exit 4, exit 2): the daemon restarting is stopped, nothing succeeds it, and status then says not running", async () => {
+    for (const [args, env, code] of [
+      [["--emulate", "--retries", "0", "x"], { CACHET_EMULATOR_FAULT: "500" }, 4],
+      [["--emulate", "--no-such-flag", "x"], {}, 2],
+    ] as const) {
+      const h = freshHome();
+      const pid = await startDaemon(h);
+      expect((await cachet([...args], { home: h, env })).code).toBe(code);
+      const stop = await cachet(["daemon", "stop"], { home: h });
+      // The old daemon (restarting) answers the stop, or the successor if it took over first: never "not running".
+      const stopped = /^\[info\] cachet daemon: stopped \(pid (\d+)\)\n$/.exec(stop.stderr);
+      expect({ code: stop.code, stderr: stopped ? "stopped" : stop.stderr }).toEqual({ code: 0, stderr: "stopped" });
+      // Stop returns once the process is gone, and the successor with it.
+      expect(daemonsOf(h)).toEqual([]);
+      expect(alive(pid)).toBe(false);
+      expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
+    }
+  });
+
+  test("after a turn killed by SIGINT (130), status says restarting (pid N) until the successor answers, never not running, and one daemon is left", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    const endless = turn(h, ["--emulate", "--idle-timeout", "0", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
+    await readUntil(endless.stdout, " ");
+    endless.kill("SIGINT");
+    expect(await endless.exited).toBe(130);
+    const lines: string[] = [];
+    let next: number | undefined;
+    while (next === undefined) {
+      const r = await cachet(["daemon", "status"], { home: h });
+      if (r.code !== 0) throw new Error(`status during the hand-over: ${r.stdout}${r.stderr}`);
+      const m = /^cachet daemon: (restarting|running) \(pid (\d+)/.exec(r.stdout);
+      if (!m) throw new Error(`unexpected status: ${r.stdout}`);
+      if (m[1] === "restarting") {
+        expect(r.stdout).toStartWith(`cachet daemon: restarting (pid ${pid}, socket `);
+        lines.push("restarting");
+      } else if (Number(m[2]) !== pid) next = Number(m[2]);
+    }
+    // The first status came long before the successor's warm-up ended.
+    expect(lines.length).toBeGreaterThan(0);
+    await exited(pid);
+    expect(daemonsOf(h)).toEqual([next]);
+    // The successor serves the next turn.
+    expect((await cachet(["--emulate", "hello"], { home: h })).code).toBe(0);
+    expect((await status(h))!).toMatchObject({ pid: next, served: 1 });
+  });
+
+  test("a client killed (kill -9) mid-answer: the daemon ends the turn as the client's death ends it in-process (the ledger row left in flight, marked lost by the next turn), and a successor serves on", async () => {
+    const h = freshHome();
+    const twin = freshHome();
+    const args = ["--emulate", "--max-tokens", "60000", "--session", "long", "a long answer"];
+    const env = { CACHET_EMULATOR_ANSWER_TOKENS: "60000" };
+    /** Kills the turn's client once it printed, runs the next turn, and reads the killed session's ledger. */
+    const killed = async (home: string, extra: Record<string, string>) => {
+      const t = turn(home, args, { ...env, ...extra });
+      await readUntil(t.stdout, " ");
+      t.kill("SIGKILL");
+      expect(await t.exited).toBe(137);
+      expect((await cachet(["--emulate", "next turn"], { home, env: extra })).code).toBe(0);
+      const cost = JSON.parse((await cachet(["cost", "--json", "long"], { home })).stdout);
+      return { total: { ...cost.total, outputTps: undefined }, requests: cost.requests.map((r: Record<string, unknown>) => ({ ...r, id: undefined, startedAt: undefined })) };
+    };
+    const alone = await killed(twin, { CACHET_NO_DAEMON: "1" });
+    // Not billed: the kill left the usage unknown.
+    expect(alone.total.costUsd).not.toBeGreaterThan(0.01);
+    const pid = await startDaemon(h);
+    const viaDaemon = await killed(h, {});
+    await exited(pid);
+    expect(viaDaemon).toEqual(alone);
+    let next = await status(h);
+    while (!next) next = await status(h);
+    expect(next.pid).not.toBe(pid);
+  });
+
   test("a daemon whose socket file was removed (its home deleted) or replaced exits by itself, and a new start leaves one daemon", async () => {
     const h = freshHome();
     const first = await startDaemon(h);

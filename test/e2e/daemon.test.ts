@@ -20,10 +20,10 @@ const STOPPED_LINE =
 const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
 let foreground: ReturnType<typeof Bun.spawn> | undefined;
 
-/** `daemon status` parsed; undefined when none runs. */
+/** `daemon status` parsed; undefined when none runs, or while one restarts (its successor not yet in its place). */
 async function status(): Promise<{ pid: number; served: number; busy: boolean } | undefined> {
   const r = await cachet(["daemon", "status"], { home });
-  if (r.code !== 0) return undefined;
+  if (r.code !== 0 || r.stdout.startsWith("cachet daemon: restarting (")) return undefined;
   const m = /pid (\d+),.* (\d+) commands? served(, one running now)?/.exec(r.stdout);
   if (!m) throw new Error(`unexpected status line: ${r.stdout}`);
   return { pid: Number(m[1]), served: Number(m[2]), busy: m[3] !== undefined };
