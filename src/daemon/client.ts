@@ -68,11 +68,29 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     return false;
   }
   // From here on the daemon runs the command: a signal is the command's, and the client never runs it itself.
-  const forward = (name: NodeJS.Signals) => () => wire.send(encodeFrame(FRAME.SIGNAL, name));
+  let unanswered: ReturnType<typeof setTimeout> | undefined;
+  const unhook = () => {
+    clearTimeout(unanswered);
+    for (const [name, handler] of handlers) process.off(name, handler);
+  };
+  const forward = (name: NodeJS.Signals) => () => {
+    wire.send(encodeFrame(FRAME.SIGNAL, name));
+    // The command ends within a second of a signal, as in its own process (src/run/interrupt.ts); one not ended long
+    // after is in a stopped or hung daemon (or its end waits behind output this client cannot write), and the client
+    // stops waiting for it, as the command's own watchdog would have ended its own process.
+    unanswered ??= setTimeout(() => {
+      unhook();
+      processEdges.writeStderr(
+        `cachet: interrupted by ${name}; the command did not end within ${SIGNAL_WAIT_MS / 1000} s in the daemon (stopped or hung? or its output is not read), so this client stops waiting: what the turn stored is kept (\`cachet sessions show\` and \`cachet export\` show it)\n`,
+      );
+      if (name === "SIGHUP") process.kill(process.pid, name);
+      process.exit(name === "SIGINT" ? 130 : 143);
+    }, SIGNAL_WAIT_MS);
+  };
   const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
   for (const [name, handler] of handlers) process.on(name, handler);
   const exit = await relay(wire, frames);
-  for (const [name, handler] of handlers) process.off(name, handler);
+  unhook();
   if (exit === undefined) {
     processEdges.writeStderr(
       "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
@@ -89,6 +107,9 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
  * the provider) comes after ACCEPT.
  */
 const ACCEPT_WAIT_MS = 2000;
+
+/** How long a client waits for an accepted command to end after forwarding it a signal, ms (it ends within 1 s). */
+const SIGNAL_WAIT_MS = 3000;
 
 /** How long a client that cancelled waits for the daemon to show whether it had already accepted, ms. */
 const CANCEL_WAIT_MS = 500;

@@ -159,6 +159,24 @@ describe("a turn the daemon accepted is never run again by its client", () => {
 });
 
 describe("a stopped (SIGSTOP) daemon", () => {
+  test("SIGINT after ACCEPT: the client stops waiting 3 s later with one line, exit 130", async () => {
+    const { home, pid } = await daemonHome();
+    const mark = `${home}/hooked`;
+    const plugin = `${home}/hook.mjs`;
+    await Bun.write(plugin, `import { writeFileSync } from "node:fs";\nexport default { name: "hook", api: 1, setup(api) { api.hook("request:before", () => writeFileSync(process.env.MARK_FILE, "")); } };\n`);
+    // Accepted: the daemon runs its hook. Then it stops, the turn still waiting on the held request.
+    const held = turn(home, ["--emulate", "--session", "frozen", "the request held"], { CACHET_PLUGINS: plugin, MARK_FILE: mark, CACHET_EMULATOR_FAULT: "hold" });
+    const stderr = new Response(held.stderr).text();
+    await until("the turn's hook runs in the daemon", () => existsSync(mark), held);
+    process.kill(pid, "SIGSTOP");
+    held.kill("SIGINT");
+    expect(await held.exited).toBe(130);
+    expect(await stderr).toBe(
+      "cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon (stopped or hung? or its output is not read), so this client stops waiting: what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
+    );
+  });
+
+
   for (const [signal, number, code] of [
     ["SIGINT", 2, 130],
     ["SIGTERM", 15, 143],
