@@ -75,6 +75,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   let restarting = false;
   /** The successor started, until it took the socket over (or ended without). */
   let successor: Subprocess | undefined;
+  /** Connections open now; after a hand-over, the process exits once the last one made before it closed. */
+  let connections = 0;
+  let drained = false;
   let idle: ReturnType<typeof setTimeout> | undefined;
   let stopped!: () => void;
   const stoppedPromise = new Promise<void>((resolve) => (stopped = resolve));
@@ -103,6 +106,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       unix: own,
       socket: {
         open(socket) {
+          connections++;
           const state = socket.data ?? {};
           socket.data = state;
           state.wire = new Wire(
@@ -117,7 +121,11 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
         drain: (socket) => socket.data.wire?.onDrain(),
         // A client never half-closes: its end of the stream is its end (a client killed mid-command included).
         end: (socket) => socket.data.wire?.onClose(),
-        close: (socket) => socket.data.wire?.onClose(),
+        close: (socket) => {
+          connections--;
+          socket.data.wire?.onClose();
+          if (drained) leave();
+        },
         error: (socket) => socket.data.wire?.onClose(),
       },
     });
@@ -160,9 +168,29 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
 
   /** Exits; a successor not yet in this server's place is ended too (a SIGTERM to a daemon stops it). */
   function shutdown(): void {
+    if (successor && !halted && socketIdentity() !== bound) return handedOver();
     if (socketIdentity() === bound) successor?.kill("SIGTERM");
     close();
     process.exit(0);
+  }
+
+  /**
+   * The successor holds the socket now. A connection made just before it did waits in this server's queue: it is
+   * accepted and answered (status: restarting; a turn: declined; stop: stops both), not dropped as "not running".
+   */
+  function handedOver(): void {
+    if (drained) return;
+    clearInterval(watch);
+    setTimeout(() => {
+      drained = true;
+      leave();
+    }, HANDOVER_DRAIN_MS);
+    // A client that never ends its connection does not keep this process.
+    setTimeout(() => process.exit(0), STOP_GRACE_MS).unref();
+  }
+
+  function leave(): void {
+    if (connections === 0 && !halted) process.exit(0);
   }
 
   /**
@@ -402,6 +430,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
  * job) holds its end up; past this the command is abandoned.
  */
 const STOP_GRACE_MS = 10_000;
+
+/** How long a server handed over still accepts what reached its queue before the successor took the socket, ms. */
+const HANDOVER_DRAIN_MS = 50;
 
 /** The environment variable that names, to a successor, the server it takes the socket over from (its pid). */
 const PREDECESSOR_ENV = "CACHET_DAEMON_PREDECESSOR";

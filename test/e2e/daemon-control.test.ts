@@ -268,7 +268,7 @@ export default { name: "loud", api: 1, setup(api) { api.hook("request:before", a
     let next: number | undefined;
     while (next === undefined) {
       const r = await cachet(["daemon", "status"], { home: h });
-      if (r.code !== 0) throw new Error(`status during the hand-over: ${r.stdout}${r.stderr}`);
+      if (r.code !== 0) throw new Error(`status during the hand-over: ${r.stdout}${r.stderr} (daemons: ${daemonsOf(h)}, the old one alive: ${alive(pid)})`);
       const m = /^cachet daemon: (restarting|running) \(pid (\d+)/.exec(r.stdout);
       if (!m) throw new Error(`unexpected status: ${r.stdout}`);
       if (m[1] === "restarting") {
