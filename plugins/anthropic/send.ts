@@ -9,6 +9,7 @@
  */
 import type { FinishReason, PluginServices, ProviderConfig, SendOptions, StreamEvent, WireRequest } from "../../src/plugin/index.ts";
 import { toProviderError } from "../provider-error.ts";
+import { clientsPerConfig } from "../shared/client-cache.ts";
 
 type Client = import("@anthropic-ai/sdk").default;
 
@@ -36,30 +37,10 @@ export function anthropicClient(config: ProviderConfig): () => Promise<Client> {
     ));
 }
 
-/**
- * One SDK client per key, base URL and fetch, shared by the adapters `create`
- * makes (a runtime creates an adapter for every turn, and building the
- * client builds every one of the SDK's resource objects). Create it once per
- * plugin, in `setup`. Keeps the last {@link CLIENTS} configurations.
- */
+/** One SDK client per key, base URL and fetch (plugins/shared/client-cache.ts); create it once per plugin, in `setup`. */
 export function anthropicClients(): (config: ProviderConfig) => () => Promise<Client> {
-  const byFetch = new WeakMap<typeof fetch, Map<string, () => Promise<Client>>>();
-  return (config) => {
-    let clients = byFetch.get(config.fetch);
-    if (!clients) byFetch.set(config.fetch, (clients = new Map()));
-    // The key and base URL are the only fields of the config the client is built from (with the fetch).
-    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl]);
-    let client = clients.get(key);
-    if (client) clients.delete(key);
-    else client = anthropicClient(config);
-    clients.set(key, client);
-    if (clients.size > CLIENTS) clients.delete(clients.keys().next().value!);
-    return client;
-  };
+  return clientsPerConfig(anthropicClient);
 }
-
-/** Configurations {@link anthropicClients} keeps a client for, per fetch. */
-const CLIENTS = 8;
 
 /**
  * Sends `wire` and yields text, thinking, tool_call, provider_block (server

@@ -4,6 +4,7 @@
  * OpenAI-compatible presets.
  */
 import type { ProviderConfig } from "../../src/plugin/index.ts";
+import { clientsPerConfig } from "../shared/client-cache.ts";
 
 /** The SDK's client type. */
 export type OpenAIClient = import("openai").default;
@@ -35,29 +36,7 @@ export function openaiClient(config: ProviderConfig): () => Promise<OpenAIClient
   };
 }
 
-/**
- * One client per key, base URL and fetch, shared by the adapters `create`
- * makes: a runtime creates an adapter for every turn, and building the client
- * builds every one of the SDK's resource objects (~0.3 ms before a turn's
- * request, which a resident process, whose runtimes of one environment share
- * one fetch, saves: src/run/resident-fetch.ts).
- * Create it once per plugin, in `setup`. Keeps the last {@link CLIENTS} configurations.
- */
+/** One OpenAI client per key, base URL and fetch (plugins/shared/client-cache.ts); create it once per plugin, in `setup`. */
 export function openaiClients(): (config: ProviderConfig) => () => Promise<OpenAIClient> {
-  const byFetch = new WeakMap<typeof fetch, Map<string, () => Promise<OpenAIClient>>>();
-  return (config) => {
-    let clients = byFetch.get(config.fetch);
-    if (!clients) byFetch.set(config.fetch, (clients = new Map()));
-    // The key and base URL are the only fields of the config the client is built from (with the fetch).
-    const key = JSON.stringify([config.apiKey ?? null, config.baseUrl]);
-    let client = clients.get(key);
-    if (client) clients.delete(key);
-    else client = openaiClient(config);
-    clients.set(key, client);
-    if (clients.size > CLIENTS) clients.delete(clients.keys().next().value!);
-    return client;
-  };
+  return clientsPerConfig(openaiClient);
 }
-
-/** Configurations a plugin keeps a client for. */
-const CLIENTS = 8;

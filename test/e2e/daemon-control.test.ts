@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, readUntil } from "./harness.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -75,19 +75,6 @@ function daemonsOf(h: string): number[] {
 /** A turn started in the background in `h`, stdout and stderr piped. */
 function turn(h: string, args: string[], env: Record<string, string> = {}) {
   return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-}
-
-/** Reads `stream` until its text contains `needle`. */
-async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<void> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  while (!seen.includes(needle)) {
-    const r = await reader.read();
-    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
-    seen += decoder.decode(r.value, { stream: true });
-  }
-  reader.releaseLock();
 }
 
 /** The lines cachet itself wrote on `stderr`. */

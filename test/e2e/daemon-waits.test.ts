@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, readUntil } from "./harness.ts";
 import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
 
 const home = freshHome();
@@ -27,24 +27,6 @@ async function serving(h: string): Promise<void> {
 function start(h: string, args: string[], env: Record<string, string> = {}) {
   const alone = h === twin ? { CACHET_NO_DAEMON: "1" } : {};
   return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h, ...alone, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-}
-
-/** Reads `stream` until its text contains `needle`; `text()` then gives everything it carried. */
-async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<{ text: () => Promise<string> }> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  while (!seen.includes(needle)) {
-    const r = await reader.read();
-    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
-    seen += decoder.decode(r.value, { stream: true });
-  }
-  return {
-    text: async () => {
-      for (let r = await reader.read(); !r.done; r = await reader.read()) seen += decoder.decode(r.value, { stream: true });
-      return seen;
-    },
-  };
 }
 
 /**

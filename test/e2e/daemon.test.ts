@@ -7,7 +7,7 @@
  * on an event: the socket answering, answer text on stdout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, type Run } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
 
@@ -68,26 +68,6 @@ async function ledgerTotal(h: string): Promise<unknown> {
 /** A turn started in the background (stdout and stderr piped), for the tests that act while it runs. */
 function background(args: string[], env: Record<string, string>) {
   return Bun.spawn([BINARY, ...args], { env: { ...BASE_ENV, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-}
-
-/** Reads `stream` until its text so far contains `needle`; the rest is read by `rest()`. */
-async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<{ seen: string; rest: () => Promise<string> }> {
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let seen = "";
-  while (!seen.includes(needle)) {
-    const r = await reader.read();
-    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
-    seen += decoder.decode(r.value, { stream: true });
-  }
-  return {
-    seen,
-    rest: async () => {
-      let out = "";
-      for (let r = await reader.read(); !r.done; r = await reader.read()) out += decoder.decode(r.value, { stream: true });
-      return out;
-    },
-  };
 }
 
 beforeAll(async () => {

@@ -76,3 +76,16 @@ export function events(stdout: string): Event[] {
 export function ofType(list: Event[], type: string): Event[] {
   return list.filter((e) => e.type === type);
 }
+
+/** Reads `stream` until its text contains `needle` (the answer has begun), then releases it; throws if it ends first. */
+export async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<void> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  while (!seen.includes(needle)) {
+    const r = await reader.read();
+    if (r.done) throw new Error(`the stream ended before "${needle}": ${seen}`);
+    seen += decoder.decode(r.value, { stream: true });
+  }
+  reader.releaseLock();
+}
