@@ -16,7 +16,13 @@ import type { ModalityTokens, Usage, UsageExample, UsageReport } from "../../src
  * thoughtsTokenCount, reasoning = thoughtsTokenCount; no per-request cache
  * writes (0). `toolUsePromptTokenCount` is outside `promptTokenCount`; it is
  * counted as input and flagged in `estimates` because its billing is not
- * documented. Pure.
+ * documented. Thoughts are reported beside the candidates, not inside them,
+ * and `totalTokenCount` is their sum with the prompt and tool-use counts: a
+ * total that is not that sum while thoughts were reported is flagged in
+ * `estimates` with the figures (thoughts still counted as output beside the
+ * candidates, as documented). Pure.
+ * @see https://ai.google.dev/api/generate-content#UsageMetadata (candidatesTokenCount: tokens across the response candidates; thoughtsTokenCount: tokens of thoughts, a count of its own)
+ * @see https://github.com/googleapis/js-genai/blob/main/src/types.ts (totalTokenCount: the sum of prompt, candidates, tool-use prompt and thoughts token counts)
  */
 export function geminiUsage(raw: unknown): UsageReport {
   const outer = objectOf(raw);
@@ -35,6 +41,13 @@ export function geminiUsage(raw: unknown): UsageReport {
     input = undefined;
   }
   if ((toolUse ?? 0) > 0) estimates.push(`toolUsePromptTokenCount ${toolUse} counted as input (billing not documented)`);
+  const total = tokenCount(u?.totalTokenCount);
+  if (total !== undefined && prompt !== undefined && (thoughts ?? 0) > 0) {
+    const sum = prompt + (candidates ?? 0) + (toolUse ?? 0) + thoughts!;
+    if (total !== sum) {
+      estimates.push(`totalTokenCount ${total} is not promptTokenCount + candidatesTokenCount + toolUsePromptTokenCount + thoughtsTokenCount (${sum}): thoughtsTokenCount ${thoughts} counted as output beside candidatesTokenCount ${candidates ?? 0}, as documented`);
+    }
+  }
   const usage: Usage = {
     input,
     cacheRead: cached,

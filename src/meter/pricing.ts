@@ -82,6 +82,12 @@ export interface RequestCost {
   providerCostUsd?: number;
   /** Why the figure is an estimate (usage mapping notes, prices the catalog lacks, a cut stream); empty when exact. */
   estimates: string[];
+  /**
+   * The notes of `estimates` about counts the provider reported inconsistently with each other (reasoning tokens
+   * exceeding the output they are part of): the turn that records the request says each on stderr once; every
+   * later pricing of the row keeps them only as estimates.
+   */
+  warnings: string[];
   /** True when the true cost is at least this (a cut stream, a server-tool call without a fee price). */
   lowerBound: boolean;
   /** The service tier priced (lower case), when the provider said one. */
@@ -153,7 +159,9 @@ export function extrasOf(report: UsageReport): PriceExtras {
  * - cache counts unknown → 0 (the provider reported no cache activity);
  * - a category with tokens > 0 and no price → cost unknown, naming the price;
  * - reasoning is part of output; it gets its own line only when the table
- *   has a distinct `reasoning` price;
+ *   has a distinct `reasoning` price; reasoning reported above the output
+ *   it is part of is counted as at most the output, noted in `estimates`
+ *   and `warnings` with both figures;
  * - image and audio parts get their own line at their own price
  *   (`input_image`, `input_audio`, `output_image`, `output_audio`); without
  *   one they are priced at the text rate, flagged (input images excepted:
@@ -213,6 +221,13 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
 
   const reasoningPrice = tokenPrice(table.reasoning);
   const outputPrice = tokenPrice(table.output);
+  const warnings: string[] = [];
+  // Reasoning is a part of the billed output (providers.md §1): a larger count is the provider's inconsistency, not
+  // tokens to add. The output is what is billed, so reasoning counts as at most it, and the note names both figures.
+  if (usage.output !== undefined && (usage.reasoning ?? 0) > usage.output) {
+    warnings.push(`the provider reported ${usage.reasoning} reasoning tokens but only ${usage.output} output tokens, which include them: the cost counts reasoning as at most the output (${usage.output})`);
+  }
+  notes.push(...warnings);
   const splitReasoning = reasoningPrice !== undefined && reasoningPrice !== outputPrice && (usage.reasoning ?? 0) > 0 && usage.output !== undefined;
   const reasoning = splitReasoning ? Math.min(usage.reasoning!, usage.output!) : 0;
   const m = extras.modalities ?? {};
@@ -291,6 +306,7 @@ export function priceUsage(usage: Usage, resolved: ResolvedPrice, modelId: strin
     lines,
     tier,
     estimates: notes,
+    warnings,
     lowerBound,
   };
   if (served.name) cost.serviceTier = served.name;
@@ -345,6 +361,7 @@ export function priceUsageReport(report: UsageReport, modelId: string, catalog: 
         lines: [],
         tier: null,
         estimates: [...(report.estimates ?? [])],
+        warnings: [],
         lowerBound: false,
       };
   if (report.providerCostUsd !== undefined) cost.providerCostUsd = report.providerCostUsd;

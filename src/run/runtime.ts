@@ -32,6 +32,8 @@ export interface Priced {
   noCacheCostUsd?: number | null;
   /** Set when the known cost is a flagged estimate or lower bound: why. */
   estimate?: string;
+  /** Counts the provider reported inconsistently, each one line for stderr (also part of `estimate`); see RequestCost.warnings. */
+  warnings?: string[];
 }
 
 /** What {@link runTurn} runs against. */

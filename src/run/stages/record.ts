@@ -56,6 +56,7 @@ export async function recordCall(
   const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(sent.unbilled, failure);
   sent.reservation?.settle(priced.costUsd);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
+  for (const warning of priced.warnings ?? []) options.notice?.(warning);
   const chain = await sent.chain;
   const previousRow = store.lastRequest(sessionId) ?? opened.parentLast ?? null;
   const row = ledgerRow({ requestId, sessionId, options, input, assembled, context, wire, sent, report, priced, chain, rawUsage, usageLowerBound });
