@@ -86,10 +86,10 @@ async function generateCatalogIfPresent(): Promise<void> {
     log("note: build/catalog.ts does not exist yet; skipping price catalog generation");
     return;
   }
-  const mod = (await import(path)) as { generateCatalog?: () => unknown };
+  const mod = (await import(path)) as typeof import("./catalog.ts");
   if (typeof mod.generateCatalog !== "function") fail("build/catalog.ts does not export generateCatalog()");
   try {
-    await mod.generateCatalog();
+    log(`price catalog: ${mod.cacheFindingsSummary((await mod.generateCatalog()).cacheFindings)}`);
   } catch (error) {
     fail(`price catalog generation (build/catalog.ts) failed: ${(error as Error).message}`);
   }

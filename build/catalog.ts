@@ -1,8 +1,11 @@
 /**
  * Generates the embedded price catalog: reads the models.dev TOML data copied
  * into src/meter/models-dev, fills what it lacks from `@pydantic/genai-prices`
- * (build/genai-prices.ts: xAI, 1h writes, modality prices, server-tool fees) and writes `src/meter/catalog.generated.txt` in
- * the shape of models.dev's `api.json` (provider → models → cost, limit, …), one model per line (src/meter/catalog-layout.ts).
+ * (build/genai-prices.ts: xAI, 1h writes, modality prices, server-tool fees), checks the Anthropic cache prices of
+ * both against Anthropic's documented multipliers and corrects the ones that contradict them
+ * (src/meter/cache-price-check.ts; each correction recorded on its entry as `price_corrections`), and writes
+ * `src/meter/catalog.generated.txt` in the shape of models.dev's `api.json` (provider → models → cost, limit, …), one
+ * model per line (src/meter/catalog-layout.ts). It reads no network: the sources are the copied data and the pinned package.
  *
  * The build calls {@link generateCatalog} before compiling; `bun build/catalog.ts`
  * runs it alone; test/setup.ts runs it when the snapshot is missing.
@@ -10,6 +13,7 @@
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
+import { checkAnthropicCachePrices, type CachePriceFinding } from "../src/meter/cache-price-check.ts";
 import { layOutCatalog } from "../src/meter/catalog-layout.ts";
 import { supplementCatalog } from "./genai-prices.ts";
 
@@ -23,14 +27,26 @@ export const CATALOG_OUTPUT = join(ROOT, "src", "meter", "catalog.generated.txt"
 const DROPPED_FIELDS = new Set(["benchmarks", "base_model", "base_model_omit"]);
 
 /**
- * Writes the snapshot, laid out one model per line (layOutCatalog), and returns its path.
+ * Writes the snapshot, laid out one model per line (layOutCatalog), and returns its path with the cache prices the
+ * check found contradicting Anthropic's multipliers (corrected or published by Anthropic as they are).
  * @param source folder with `providers/` and `models/` (models.dev layout)
  * @param output JSON file to write (atomically: temp file, then rename)
  * @throws Error when a TOML file does not parse (names the file)
  */
-export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT): Promise<string> {
-  writeAtomically(output, layOutCatalog(supplementCatalog(buildCatalog(source))));
-  return output;
+export async function generateCatalog(source: string = CATALOG_SOURCE, output: string = CATALOG_OUTPUT): Promise<{ path: string; cacheFindings: CachePriceFinding[] }> {
+  const catalog = supplementCatalog(buildCatalog(source));
+  const cacheFindings = checkAnthropicCachePrices(catalog);
+  writeAtomically(output, layOutCatalog(catalog));
+  return { path: output, cacheFindings };
+}
+
+/** One line for the build's log: how many models' cache prices contradicted the multipliers, and what became of them. */
+export function cacheFindingsSummary(findings: readonly CachePriceFinding[]): string {
+  const models = (action: CachePriceFinding["action"]): string[] => [...new Set(findings.filter((f) => f.action === action).map((f) => f.model))];
+  const corrected = models("corrected");
+  const published = models("published");
+  const all = new Set(findings.map((f) => f.model)).size;
+  return `Anthropic cache prices: ${all} model(s) differ from the documented multipliers (write 5m 1.25x, 1h 2x, read 0.1x of input); corrected ${corrected.length} (${corrected.join(", ") || "none"}); kept ${published.length} whose prices Anthropic publishes so (${published.join(", ") || "none"})`;
 }
 
 function writeAtomically(path: string, text: string): void {
@@ -126,6 +142,6 @@ function parseToml(file: string): Record<string, unknown> {
 }
 
 if (import.meta.main) {
-  const path = await generateCatalog();
-  process.stderr.write(`catalog written to ${relative(process.cwd(), path)}\n`);
+  const { path, cacheFindings } = await generateCatalog();
+  process.stderr.write(`catalog written to ${relative(process.cwd(), path)}\n${cacheFindingsSummary(cacheFindings)}\n`);
 }

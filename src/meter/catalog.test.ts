@@ -6,6 +6,7 @@ import { buildCatalog, CATALOG_SOURCE } from "../../build/catalog.ts";
 import { supplementCatalog } from "../../build/genai-prices.ts";
 import { parseConfig } from "../config.ts";
 import { statePaths } from "../paths.ts";
+import { checkAnthropicCachePrices } from "./cache-price-check.ts";
 import { embeddedCatalog, findModel, loadCatalog, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
 import { formatModels, listModels } from "./model-list.ts";
 
@@ -37,8 +38,10 @@ describe("generated catalog", () => {
     expect(model.limit?.context).toBe(1048576);
     expect("benchmarks" in model).toBe(false);
   });
-  test("the embedded snapshot is the generated one (models.dev, then genai-prices where it lacks data)", () => {
-    expect(embeddedCatalog()).toEqual(supplementCatalog(structuredClone(built)) as never);
+  test("the embedded snapshot is the generated one (models.dev, then genai-prices where it lacks data, then the Anthropic cache-price check)", () => {
+    const generated = supplementCatalog(structuredClone(built));
+    checkAnthropicCachePrices(generated);
+    expect(embeddedCatalog()).toEqual(generated as never);
   });
 });
 

@@ -92,11 +92,6 @@ const EXPLAINED: Array<{ why: string; source: string; applies: (d: Disagreement)
     applies: (d) => d.model === "openai/gpt-3.5-turbo" && (d.ours.usage.cacheRead ?? 0) > 0,
   },
   {
-    why: "models.dev lists Claude 3 Sonnet's cache write at 0.30 (its read price); genai-prices has 3.75 = 1.25x input, the documented 5-minute write rate. Claude 3 Sonnet is retired; cachet keeps models.dev's number",
-    source: "https://docs.claude.com/en/docs/build-with-claude/prompt-caching#pricing (5-minute cache writes: 1.25x base input)",
-    applies: (d) => d.model === "anthropic/claude-3-sonnet-20240229" && (d.ours.usage.cacheWrite5m ?? 0) + (d.ours.usage.cacheWrite1h ?? 0) > 0,
-  },
-  {
     why: "OpenRouter re-prices models with their upstreams; the two snapshots were taken on different dates (models.dev f3fc6922, 2026-07-02; genai-prices 0.1.8)",
     source: "https://openrouter.ai/docs/api-reference/list-available-models (prices are live and change over time)",
     applies: (d) => d.item.provider === "openrouter",
