@@ -45,6 +45,7 @@ export default defineCommand({
       const fields = Object.entries(c.fields).map(([k, f]) => (c.kind === "added" ? `${k} ${show(f.after)}` : `${k} ${show(f.before)} → ${show(f.after)}`));
       stdout().write(`${{ added: "+", changed: "~", removed: "-" }[c.kind]} ${c.model}${fields.length ? `  ${fields.join(", ")}` : ""}\n`);
     }
+    for (const f of result.corrections) edges().writeStderr(`corrected ${f.model} ${f.table}.${f.price} ${f.found} → ${f.expected}: ${f.reason}\n`);
     const counts = (kind: string): number => result.changes.filter((c) => c.kind === kind).length;
     edges().writeStderr(
       `price catalog ${result.mode === "merge" ? "merged" : "replaced"}: ${result.read} models read; ${counts("added")} added, ${counts("changed")} changed${result.mode === "replace" ? `, ${counts("removed")} removed` : ""}; ${result.models} models of ${result.providers} providers in force (${result.path})\n`,

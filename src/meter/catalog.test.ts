@@ -106,6 +106,17 @@ describe("prices update", () => {
     expect(resetCatalog(paths)).toBe(false);
   });
 
+  test("an update's Anthropic cache price that contradicts the documented multiplier is stored corrected and reported", async () => {
+    const paths = home();
+    const file = join(paths.data, "wrong.json");
+    // models.dev's own figures for Claude 3 Sonnet: a $3 model whose 5-minute write was given as 0.3 (the read's price).
+    writeFileSync(file, JSON.stringify({ anthropic: { models: { "claude-3-sonnet-20240229": { cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 0.3 } } } } }));
+    const result = await updateCatalog(file, paths);
+    expect(result.corrections.map((f) => [f.model, f.table, f.price, f.found, f.expected])).toEqual([["anthropic/claude-3-sonnet-20240229", "cost", "cache_write", 0.3, 3.75]]);
+    const { catalog } = await loadCatalog(paths);
+    expect(findModel(catalog, "anthropic/claude-3-sonnet-20240229")?.cost).toMatchObject({ input: 3, cache_read: 0.3, cache_write: 3.75 });
+  });
+
   test("without an update the embedded catalog is used", async () => {
     const paths = home();
     const loaded = await loadCatalog(paths);

@@ -12,6 +12,7 @@ import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
 import { makePrivateDir } from "../private-files.ts";
 import { catalogText, providerRanges, providerSlice, type ProviderRange } from "./catalog-layout.ts";
+import type { CachePriceFinding } from "./cache-price-check.ts";
 // Embedded as a file and read on demand, laid out one model per line (catalog-layout.ts): as a JS object literal it
 // would be compiled into the binary's bytecode, several times larger.
 import embeddedPath from "./catalog.generated.txt" with { type: "file" };
@@ -216,6 +217,12 @@ export interface CatalogUpdate {
   read: number;
   /** Models whose price or limits were added, changed or (replace) removed; unchanged ones are not listed. */
   changes: PriceChange[];
+  /**
+   * Anthropic cache prices of the file read that contradicted Anthropic's documented price, stored corrected (as the
+   * build corrects the embedded catalog; src/meter/cache-price-check.ts): a later update of the same source would
+   * otherwise bring a wrong price back.
+   */
+  corrections: CachePriceFinding[];
 }
 
 /** Default source of `cachet prices update`. */
@@ -250,6 +257,8 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
   }
   const incoming = parseCatalog(text, from);
   if (Object.keys(incoming).length === 0) throw new CachetError("CATALOG_INVALID", `price catalog ${from} has no providers`, { hint: "give a models.dev api.json-shaped file" });
+  const { checkAnthropicCachePrices } = await import("./cache-price-check.ts");
+  const corrections = checkAnthropicCachePrices(incoming as Record<string, Record<string, unknown>>).filter((f) => f.action === "corrected");
   const { catalog: current } = await loadCatalog(paths);
   const next = options.replace ? incoming : overlayCatalog(current, incoming);
   const path = storedCatalogFile(paths);
@@ -257,7 +266,7 @@ export async function updateCatalog(from: string = DEFAULT_CATALOG_URL, paths: S
   const temp = `${path}.${process.pid}.tmp`;
   fs().writeFileSync(temp, JSON.stringify(next));
   fs().renameSync(temp, path);
-  return { path, mode: options.replace ? "replace" : "merge", providers: Object.keys(next).length, models: countModels(next), read: countModels(incoming), changes: priceChanges(current, next) };
+  return { path, mode: options.replace ? "replace" : "merge", providers: Object.keys(next).length, models: countModels(next), read: countModels(incoming), changes: priceChanges(current, next), corrections };
 }
 
 /**
