@@ -66,6 +66,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   const home = path.dirname(socket);
   process.chdir(home);
   const imported = new ImportedFiles();
+  // What the warm-up loaded: a file changed before the first turn is seen too.
+  await imported.note(loadedModuleFiles());
   const maxCommands = options.maxCommands ?? 500;
   const maxRss = options.maxRssBytes ?? 1.5 * 2 ** 30;
   let served = 0;

@@ -6,8 +6,9 @@
  * event: a process exiting, a status answer, answer text on stdout.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil } from "./harness.ts";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil } from "./harness.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -115,6 +116,51 @@ describe("daemon start, stop and status", () => {
     const blocked = `${realpathSync(base)}/bad/daemon.sock`;
     expect(badErr).toStartWith(`cachet: ${blocked} is a directory, where the daemon's socket goes\n  hint: remove it (rmdir ${blocked}) and start the daemon again\nCachetError: `);
     expect(badErr).toMatch(/\n {4}at /);
+  });
+
+  test("run from source, a dependency's module file changed under the daemon (before its first turn, or after one): declined, run in-process, and a fresh daemon serves the next turn", async () => {
+    // A copy of the source tree whose node_modules links every package of the repository's but citty, which the
+    // daemon loads: it is copied, so changing it leaves the repository's alone. The build id covers src/, plugins/
+    // and package.json, so a client of this tree is of the daemon's build throughout.
+    const repo = join(import.meta.dir, "..", "..");
+    const root = realpathSync(freshHome());
+    for (const part of ["src", "plugins", "package.json"]) cpSync(join(repo, part), join(root, part), { recursive: true });
+    mkdirSync(join(root, "node_modules"));
+    for (const entry of readdirSync(join(repo, "node_modules"))) {
+      if (entry === "citty") cpSync(join(repo, "node_modules", entry), join(root, "node_modules", entry), { recursive: true });
+      else symlinkSync(join(repo, "node_modules", entry), join(root, "node_modules", entry));
+    }
+    const citty = join(root, "node_modules", "citty", "dist", "index.mjs");
+    const h = freshHome();
+    started.push(h);
+    const fromSource = async (args: string[]): Promise<Run> => {
+      const proc = Bun.spawn([process.execPath, join(root, "src", "cli", "main.ts"), ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { code, stdout, stderr };
+    };
+    const statusOf = async () => {
+      const m = /pid (\d+),.* (\d+) commands? served/.exec((await fromSource(["daemon", "status"])).stdout);
+      return m ? { pid: Number(m[1]), served: Number(m[2]) } : undefined;
+    };
+    expect((await fromSource(["daemon", "start"])).code).toBe(0);
+    for (const change of ["before the first turn", "after a turn"]) {
+      const { pid, served } = (await statusOf())!;
+      if (change === "after a turn") {
+        expect((await fromSource(["--emulate", "a turn"])).code).toBe(0);
+        expect(await statusOf()).toEqual({ pid, served: served + 1 });
+      }
+      appendFileSync(citty, `\n// changed ${change}\n`);
+      const changed = await fromSource(["--emulate", "--debug", `changed ${change}`]);
+      expect(changed.code).toBe(0);
+      expect(changed.stderr).toContain(`the daemon declined this command (module file ${citty} changed since the daemon loaded it; it restarts)`);
+      await exited(pid);
+      let fresh = await statusOf();
+      while (!fresh) fresh = await statusOf();
+      expect(fresh.served).toBe(0);
+      expect((await fromSource(["--emulate", "served again"])).code).toBe(0);
+      expect(await statusOf()).toEqual({ pid: fresh.pid, served: 1 });
+    }
+    expect((await fromSource(["daemon", "stop"])).code).toBe(0);
   });
 
   test("CACHET_NO_DAEMON takes the words CACHET_NO_STORE takes: 0/false/no/off leave the daemon on, 1/yes run in-process, anything else is exit 2", async () => {
