@@ -156,6 +156,7 @@ export type Config = v.InferOutput<ReturnType<typeof configSchema>>;
  *   CONFIG_INVALID naming the key and the file when a value is wrong.
  */
 export async function loadConfig(path: string = configFile(statePaths())): Promise<Config> {
+  if (pinned?.path === path) return pinned.config;
   // Only a missing file means "no config": a directory or an unreadable file is an error, never dropped settings.
   if (!(await somethingAt(path))) return {};
   const text = await readTextFile(path, {
@@ -173,6 +174,20 @@ export async function loadConfig(path: string = configFile(statePaths())): Promi
     });
   }
   return parseConfig(data, path);
+}
+
+let pinned: { path: string; config: Config } | undefined;
+
+/**
+ * Makes {@link loadConfig} of `pin.path` answer `pin.config` without reading
+ * the file, until called with undefined. The resident daemon
+ * (src/daemon/server.ts) decides whether it may run a turn from the config it
+ * read for it (a third-party plugin's turn runs in its client): the turn runs
+ * with that same config, never one edited in between. It is not cached across
+ * turns: a file's size and modification time may stay the same when it changes.
+ */
+export function pinConfig(pin: { path: string; config: Config } | undefined): void {
+  pinned = pin;
 }
 
 /**

@@ -12,8 +12,10 @@ import type { Socket, Subprocess, UnixSocketListener } from "bun";
 import { bindEdges, type Edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { commandOf } from "../cli/command-line.ts";
+import { type Config, loadConfig, pinConfig } from "../config.ts";
+import { configFile, statePaths } from "../paths.ts";
+import { externalPluginSources } from "../plugin/loader.ts";
 import { ask } from "./control.ts";
-import { importedPluginFiles } from "../plugin/loader.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
@@ -64,6 +66,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   const home = path.dirname(socket);
   process.chdir(home);
   const imported = new ImportedFiles();
+  // What the warm-up loaded: a file changed before the first turn is seen too.
+  await imported.note(loadedModuleFiles());
   const maxCommands = options.maxCommands ?? 500;
   const maxRss = options.maxRssBytes ?? 1.5 * 2 ** 30;
   let served = 0;
@@ -279,23 +283,50 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     clearTimeout(idle);
     const early: Frame[] = [];
     state.onFrame = (f) => void early.push(f);
-    const reason = refusal(hello) ?? enter(hello.cwd);
+    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await turnConfig(hello));
+    const reason = typeof checked === "string" ? checked : undefined;
     const changed = reason === undefined ? await imported.changed() : undefined;
     // The start waits past the frames already received: a client that cancelled (a signal, no answer in time) or
     // closed meanwhile is never started; the check, ACCEPT and the start are one turn of the loop.
     if (reason === undefined && changed === undefined) await new Promise((resolve) => setImmediate(resolve));
     const cancelled = early.some((f) => f.type === -1 || f.type === FRAME.CANCEL);
-    if (reason !== undefined || changed !== undefined || halted || cancelled) {
+    if (typeof checked === "string" || changed !== undefined || halted || cancelled) {
       busy = false;
       process.chdir(home);
-      const why = changed !== undefined ? `plugin file ${changed} changed since the daemon imported it; it restarts` : cancelled ? "the client cancelled it" : "the daemon is stopping";
+      const why = changed !== undefined ? `module file ${changed} changed since the daemon loaded it; it restarts` : cancelled ? "the client cancelled it" : "the daemon is stopping";
       await decline(wire, reason ?? why);
       if (stopping || halted) return shutdown();
       if (changed !== undefined) return restart();
       return armIdle();
     }
     wire.send(encodeFrame(FRAME.ACCEPT));
-    await run(wire, hello, state, early);
+    await run(wire, hello, state, early, checked);
+  }
+
+  /**
+   * The config the turn reads (see {@link pinConfig}), or why its client runs it: it would load a third-party plugin,
+   * which imported here would keep its module state between turns, write its console output to the daemon's stderr,
+   * end the daemon by process.exit, and be stale after a change of one of its files that keeps its size and
+   * modification time; or the config cannot be read, which the client's own process reports as without a daemon.
+   * Called in the client's working directory (CACHET_PLUGINS paths are relative to it).
+   */
+  async function turnConfig(hello: Hello): Promise<{ path: string; config: Config } | string> {
+    const path = configFile(statePaths(hello.env));
+    let config: Config;
+    try {
+      config = await loadConfig(path);
+    } catch {
+      return `the config ${path} cannot be used: the client reports why`;
+    }
+    let first: string | undefined;
+    try {
+      first = externalPluginSources({ config, env: hello.env })[0];
+    } catch {
+      // A plugin named by a package whose package.json is not JSON: it is one of the config's.
+      first = config.plugins![0];
+    }
+    if (first !== undefined) return `the turn loads a third-party plugin (${first}): it runs in its own process`;
+    return { path, config };
   }
 
   /** Moves into the client's working directory; why not when it cannot (it was removed). */
@@ -330,7 +361,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     return undefined;
   }
 
-  async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[]): Promise<void> {
+  async function run(wire: Wire, hello: Hello, state: { onFrame?: (f: Frame) => void }, early: Frame[], config: { path: string; config: Config }): Promise<void> {
     const saved = { cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
     running = remote;
@@ -347,6 +378,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
     process.exitCode = undefined;
     const unbind = bindEdges(remote.edges);
+    pinConfig(config);
     try {
       await dispatch(hello.argv);
     } catch (error) {
@@ -360,6 +392,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     const code = typeof process.exitCode === "number" ? process.exitCode : 0;
     remote.close();
     unbind();
+    pinConfig(undefined);
     replaceEnv(ownEnv);
     process.chdir(saved.cwd);
     process.umask(saved.umask);
@@ -369,8 +402,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     wire.send(jsonFrame(FRAME.EXIT, { code } satisfies Exit));
     await wire.end();
     served++;
-    // A plugin's own file (also one that failed to import) and every module file it imported.
-    await imported.note([...importedPluginFiles, ...loadedModuleFiles()]);
+    // Every module file loaded from outside the binary: when cachet runs from source, its own and its dependencies'.
+    await imported.note(loadedModuleFiles());
     busy = false;
     if (stopping || halted) return shutdown();
     if (served >= maxCommands || process.memoryUsage().rss > maxRss) return restart();
@@ -466,8 +499,8 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * user's: a file opened now could be replaced before the command that reads it.
  * A store a turn opens is kept open for the next (src/session/database.ts
  * keepConnectionsOpen), which opens it again if the file was replaced; the
- * built-in plugins' host is kept too, for turns that load no other plugin
- * (src/plugin/loader.ts keepBuiltinHost), and with it their SDK clients,
+ * built-in plugins' host is kept too (src/plugin/loader.ts keepBuiltinHost:
+ * every turn the daemon runs loads no other plugin), and with it their SDK clients,
  * since the runtimes of one environment give them one fetch (src/run/resident-fetch.ts).
  */
 async function warmUp(): Promise<Dispatch> {

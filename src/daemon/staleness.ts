@@ -1,7 +1,7 @@
 /**
  * What a resident process cannot take from a client's command line: the
  * environment the runtime read once at start (proxies, CA certificates, the
- * runtime's own options, the time zone), and module files it imported
+ * runtime's own options, the time zone), and module files it loaded
  * (a module cannot be unloaded, so a changed file means a stale server).
  */
 import { isAbsolute } from "node:path";
@@ -38,11 +38,15 @@ export function otherStateDirs(client: Record<string, string | undefined>, serve
 }
 
 /**
- * Every module file this process loaded from outside its own binary: plugins
- * and whatever they import in turn (a helper next to them), from the
- * runtime's module registry (`require.cache`, which in Bun lists ES modules
- * too). The binary's own modules live in its embedded file system
- * (/$bunfs/… on POSIX, B:/~BUN/… on Windows) and never change.
+ * Every module file this process loaded from outside its own binary, from
+ * the runtime's module registry (`require.cache`, which in Bun lists ES
+ * modules too). The binary's own modules live in its embedded file system
+ * (/$bunfs/… on POSIX, B:/~BUN/… on Windows) and never change; a resident
+ * process imports no third-party plugin (src/daemon/server.ts declines such
+ * turns), so these are cachet's own files and its dependencies' when it runs
+ * from source (`bun src/cli/main.ts`). Of those, the build id
+ * (src/daemon/build-id.ts) covers src/, plugins/ and package.json, not
+ * node_modules: a dependency changed under a running server is seen here.
  */
 export function loadedModuleFiles(): string[] {
   return Object.keys(require.cache).filter((path) => !path.startsWith("/$bunfs/") && !path.includes("~BUN") && isAbsolute(path));
@@ -57,8 +61,9 @@ export async function fileVersion(path: string): Promise<string> {
 }
 
 /**
- * The versions of the plugin files a process imported, taken when it first
- * saw each: {@link changed} names one whose file is another version now.
+ * The versions of the module files a process loaded (see
+ * {@link loadedModuleFiles}), taken when it first saw each: {@link changed}
+ * names one whose file is another version now.
  */
 export class ImportedFiles {
   private versions = new Map<string, string>();

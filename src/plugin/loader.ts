@@ -15,13 +15,6 @@ import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
 import { PluginHost } from "./host.ts";
 
-/**
- * Every plugin file this process imported, by path: a module stays loaded for
- * the process's life, so a resident process (src/daemon) checks these files
- * for changes before each command and restarts when one changed.
- */
-export const importedPluginFiles = new Set<string>();
-
 /** Where to look for plugins besides the built-in ones. */
 export interface LoadOptions {
   config: Config;
@@ -37,18 +30,8 @@ export interface LoadOptions {
  *   provider none registers (a typo would otherwise be ignored; with a failed plugin, that plugin may be the one).
  */
 export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
-  const env = options.env ?? process.env;
-  const paths = statePaths(env);
-  const configDir = options.configDir ?? paths.config;
-  const external = [
-    ...(options.config.plugins ?? []).map((spec) => resolveSpecifier(spec, configDir, pluginDir(paths))),
-    ...(options.config.installed_plugins ?? []).map((record) => record.file),
-    ...(env.CACHET_PLUGINS ?? "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean)
-      .map((p) => resolve(p)),
-  ];
+  const configDir = options.configDir ?? statePaths(options.env ?? process.env).config;
+  const external = externalPluginSources(options);
   // Built-in plugins alone are the same code with the same setup every time (they read no environment in it):
   // a resident process loads them once. A third-party plugin's setup may read anything, so its host is new.
   const kept = external.length === 0 ? builtinHost : undefined;
@@ -60,12 +43,36 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
       host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
       continue;
     }
-    importedPluginFiles.add(source);
     const plugin = await importDefault(() => import(source), source, host);
     if (plugin !== undefined) await host.load(plugin, source);
   }
   if (host.failures.length === 0) refuseUnknownProviderTables(options.config, host, join(configDir, "config.toml"));
   return host;
+}
+
+/**
+ * The third-party plugin files {@link loadPlugins} imports, in its order:
+ * config `plugins` (a path relative to the config directory, or an npm
+ * package name resolved to its entry file under the plugin directory), the
+ * `[[installed_plugins]]` bundles, then `CACHET_PLUGINS` (comma-separated,
+ * relative to the working directory). Empty when only the built-in plugins
+ * load. Each is an absolute path, whether or not a file is there. Reads no
+ * file but the package.json of a plugin named by package.
+ * @throws SyntaxError when such a package.json is not JSON
+ */
+export function externalPluginSources(options: LoadOptions): string[] {
+  const env = options.env ?? process.env;
+  const paths = statePaths(env);
+  const configDir = options.configDir ?? paths.config;
+  return [
+    ...(options.config.plugins ?? []).map((spec) => resolveSpecifier(spec, configDir, pluginDir(paths))),
+    ...(options.config.installed_plugins ?? []).map((record) => record.file),
+    ...(env.CACHET_PLUGINS ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .map((p) => resolve(p)),
+  ];
 }
 
 /**
@@ -147,7 +154,8 @@ function resolveSpecifier(spec: string, configDir: string, pluginsRoot: string):
   const packageDir = join(pluginsRoot, "node_modules", spec);
   const manifest = join(packageDir, "package.json");
   if (existsSync(manifest)) {
-    const pkg = require(manifest) as { module?: string; main?: string; exports?: unknown };
+    // Read, not require()d: a required file is cached for the process's life, and a resident process would keep an old one.
+    const pkg = JSON.parse(process.getBuiltinModule("node:fs").readFileSync(manifest, "utf8")) as { module?: string; main?: string; exports?: unknown };
     const entry = typeof pkg.exports === "string" ? pkg.exports : (pkg.module ?? pkg.main ?? "index.js");
     return join(packageDir, entry);
   }

@@ -6,8 +6,9 @@
  * event: a process exiting, a status answer, answer text on stdout.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome, readUntil } from "./harness.ts";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil } from "./harness.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -117,27 +118,49 @@ describe("daemon start, stop and status", () => {
     expect(badErr).toMatch(/\n {4}at /);
   });
 
-  test("a module a plugin imports (./helper.js) changed since the daemon loaded it: declined, run in-process with the new module, and a fresh daemon serves the next turn", async () => {
+  test("run from source, a dependency's module file changed under the daemon (before its first turn, or after one): declined, run in-process, and a fresh daemon serves the next turn", async () => {
+    // A copy of the source tree whose node_modules links every package of the repository's but citty, which the
+    // daemon loads: it is copied, so changing it leaves the repository's alone. The build id covers src/, plugins/
+    // and package.json, so a client of this tree is of the daemon's build throughout.
+    const repo = join(import.meta.dir, "..", "..");
+    const root = realpathSync(freshHome());
+    for (const part of ["src", "plugins", "package.json"]) cpSync(join(repo, part), join(root, part), { recursive: true });
+    mkdirSync(join(root, "node_modules"));
+    for (const entry of readdirSync(join(repo, "node_modules"))) {
+      if (entry === "citty") cpSync(join(repo, "node_modules", entry), join(root, "node_modules", entry), { recursive: true });
+      else symlinkSync(join(repo, "node_modules", entry), join(root, "node_modules", entry));
+    }
+    const citty = join(root, "node_modules", "citty", "dist", "index.mjs");
     const h = freshHome();
-    const pid = await startDaemon(h);
-    const [plugin, helper] = [`${h}/with-helper.mjs`, `${h}/helper.js`];
-    await Bun.write(plugin, `import { version } from "./helper.js";\nexport default { name: "helped", api: 1, setup(api) { api.log.warn(\`helper \${version}\`); } };\n`);
-    await Bun.write(helper, `export const version = "v1";\n`);
-    const env = { CACHET_PLUGINS: plugin };
-    const first = await cachet(["--emulate", "with a helper"], { home: h, env });
-    expect(first.stderr).toContain("[helped] helper v1");
-    expect((await status(h))!.served).toBe(1);
-    await Bun.write(helper, `export const version = "v2";\n`);
-    const changed = await cachet(["--emulate", "--debug", "after the change"], { home: h, env });
-    expect(changed.code).toBe(0);
-    expect(changed.stderr).toContain(`the daemon declined this command (plugin file ${helper} changed since the daemon imported it; it restarts)`);
-    expect(changed.stderr).toContain("[helped] helper v2");
-    await exited(pid);
-    let fresh = await status(h);
-    while (!fresh) fresh = await status(h);
-    const again = await cachet(["--emulate", "served again"], { home: h, env });
-    expect(again.stderr).toContain("[helped] helper v2");
-    expect((await status(h))!.served).toBe(1);
+    started.push(h);
+    const fromSource = async (args: string[]): Promise<Run> => {
+      const proc = Bun.spawn([process.execPath, join(root, "src", "cli", "main.ts"), ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { code, stdout, stderr };
+    };
+    const statusOf = async () => {
+      const m = /pid (\d+),.* (\d+) commands? served/.exec((await fromSource(["daemon", "status"])).stdout);
+      return m ? { pid: Number(m[1]), served: Number(m[2]) } : undefined;
+    };
+    expect((await fromSource(["daemon", "start"])).code).toBe(0);
+    for (const change of ["before the first turn", "after a turn"]) {
+      const { pid, served } = (await statusOf())!;
+      if (change === "after a turn") {
+        expect((await fromSource(["--emulate", "a turn"])).code).toBe(0);
+        expect(await statusOf()).toEqual({ pid, served: served + 1 });
+      }
+      appendFileSync(citty, `\n// changed ${change}\n`);
+      const changed = await fromSource(["--emulate", "--debug", `changed ${change}`]);
+      expect(changed.code).toBe(0);
+      expect(changed.stderr).toContain(`the daemon declined this command (module file ${citty} changed since the daemon loaded it; it restarts)`);
+      await exited(pid);
+      let fresh = await statusOf();
+      while (!fresh) fresh = await statusOf();
+      expect(fresh.served).toBe(0);
+      expect((await fromSource(["--emulate", "served again"])).code).toBe(0);
+      expect(await statusOf()).toEqual({ pid: fresh.pid, served: 1 });
+    }
+    expect((await fromSource(["daemon", "stop"])).code).toBe(0);
   });
 
   test("CACHET_NO_DAEMON takes the words CACHET_NO_STORE takes: 0/false/no/off leave the daemon on, 1/yes run in-process, anything else is exit 2", async () => {
@@ -182,25 +205,15 @@ describe("daemon start, stop and status", () => {
   test("while a stop waits for the running turn, status says stopping (never not running while the process lives), and a turn runs in-process", async () => {
     const h = freshHome();
     const pid = await startDaemon(h);
-    // The turn's request:before hook waits for GO_FILE, then writes 8 MB to stderr and MARK_FILE: its client, stopped
-    // by then (SIGSTOP), reads none of it, so the turn's end cannot reach it until the client continues.
-    const plugin = `${h}/loud.mjs`;
-    const [go, mark] = [`${h}/go`, `${h}/mark`];
-    await Bun.write(
-      plugin,
-      `import { existsSync, writeFileSync } from "node:fs";
-export default { name: "loud", api: 1, setup(api) { api.hook("request:before", async () => {
-  while (!existsSync(process.env.GO_FILE)) await new Promise((r) => setTimeout(r, 5));
-  for (let i = 0; i < 8; i++) api.log.warn("x".repeat(1 << 20));
-  writeFileSync(process.env.MARK_FILE, "");
-}); } };\n`,
-    );
-    const loud = turn(h, ["--emulate", "--idle-timeout", "0", "a loud turn"], { CACHET_PLUGINS: plugin, GO_FILE: go, MARK_FILE: mark, CACHET_EMULATOR_FAULT: "stall" });
-    const loudErr = new Response(loud.stderr).text();
-    while ((await status(h))?.line.includes("one running now") !== true) if (loud.exitCode !== null) throw new Error(`the turn ended first: ${await loudErr}`);
-    loud.kill("SIGSTOP");
-    await Bun.write(go, "");
-    while (!existsSync(mark)) await Bun.sleep(5);
+    // The answer's first four tool calls (1.6 MB of arguments, each named on stderr) come before the stream stalls:
+    // the test reads the turn's stderr only up to the first, so its client, blocked on its full stderr pipe, stops
+    // reading the socket, and the rest waits in the daemon; the turn's end cannot reach the client until it reads on.
+    const script = `${h}/loud.json`;
+    const call = { name: "note", arguments: JSON.stringify({ text: "loud ".repeat(80_000) }) };
+    await Bun.write(script, JSON.stringify([{ tool_calls: Array.from({ length: 8 }, () => call) }]));
+    const loud = turn(h, ["--emulate", "--idle-timeout", "0", "a loud turn"], { CACHET_EMULATOR_SCRIPT: script, CACHET_EMULATOR_FAULT: "stall" });
+    const { rest } = await readLine(loud.stderr, "tool call note ");
+    expect((await status(h))?.line).toContain("one running now");
     const stop = Bun.spawn([BINARY, "daemon", "stop"], { env: { ...BASE, HOME: h, CACHET_HOME: h }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
     let stopping: string | undefined;
     while (stopping === undefined) {
@@ -216,7 +229,7 @@ export default { name: "loud", api: 1, setup(api) { api.hook("request:before", a
     const meanwhile = await cachet(["--emulate", "--verbose", "meanwhile"], { home: h });
     expect(meanwhile.code).toBe(0);
     expect(meanwhile.stderr).toContain("the daemon declined this command (the daemon is stopping)");
-    loud.kill("SIGCONT");
+    const loudErr = rest();
     expect(await stop.exited).toBe(0);
     expect(await new Response(stop.stderr).text()).toBe(`[info] cachet daemon: stopped (pid ${pid})\n`);
     expect(await loud.exited).toBe(143);

@@ -180,41 +180,112 @@ describe("a turn through the daemon", () => {
     expect((await status())!.served).toBe(served + 5);
   });
 
-  test("a plugin file changed since the daemon imported it: declined, run in-process with the new file, and a fresh daemon takes over", async () => {
-    const plugin = `${twin}/marker.mjs`;
-    const write = (version: string) => Bun.write(plugin, `export default { name: "marker", api: 1, setup(api) { api.log.warn("marker ${version}"); } };\n`);
-    await write("v1");
-    const env = { CACHET_PLUGINS: plugin };
-    const { served } = await serving();
-    const first = await cachet(["--emulate", "--json", "with the plugin"], { home, env });
-    expect(first.stderr).toContain("[marker] marker v1");
-    expect((await status())!.served).toBe(served + 1);
-    await write("v2");
-    const changed = await cachet(["--emulate", "--json", "--debug", "after the change"], { home, env });
-    expect(changed.code).toBe(0);
-    expect(changed.stderr).toContain(`the daemon declined this command (plugin file ${plugin} changed since the daemon imported it; it restarts)`);
-    expect(changed.stderr).toContain("[marker] marker v2");
-    const fresh = await serving();
-    expect(fresh.served).toBe(0);
-    const again = await cachet(["--emulate", "--json", "served again"], { home, env });
-    expect(again.stderr).toContain("[marker] marker v2");
-    expect((await status())!.served).toBe(1);
+  describe("a turn that loads a third-party plugin runs in its client's own process", () => {
+    /**
+     * A plugin that says on stderr, from its module's top level, the pid of the process that imported it and how
+     * many times that process imported it (module state a second import in one process would carry over).
+     */
+    const telling = `${twin}/telling.mjs`;
+    const TELLING = `globalThis.tellings = (globalThis.tellings ?? 0) + 1;\nconsole.error(\`telling: pid \${process.pid}, import \${globalThis.tellings}\`);\nexport default { name: "telling", api: 1, setup() {} };\n`;
+
+    /** Runs `args` in the daemon's home with `env`, in a process whose pid is known; its code, stdout and stderr. */
+    async function known(args: string[], env: Record<string, string> = {}): Promise<Run & { pid: number }> {
+      const proc = background(args, env);
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { code, stdout, stderr, pid: proc.pid };
+    }
+
+    test("CACHET_PLUGINS: declined (said with --debug) before the daemon starts it; the plugin's console output is the client's, from the client's pid, imported once; the daemon serves nothing", async () => {
+      await Bun.write(telling, TELLING);
+      const before = await serving();
+      for (const path of [telling, "telling.mjs"]) {
+        // A relative path is the client's working directory's, as in-process.
+        const r = Bun.spawn([BINARY, "--emulate", "--debug", "with a plugin"], { cwd: twin, env: { ...BASE_ENV, CACHET_PLUGINS: path }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+        const [stdout, stderr, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+        expect(code).toBe(0);
+        expect(stdout).not.toBe("");
+        expect(stderr).toContain(`cachet: the daemon declined this command (the turn loads a third-party plugin (${telling}): it runs in its own process); running it in this process\n`);
+        expect(stderr).toContain(`telling: pid ${r.pid}, import 1\n`);
+      }
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
+      // Without the plugin the daemon serves the turn, which does not see it.
+      const after = await known(["--emulate", "without it"]);
+      expect(after.code).toBe(0);
+      expect(after.stderr).toBe("");
+      expect((await status())!.served).toBe(before.served + 1);
+    });
+
+    test("config plugins = [...] and [[installed_plugins]]: declined, run in the client's process, the same answer as in-process", async () => {
+      await Bun.write(telling, TELLING);
+      const before = await serving();
+      const configs = [
+        `plugins = ["${telling}"]\n`,
+        `[[installed_plugins]]\nname = "telling"\nversion = "1.0.0"\nsource = "${telling}"\nintegrity = "sha512-x"\napi = "1"\nfile = "${telling}"\n`,
+      ];
+      try {
+        for (const config of configs) {
+          await Promise.all([Bun.write(`${home}/config.toml`, config), Bun.write(`${twin}/config.toml`, config)]);
+          const d = await known(["--emulate", "--json", "--verbose", "with a configured plugin"]);
+          const p = await cachet(["--emulate", "--json", "--verbose", "with a configured plugin"], { home: twin, env: { CACHET_NO_DAEMON: "1" } });
+          expect(d.code).toBe(0);
+          expect(d.stderr).toContain(`the daemon declined this command (the turn loads a third-party plugin (${telling}): it runs in its own process)`);
+          expect(d.stderr).toContain(`telling: pid ${d.pid}, import 1\n`);
+          expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+        }
+      } finally {
+        await Promise.all([Bun.file(`${home}/config.toml`).delete(), Bun.file(`${twin}/config.toml`).delete()]);
+      }
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
+    });
+
+    test("a config that cannot be parsed: declined, and the client reports it as in-process (exit 3)", async () => {
+      const before = await serving();
+      const config = "plugins = [\n";
+      await Promise.all([Bun.write(`${home}/config.toml`, config), Bun.write(`${twin}/config.toml`, config)]);
+      try {
+        const [d, p] = await both(["--emulate", "a broken config"]);
+        expect(p.code).toBe(3);
+        expect({ code: d.code, stderr: d.stderr.replaceAll(home, "HOME") }).toEqual({ code: p.code, stderr: p.stderr.replaceAll(twin, "HOME") });
+        expect(d.stderr).toContain(`malformed TOML in ${home}/config.toml`);
+      } finally {
+        await Promise.all([Bun.file(`${home}/config.toml`).delete(), Bun.file(`${twin}/config.toml`).delete()]);
+      }
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
+    });
+
+    test("a plugin calling process.exit(7): the turn exits 7, as in-process, and the daemon runs on and serves the next turn", async () => {
+      const plugin = `${twin}/exits.mjs`;
+      await Bun.write(plugin, `export default { name: "exits", api: 1, setup() { process.exit(7); } };\n`);
+      const before = await serving();
+      const [d, p] = await both(["--emulate", "an exiting plugin"], { env: { CACHET_PLUGINS: plugin } });
+      expect(p.code).toBe(7);
+      expect(d).toEqual(p);
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
+      expect((await cachet(["--emulate", "after the exit"], { home })).code).toBe(0);
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served + 1 });
+    });
+
+    test("an error nothing caught (a plugin's rejected promise): stderr and exit 1 as in-process, the daemon untouched", async () => {
+      const plugin = `${twin}/boom.mjs`;
+      await Bun.write(plugin, `export default { name: "boom", api: 1, setup() { void Promise.reject(new Error("boom in a plugin")); } };\n`);
+      const before = await serving();
+      const [d, p] = await both(["--emulate", "hello"], { env: { CACHET_PLUGINS: plugin } });
+      expect(p.code).toBe(1);
+      expect(d.code).toBe(1);
+      expect(p.stderr).toContain("error: boom in a plugin");
+      expect(d.stderr).toContain("error: boom in a plugin");
+      expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
+    });
   });
 
-  test("turns with only the built-in plugins share their host: a third-party plugin's turn loads it, the next turn without it does not see it, a config's unknown provider is refused as in-process", async () => {
+  test("turns with only the built-in plugins share their host; a config's unknown provider is refused as in-process", async () => {
     // The refusal ends its command by exit(), which hands the socket to a fresh daemon: it comes last.
-    const plugin = `${twin}/guest.mjs`;
-    await Bun.write(plugin, `export default { name: "guest", api: 1, setup(api) { api.log.warn("guest loaded"); } };\n`);
     const { served } = await serving();
-    const before = await cachet(["--emulate", "--json", "before the guest"], { home });
-    expect(before.code).toBe(0);
-    const guest = await cachet(["--emulate", "--json", "with the guest"], { home, env: { CACHET_PLUGINS: plugin } });
-    expect(guest.code).toBe(0);
-    expect(guest.stderr).toContain("[guest] guest loaded");
-    const after = await cachet(["--emulate", "--json", "after the guest"], { home });
-    expect(after.code).toBe(0);
-    expect(after.stderr).not.toContain("guest");
-    expect((await status())!.served).toBe(served + 3);
+    for (const words of ["first with the built-ins", "second with the built-ins"]) {
+      const [d, p] = await both(["--emulate", "--json", words]);
+      expect({ code: d.code, stdout: normalize(d.stdout), stderr: d.stderr }).toEqual({ code: 0, stdout: normalize(p.stdout), stderr: p.stderr });
+    }
+    expect((await status())!.served).toBe(served + 2);
     const config = "[providers.nosuch]\nbase_url = \"http://127.0.0.1:1\"\n";
     await Promise.all([Bun.write(`${home}/config.toml`, config), Bun.write(`${twin}/config.toml`, config)]);
     try {
@@ -227,7 +298,6 @@ describe("a turn through the daemon", () => {
       await Promise.all([Bun.file(`${home}/config.toml`).delete(), Bun.file(`${twin}/config.toml`).delete()]);
     }
   });
-
   test("the SDK client kept between turns is one built with the turn's environment: OPENAI_CUSTOM_HEADERS reaches the request when set, and only then", async () => {
     const answer = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "gpt-5", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
     const teams: (string | null)[] = [];
@@ -252,20 +322,6 @@ describe("a turn through the daemon", () => {
     } finally {
       server.stop(true);
     }
-  });
-
-  test("an error nothing caught (a plugin's rejected promise) ends the turn with it on stderr and exit 1, as in-process", async () => {
-    await serving();
-    const plugin = `${twin}/boom.mjs`;
-    await Bun.write(plugin, `export default { name: "boom", api: 1, setup() { void Promise.reject(new Error("boom in a plugin")); } };\n`);
-    const [d, p] = await both(["--emulate", "hello"], { env: { CACHET_PLUGINS: plugin } });
-    expect(p.code).toBe(1);
-    expect(d.code).toBe(1);
-    expect(p.stderr).toContain("error: boom in a plugin");
-    expect(d.stderr).toContain("error: boom in a plugin");
-    // The daemon that ran it was abandoned: a fresh one serves the next turn.
-    const { served } = await serving();
-    expect(served).toBe(0);
   });
 
   test("a few MB of piped stdin arrive whole", async () => {

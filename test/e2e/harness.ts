@@ -89,3 +89,28 @@ export async function readUntil(stream: ReadableStream<Uint8Array>, needle: stri
   }
   reader.releaseLock();
 }
+
+/**
+ * Reads `stream` until a whole line holding `needle` arrived (and no further): that line (without its newline), and
+ * `rest`, which reads on and resolves to the text after the line once the stream ends. Throws if the stream ends first.
+ */
+export async function readLine(stream: ReadableStream<Uint8Array>, needle: string): Promise<{ line: string; rest: () => Promise<string> }> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  for (;;) {
+    const lines = seen.split("\n");
+    const at = lines.slice(0, -1).findIndex((line) => line.includes(needle));
+    if (at !== -1) {
+      const rest = async () => {
+        let text = lines.slice(at + 1).join("\n");
+        for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+        return text + decoder.decode();
+      };
+      return { line: lines[at]!, rest };
+    }
+    const r = await reader.read();
+    if (r.done) throw new Error(`the stream ended before a line holding "${needle}": ${seen}`);
+    seen += decoder.decode(r.value, { stream: true });
+  }
+}
