@@ -318,13 +318,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     } catch {
       return `the config ${path} cannot be used: the client reports why`;
     }
-    let first: string | undefined;
-    try {
-      first = externalPluginSources({ config, env: hello.env })[0];
-    } catch {
-      // A plugin named by a package whose package.json is not JSON: it is one of the config's.
-      first = config.plugins![0];
-    }
+    const first = externalPluginSources({ config, env: hello.env })[0]?.path;
     if (first !== undefined) return `the turn loads a third-party plugin (${first}): it runs in its own process`;
     return { path, config };
   }

@@ -38,7 +38,11 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
   const host = kept?.host ?? (await builtinsInto(new PluginHost()));
   // Only a host whose every plugin loaded is kept: a failure is reported by each command, as in its own process.
   if (kept && host.failures.length === 0) kept.host = host;
-  for (const source of external) {
+  for (const { path: source, problem } of external) {
+    if (problem !== undefined) {
+      host.failures.push({ plugin: source, message: problem });
+      continue;
+    }
     if (!existsSync(source)) {
       host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
       continue;
@@ -57,22 +61,29 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
  * `[[installed_plugins]]` bundles, then `CACHET_PLUGINS` (comma-separated,
  * relative to the working directory). Empty when only the built-in plugins
  * load. Each is an absolute path, whether or not a file is there. Reads no
- * file but the package.json of a plugin named by package.
- * @throws SyntaxError when such a package.json is not JSON
+ * file but the package.json of a plugin named by package; when that file
+ * cannot be read as JSON, the source is the package.json with the `problem`
+ * (the plugin fails to load, named, as any bad plugin does). Never throws.
  */
-export function externalPluginSources(options: LoadOptions): string[] {
+export function externalPluginSources(options: LoadOptions): PluginSource[] {
   const env = options.env ?? process.env;
   const paths = statePaths(env);
   const configDir = options.configDir ?? paths.config;
   return [
     ...(options.config.plugins ?? []).map((spec) => resolveSpecifier(spec, configDir, pluginDir(paths))),
-    ...(options.config.installed_plugins ?? []).map((record) => record.file),
+    ...(options.config.installed_plugins ?? []).map((record) => ({ path: record.file })),
     ...(env.CACHET_PLUGINS ?? "")
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean)
-      .map((p) => resolve(p)),
+      .map((p) => ({ path: resolve(p) })),
   ];
+}
+
+/** A third-party plugin's file (absolute path), or, with `problem`, why it cannot be found (one line). */
+export interface PluginSource {
+  path: string;
+  problem?: string;
 }
 
 /**
@@ -148,16 +159,20 @@ function existsSync(path: string): boolean {
 }
 
 /** A path (absolute, or relative to the config dir) or an npm package name under the plugin dir. */
-function resolveSpecifier(spec: string, configDir: string, pluginsRoot: string): string {
-  if (isAbsolute(spec)) return spec;
-  if (spec.startsWith(".") || spec.includes("/") && existsSync(join(configDir, spec))) return resolve(configDir, spec);
+function resolveSpecifier(spec: string, configDir: string, pluginsRoot: string): PluginSource {
+  if (isAbsolute(spec)) return { path: spec };
+  if (spec.startsWith(".") || spec.includes("/") && existsSync(join(configDir, spec))) return { path: resolve(configDir, spec) };
   const packageDir = join(pluginsRoot, "node_modules", spec);
   const manifest = join(packageDir, "package.json");
-  if (existsSync(manifest)) {
+  if (!existsSync(manifest)) return { path: join(packageDir, "index.js") };
+  let pkg: { module?: unknown; main?: unknown; exports?: unknown };
+  try {
     // Read, not require()d: a required file is cached for the process's life, and a resident process would keep an old one.
-    const pkg = JSON.parse(process.getBuiltinModule("node:fs").readFileSync(manifest, "utf8")) as { module?: string; main?: string; exports?: unknown };
-    const entry = typeof pkg.exports === "string" ? pkg.exports : (pkg.module ?? pkg.main ?? "index.js");
-    return join(packageDir, entry);
+    pkg = JSON.parse(process.getBuiltinModule("node:fs").readFileSync(manifest, "utf8"));
+  } catch (cause) {
+    const why = (cause instanceof Error ? cause.message : String(cause)).split("\n", 1)[0];
+    return { path: manifest, problem: `plugin package ${spec}: ${manifest} is not valid JSON (${why}); hint: reinstall the package or remove "${spec}" from plugins in the config` };
   }
-  return join(packageDir, "index.js");
+  const entry = typeof pkg.exports === "string" ? pkg.exports : typeof pkg.module === "string" ? pkg.module : typeof pkg.main === "string" ? pkg.main : "index.js";
+  return { path: join(packageDir, entry) };
 }
