@@ -288,8 +288,9 @@ describe("daemon start, stop and status", () => {
   test("a client killed (kill -9) mid-answer: the daemon ends the turn as the client's death ends it in-process (the ledger row left in flight, marked lost by the next turn), and a successor serves on", async () => {
     const h = freshHome();
     const twin = freshHome();
-    const args = ["--emulate", "--max-tokens", "60000", "--session", "long", "a long answer"];
-    const env = { CACHET_EMULATOR_ANSWER_TOKENS: "60000" };
+    // The answer stalls after its first half: the client dies with the turn unfinished, never after a fast answer ended.
+    const args = ["--emulate", "--idle-timeout", "0", "--session", "long", "a long answer"];
+    const env = { CACHET_EMULATOR_FAULT: "stall" };
     /** Kills the turn's client once it printed, runs the next turn, and reads the killed session's ledger. */
     const killed = async (home: string, extra: Record<string, string>) => {
       const t = turn(home, args, { ...env, ...extra });
