@@ -14,9 +14,9 @@ afterAll(cleanHomes);
 
 const CLIENT = "curl/8.5.0";
 
-/** Records one exchange per prompt through a proxy on `home`, each prompt a conversation (so a session) of its own. */
-async function record(home: string, prompts: string[]): Promise<void> {
-  const proxy = await spawnProxy(home, ["--emulate"]);
+/** Records one exchange per prompt through a proxy on `home` (`upstream`, else the emulator), each prompt a conversation (so a session) of its own. */
+async function record(home: string, prompts: string[], upstream?: string): Promise<void> {
+  const proxy = await spawnProxy(home, upstream === undefined ? ["--emulate"] : ["--upstream", upstream]);
   try {
     for (const prompt of prompts) {
       const response = await fetch(`${proxy.url}/v1/messages`, {
@@ -132,6 +132,8 @@ describe("a store holding only sessions cachet proxy recorded", () => {
       expect(why.code).toBe(0);
       expect((JSON.parse(why.stdout) as { request: { session: string } }).request.session).toBe(id);
     }
+    // The proxy stored each row's figures as a turn does: reading them wrote nothing.
+    expect(storeRows(home)).toEqual(before);
   }, 60_000);
 });
 
@@ -162,3 +164,43 @@ test("beside a session of cachet's own, -c, --fork, cost, why and sessions show 
   expect(forked.code).toBe(0);
   expect(ofType(events(forked.stdout), "session")[0]!.forked_from).toBe(ownId);
 }, 60_000);
+
+test("the proxy stores each row's figures as a turn does: an estimated cost is flagged, and cost and stats read them without writing", async () => {
+  // An Anthropic answer whose usage reports cache writes without the 5-minute/1-hour split, as the API did before
+  // it added `cache_creation` (https://docs.anthropic.com/en/api/messages): priced at the 5-minute rate, an estimate.
+  const upstream = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: () =>
+      Response.json({
+        id: "msg_unsplit_writes",
+        type: "message",
+        role: "assistant",
+        model: "claude-sonnet-4-6",
+        content: [{ type: "text", text: "noted" }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 10, cache_creation_input_tokens: 2000, cache_read_input_tokens: 0, output_tokens: 5 },
+      }),
+  });
+  try {
+    const home = freshHome();
+    await record(home, ["a prompt whose writes are not split"], `http://127.0.0.1:${upstream.port}`);
+    const [id] = await recordedIds(home);
+    const before = storeRows(home);
+    const cost = await cachet(["cost", id!, "--json"], { home });
+    expect(cost.code).toBe(0);
+    const report = JSON.parse(cost.stdout) as { total: { costUsd: number; estimatedRequests: number; savingsExact: string | null }; requests: { costEstimate: string | null }[] };
+    // $3/M input, $3.75/M 5-minute writes, $15/M output (claude-sonnet-4-6).
+    expect(report.total.costUsd).toBeCloseTo(10 * 3e-6 + 2000 * 3.75e-6 + 5 * 15e-6, 12);
+    expect(report.requests[0]!.costEstimate).toMatch(/5m\/1h|split/i);
+    expect(report.total.estimatedRequests).toBe(1);
+    // Uncached, the 2,010 prompt tokens at $3/M: caching cost $0.0015 more.
+    expect(report.total.savingsExact).toBe("-0.0015");
+    const stats = await cachet(["stats", "--recorded", "--json"], { home });
+    expect(stats.code).toBe(0);
+    expect(storeRows(home)).toEqual(before);
+  } finally {
+    upstream.stop(true);
+  }
+}, 30_000);
