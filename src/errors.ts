@@ -61,6 +61,8 @@ export const ERROR_CODES = {
   CATALOG_INVALID: EXIT.input,
   SESSION_NOT_FOUND: EXIT.usage,
   SESSION_HAS_FORKS: EXIT.usage,
+  /** A session recorded by `cachet proxy` named to continue, fork or compact: cachet only reads those. */
+  SESSION_RECORDED: EXIT.usage,
   SESSION_CONFLICT: EXIT.failure,
   STORE: EXIT.failure,
   EMULATOR: EXIT.failure,

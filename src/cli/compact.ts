@@ -1,6 +1,6 @@
 /**
  * `cachet compact [--session S] [--emulate] [--json]`: compacts a session now
- * (the latest by default). The log keeps every message (`cachet export` shows
+ * (the latest of cachet's own by default; one `cachet proxy` recorded is refused). The log keeps every message (`cachet export` shows
  * them all); the summary zone grows by one entry and the next turn sends
  * Z0 + Z1 + the kept tail. A summary call, when the render is large, is a
  * ledger row of role `compaction`.
@@ -14,7 +14,7 @@ import { stdout } from "../stdout.ts";
 export default defineCommand({
   meta: { name: "compact", description: "Compact a session now: move its older turns into the summary zone" },
   args: {
-    session: { type: "string", description: "Session ID or NAME (default: the latest)" },
+    session: { type: "string", description: "Session ID or NAME (default: the latest of cachet's own)" },
     ...jsonArg,
     ...emulateArg,
     ...globalArgs,

@@ -1,7 +1,8 @@
 /**
  * `cachet cost [SESSION] [--tree] [--json]`: a session's cost per request,
  * and with --tree per node (system parts, tools, schema, messages and their
- * blocks) with tokens, cache status and USD. Default: the latest session.
+ * blocks) with tokens, cache status and USD. Default: the latest of cachet's own sessions (one `cachet proxy`
+ * recorded is shown when named, as `-c` never picks one).
  */
 import { defineCommand } from "citty";
 import { CachetError } from "../errors.ts";
@@ -11,7 +12,7 @@ import { stdout } from "../stdout.ts";
 export default defineCommand({
   meta: { name: "cost", description: "Show a session's cost, per request and per node" },
   args: {
-    session: { type: "positional", required: false, description: "Session id or name (default: the latest session)" },
+    session: { type: "positional", required: false, description: "Session id or name (default: the latest of cachet's own sessions; a recorded one when named)" },
     tree: { type: "boolean", description: "Show every node of every request" },
     ...jsonArg,
     ...globalArgs,
@@ -21,7 +22,11 @@ export default defineCommand({
     const store = openStore(undefined, { readonly: true });
     try {
       const session = args.session ? store.findSession(args.session) : store.latestSession();
-      if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
+      if (!session) {
+        const { onlyRecordedError } = await import("../session/recorded-refusal.ts");
+        throw onlyRecordedError(store, "cachet cost", "there is no session of cachet's own to show", "shows") ??
+          new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
+      }
       const { total } = await ledgerSums(store, "session", { sessionId: session.id });
       const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : `${total.estimatedRequests ? "~" : ""}${signedUsd(total.savingsExact)}`}\n`;
       if (!args.tree) {

@@ -1,5 +1,5 @@
 /**
- * `cachet export [SESSION]`: the session (default: the latest) as JSON lines
+ * `cachet export [SESSION]`: the session (default: the latest of cachet's own) as JSON lines
  * on stdout: one `session` line, its `prefix` versions, a `summary` line when
  * it has one, its `message` lines and its `request` (ledger) lines, in order.
  *
@@ -14,7 +14,7 @@ import { stdout } from "../stdout.ts";
 export default defineCommand({
   meta: { name: "export", description: "Write a session as JSON lines, or send the ledger to an OpenTelemetry collector" },
   args: {
-    session: { type: "positional", required: false, description: "Session ID or NAME (default: the latest)" },
+    session: { type: "positional", required: false, description: "Session ID or NAME (default: the latest of cachet's own)" },
     otlp: { type: "string", description: "Send the ledger rows not sent yet to this OTLP/HTTP collector URL (e.g. http://localhost:4318)" },
     "otlp-format": { type: "enum", options: ["protobuf", "json"] as string[], description: "OTLP/HTTP body encoding (default protobuf)" },
     "with-content": { type: "boolean", description: "Include prompt and answer text in the spans (off by default)" },
@@ -49,7 +49,11 @@ export default defineCommand({
     const store = openStore(undefined, { readonly: true });
     try {
       const ref = a.session ?? store.latestSession()?.id;
-      if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions to export", { hint: 'start one with `cachet "PROMPT"`' });
+      if (ref === undefined) {
+        const { onlyRecordedError } = await import("../session/recorded-refusal.ts");
+        throw onlyRecordedError(store, "cachet export", "there is no session of cachet's own to export", "exports") ??
+          new CachetError("SESSION_NOT_FOUND", "there are no sessions to export", { hint: 'start one with `cachet "PROMPT"`' });
+      }
       // Written as read, a stored part of a message at a time: the peak is a part's, not the session's.
       await writeOut(exportPieces(store, ref));
     } finally {

@@ -25,9 +25,9 @@ const args = {
   "drop-pending": { type: "boolean", description: "With a new prompt while tool calls are pending: answer them with a stored \"no result: the user moved on\" instead of refusing" },
   schema: { type: "string", description: "JSON schema FILE or inline JSON: the answer is validated JSON" },
   overlay: { type: "string", description: "Volatile text for this turn only (date, plan, budget), TEXT or @FILE; rendered after the last message" },
-  continue: { type: "boolean", alias: "c", description: "Continue the latest session" },
+  continue: { type: "boolean", alias: "c", description: "Continue the latest of cachet's own sessions (never one `cachet proxy` recorded)" },
   session: { type: "string", description: "Continue session ID or NAME (a new NAME starts a named session)" },
-  fork: { type: "boolean", description: "Fork the chosen session (default: the latest) and continue in the fork; --fork=ID forks ID" },
+  fork: { type: "boolean", description: "Fork the chosen session (default: the latest of cachet's own) and continue in the fork; --fork=ID forks ID" },
   "max-tokens": { type: "string", description: "Maximum output tokens" },
   temperature: { type: "string", description: "Sampling temperature" },
   stream: { type: "boolean", default: true, negativeDescription: "Wait for the whole answer instead of streaming", description: "Stream the answer" },
@@ -222,7 +222,8 @@ function checkForkTarget(target: string | undefined, session: string | undefined
  * `--fork=NAME` was most likely meant, and when it is shaped like a session id
  * (src/context/ids.ts) it is most likely a mistyped one, as `--fork=ID` would
  * say: either way the run is refused instead of forking another session.
- * @throws CachetError BAD_FLAG naming a stored session's word and `--fork=NAME`; SESSION_NOT_FOUND for an id-shaped word
+ * @throws CachetError BAD_FLAG naming a stored session's word and `--fork=NAME`; SESSION_NOT_FOUND for an id-shaped word;
+ *   SESSION_RECORDED for a session `cachet proxy` recorded, which no form of --fork forks
  */
 async function refuseForkWord(prepared: PreparedRun, word: string | undefined): Promise<void> {
   if (word === undefined) return;
@@ -234,13 +235,18 @@ async function refuseForkWord(prepared: PreparedRun, word: string | undefined): 
     return;
   }
   const afterDashes = `to fork the latest session and send "${word}" as prompt text, put the prompt after \`--\``;
+  let found: string;
   try {
-    store.findSession(word);
+    found = store.findSession(word).id;
   } catch (error) {
     // Not a session (or the store failed to answer: the turn reports that).
     if (!looksLikeSessionId(word) || !isCachetError(error) || error.code !== "SESSION_NOT_FOUND") return;
     throw new CachetError("SESSION_NOT_FOUND", `--fork ${word}: no session "${word}"`, { hint: `check the id with \`cachet sessions\`; ${afterDashes}` });
   }
+  // `--fork=WORD` would be refused too: said now, rather than a hint leading to that refusal.
+  const { recordedRefusal } = await import("../session/recorded-refusal.ts");
+  const recorded = recordedRefusal(store, found, "fork", "--fork");
+  if (recorded) throw recorded;
   throw new CachetError("BAD_FLAG", `--fork ${word}: "${word}" names a stored session, but --fork takes it only as --fork=${word}`, {
     hint: `write --fork=${word} to fork it; ${afterDashes}`,
   });

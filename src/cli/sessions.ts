@@ -2,7 +2,7 @@
  * `cachet sessions [list|show|rm] [SESSION] [--json] [--force] [--recorded]`: list
  * sessions (default; a SOURCE column tells cachet's own from those `cachet
  * proxy` recorded, `--recorded` lists only the latter), show one (prefix versions, messages, requests; the
- * latest without SESSION), or remove one with its rows (a parent's shared
+ * latest of cachet's own without SESSION), or remove one with its rows (a parent's shared
  * messages stay; a session with forks needs --force, which removes its forks and theirs too).
  */
 import { defineCommand } from "citty";
@@ -16,7 +16,7 @@ export const actions = ["list", "show", "rm"] as const;
 
 const args = {
   action: { type: "positional", required: false, description: "list (default), show or rm" },
-  session: { type: "positional", required: false, description: "Session ID or NAME (show: default the latest; rm: required)" },
+  session: { type: "positional", required: false, description: "Session ID or NAME (show: default the latest of cachet's own; rm: required)" },
   force: { type: "boolean", description: "rm: also remove the session's forks and theirs" },
   recorded: { type: "boolean", description: "list: only the sessions recorded by `cachet proxy`" },
   ...jsonArg,
@@ -50,7 +50,11 @@ export default defineCommand({
         stdout().write(a.json ? listings.map((l) => `${JSON.stringify(l)}\n`).join("") : report.formatSessionList(listings));
       } else if (action === "show") {
         const ref = a.session ?? store.latestSession()?.id;
-        if (ref === undefined) throw new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
+        if (ref === undefined) {
+          const { onlyRecordedError } = await import("../session/recorded-refusal.ts");
+          throw onlyRecordedError(store, "cachet sessions show", "there is no session of cachet's own to show", "shows") ??
+            new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
+        }
         const { writeOut } = await import("./write-out.ts");
         // A message is read a stored part at a time (a session may hold one of hundreds of MB): never whole.
         await writeOut(a.json ? report.detailsJsonPieces(store, ref) : [report.formatSessionDetails(report.sessionOverview(store, ref))]);

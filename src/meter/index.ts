@@ -14,7 +14,7 @@ export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
 export type { AttributeOptions, CategoryRates, NodeCost, OutputCost, RequestAttribution } from "./attribute.ts";
 export { loadCatalog } from "./catalog.ts";
 export type { Catalog } from "./catalog.ts";
-export { priceUsage, priceUsageReport, resolvePrice } from "./pricing.ts";
+export { priceUsage, priceUsageReport, resolvePrice, uncachedCost } from "./pricing.ts";
 export type { CostLine, RequestCost, ResolvedPrice } from "./pricing.ts";
 export { formatCostLine, ledgerStats, ledgerTotal } from "./stats.ts";
 export { sessionCost } from "./session-cost.ts";

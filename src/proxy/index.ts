@@ -83,7 +83,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   }
   // The tokenizer (token estimates of chain links) takes a moment to load: the proxy serves meanwhile.
   const tokenizer = import("../tokenizer/o200k.ts").then(({ loadO200k }) => loadO200k());
-  const { loadCatalog, priceUsageReport } = await import("../meter/index.ts");
+  const { loadCatalog, priceUsageReport, uncachedCost } = await import("../meter/index.ts");
   const { catalog } = await loadCatalog(paths);
   const recorder = new Recorder({
     store,
@@ -94,7 +94,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     reader: new UsageReader(host),
     keepBodies: options.keepBodies === true,
     tokenizer,
-    price: (modelRef, report) => priceUsageReport(report, modelRef, catalog, config.prices),
+    price: (modelRef, report) => {
+      const cost = priceUsageReport(report, modelRef, catalog, config.prices);
+      // As a turn records its cost (src/meter/index.ts priceReport): an estimate only for a known cost that is not exact.
+      const costEstimate = cost.costUsd !== null && cost.estimates.length > 0 ? cost.estimates.join("; ") : null;
+      return { costUsd: cost.costUsd, noCacheCostUsd: uncachedCost(report, modelRef, catalog, config.prices), costEstimate };
+    },
     notice,
     ...(options.onRecorded ? { onRecorded: options.onRecorded } : {}),
   });

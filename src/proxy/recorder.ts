@@ -66,8 +66,12 @@ export interface RecorderOptions {
   keepBodies: boolean;
   /** Counts tokens of an element's estimate text (o200k), memoized here per content hash; loaded while the proxy already serves. */
   tokenizer: Promise<(text: string) => number>;
-  /** Prices a report for `catalogProvider/model` (src/meter priceUsageReport with the catalog in force). */
-  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => { costUsd: number | null };
+  /**
+   * Prices a report for `catalogProvider/model` (src/meter priceUsageReport with the catalog in force): the cost, what
+   * it would have cost uncached and why the cost is an estimate (null when exact), all stored with the ledger row as a
+   * turn stores them (src/session/ledger-figures.ts), so reading the ledger later prices nothing and writes nothing.
+   */
+  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => RecordedPrice;
   /** Called with a one-line notice (recording failures); never with credentials. */
   notice?: (message: string) => void;
   /** Called after each exchange is stored. */
@@ -154,8 +158,8 @@ export class Recorder {
       }
     }
     const spec = this.o.host.providers.get(e.route.provider)?.value;
-    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : { costUsd: null };
-    return { body, chain, model, read, decoded, costUsd: priced.costUsd };
+    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : UNPRICED;
+    return { body, chain, model, read, decoded, priced };
   }
 
   /** Synchronous: session choice and writes happen one exchange at a time. */
@@ -187,7 +191,9 @@ export class Recorder {
       outputTps: usage.output !== undefined && e.firstByteAt !== null && e.finishedAt > e.firstByteAt ? (usage.output * 1000) / (e.finishedAt - e.firstByteAt) : null,
       usage,
       rawUsage: p.read?.report?.raw ?? null,
-      costUsd: p.costUsd,
+      costUsd: p.priced.costUsd,
+      noCacheCostUsd: p.priced.noCacheCostUsd,
+      costEstimate: p.priced.costEstimate,
       providerCostUsd: p.read?.report?.providerCostUsd ?? null,
       // Kept in recorded_exchanges: a replayed or emulated id may repeat, and the ledger refuses a repeated id.
       providerRequestId: null,
@@ -280,8 +286,18 @@ interface Prepared {
   model: string;
   read: ReadResponse | undefined;
   decoded: Uint8Array | null;
-  costUsd: number | null;
+  priced: RecordedPrice;
 }
+
+/** What {@link RecorderOptions.price} gives for one exchange; USD, null when unknown. */
+export interface RecordedPrice {
+  costUsd: number | null;
+  noCacheCostUsd: number | null;
+  costEstimate: string | null;
+}
+
+/** The price of an exchange whose response carried no usage: unknown. */
+const UNPRICED: RecordedPrice = { costUsd: null, noCacheCostUsd: null, costEstimate: null };
 
 /** The ledger status and error text of an exchange. */
 function outcome(e: CapturedExchange, read: ReadResponse | undefined): { status: RequestStatus; error: string | null } {

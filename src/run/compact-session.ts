@@ -39,7 +39,7 @@ export async function compactSession(
   const options: TurnOptions = {
     // resolveInput needs something to send; the compaction sends nothing of it.
     prompt: "(compaction)",
-    session: ref === undefined ? { mode: "continue", by: "compact" } : { mode: "named", ref },
+    session: ref === undefined ? { mode: "continue", by: "compact" } : { mode: "named", ref, by: "compact" },
     generation: { stream: true, providerOptions: {} },
     cache: {},
     role: "main",

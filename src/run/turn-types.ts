@@ -8,11 +8,13 @@ import type { LedgerRow } from "../session/types.ts";
 import type { OutputSink } from "./output.ts";
 
 /**
- * Which session a turn belongs to. `continue` is the latest session, asked for by `by`: `-c` (the default),
- * `--tool-result` without -c (it answers the latest session's calls) or `cachet compact` (which compacts it); the
- * error for a store without sessions names the one the user wrote.
+ * Which session a turn belongs to. `continue` is the latest of cachet's own sessions (never one `cachet proxy`
+ * recorded), asked for by `by`: `-c` (the default), `--tool-result` without -c (it answers the latest session's calls)
+ * or `cachet compact` (which compacts it); the error for a store without sessions names the one the user wrote.
+ * `named` is the session `ref` names (id or name); `by: "compact"` when `cachet compact --session` named it, so a
+ * refusal (a recorded session) says what was asked.
  */
-export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue"; by?: "-c" | "--tool-result" | "compact" } | { mode: "named"; ref: string; mustExist?: boolean };
+export type SessionChoice = { mode: "new"; name?: string } | { mode: "continue"; by?: "-c" | "--tool-result" | "compact" } | { mode: "named"; ref: string; mustExist?: boolean; by?: "compact" };
 
 /** The result of one tool call, as given by the user side. */
 export interface ToolResultInput {

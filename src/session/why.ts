@@ -7,6 +7,7 @@ import { CachetError } from "../errors.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import { DEFAULT_CACHE_RULES, explain, LIVE_ENTRY_ROWS, OTHER_SESSIONS, otherSessionsSince, type Explanation } from "../wire/divergence.ts";
 import { printable } from "../printable.ts";
+import { onlyRecordedError } from "./recorded-refusal.ts";
 import { messagePreviews } from "./session-report.ts";
 import { openStore } from "./store.ts";
 import type { LedgerRow } from "./types.ts";
@@ -32,7 +33,7 @@ export interface WhyReport extends Explanation {
 
 /**
  * Explains one request (by ledger id, or a session's latest), or the latest
- * request of the latest session.
+ * request of the latest of cachet's own sessions (a recorded one is explained when named).
  * @throws CachetError SESSION_NOT_FOUND when there is nothing to explain.
  */
 export async function whyReport(ref?: string): Promise<WhyReport> {
@@ -52,7 +53,10 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
       rows = store.requests(current.sessionId).filter(settled);
     } else {
       const session = ref ? store.findSession(ref) : store.latestSession();
-      if (!session) throw new CachetError("SESSION_NOT_FOUND", "there is no request to explain yet", { hint: "run a prompt first" });
+      if (!session) {
+        throw onlyRecordedError(store, "cachet why", "there is no request of cachet's own to explain", "explains") ??
+          new CachetError("SESSION_NOT_FOUND", "there is no request to explain yet", { hint: "run a prompt first" });
+      }
       rows = store.requests(session.id).filter(settled);
       const last = rows.at(-1);
       if (!last) throw new CachetError("SESSION_NOT_FOUND", `session ${session.id} has no requests`, { hint: "run a prompt in it first" });

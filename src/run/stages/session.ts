@@ -6,6 +6,7 @@ import { looksLikeSessionId } from "../../context/ids.ts";
 import { CachetError, isCachetError } from "../../errors.ts";
 import type { PluginHost } from "../../plugin/host.ts";
 import type { ForkEvent } from "../../plugin/hooks.ts";
+import { onlyRecorded, onlyRecordedPhrase, recordedRefusal, type RecordedAction } from "../../session/recorded-refusal.ts";
 import type { Store } from "../../session/store.ts";
 import type { LedgerRow, LoadedSession, SessionRecord } from "../../session/types.ts";
 import type { Runtime } from "../runtime.ts";
@@ -38,9 +39,10 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
 
 /**
  * The existing session the options name, or undefined for a new one.
- * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id (or a name shaped like one), or a fork target that does not exist
+ * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions of cachet's own, an unknown id (or a name shaped like one), or a fork target that does not exist;
+ *   SESSION_RECORDED for a session `cachet proxy` recorded (src/session/recorded-refusal.ts)
  */
-export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork">): SessionRecord | undefined {
+export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork" | "toolResults">): SessionRecord | undefined {
   const { store } = runtime;
   switch (options.session.mode) {
     case "continue": {
@@ -52,8 +54,16 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
           hint: `drop --no-store and unset CACHET_NO_STORE to ${by === "--tool-result" ? "answer a stored session's tool calls" : `${what} a stored session`}`,
         });
       }
+      // The latest of cachet's own sessions: one `cachet proxy` recorded is never continued.
       const latest = store.latestSession();
       if (!latest) {
+        const only = onlyRecorded(store);
+        if (only) {
+          const never = by === "-c" ? "which -c never continues" : by === "compact" ? "which cachet never compacts" : "and --tool-result answers only the tool calls of cachet's own sessions";
+          throw new CachetError("SESSION_NOT_FOUND", `there is no session to ${what}: ${onlyRecordedPhrase(only)}, ${never}`, {
+            hint: by === "-c" ? "run without -c to start a new session" : 'start one with `cachet "PROMPT"`',
+          });
+        }
         throw new CachetError("SESSION_NOT_FOUND", `there is no session to ${what}: none is stored (runs with --no-store or CACHET_NO_STORE=1 keep none)`, {
           hint: by === "-c" ? "run without -c to start one" : 'start one with `cachet "PROMPT"`',
         });
@@ -63,17 +73,31 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
     case "named": {
       const ref = options.session.ref;
       // A NAME that does not exist yet starts a new named session; an id, a fork target or `-c --session NAME` must exist.
-      if (needsStoredSession(options)) return findIdShaped(store, ref);
-      try {
-        return store.findSession(ref);
-      } catch (error) {
-        if ((error as CachetError).code === "SESSION_NOT_FOUND") return undefined;
-        throw error;
+      let found: SessionRecord | undefined;
+      if (needsStoredSession(options)) found = findIdShaped(store, ref);
+      else {
+        try {
+          found = store.findSession(ref);
+        } catch (error) {
+          if ((error as CachetError).code === "SESSION_NOT_FOUND") return undefined;
+          throw error;
+        }
       }
+      // Refused before its turn lease is taken: nothing of a recorded session changes.
+      const refusal = recordedRefusal(store, found.id, recordedAction(options), options.fork ? "--fork" : options.session.mustExist ? "-c and --session" : "--session");
+      if (refusal) throw refusal;
+      return found;
     }
     case "new":
       return options.fork ? (store.latestSession() ?? undefined) : undefined;
   }
+}
+
+/** What the options would do with the session they name, as {@link recordedRefusal} words it. */
+function recordedAction(options: Pick<TurnOptions, "session" | "fork" | "toolResults">): RecordedAction {
+  if (options.fork) return "fork";
+  if (options.session.mode === "named" && options.session.by === "compact") return "compact";
+  return options.toolResults?.length ? "answer with --tool-result" : "continue";
 }
 
 /** The stored session `ref` names; one shaped like an id that names none is most likely a mistyped id. */
@@ -145,7 +169,12 @@ async function leased<T>(
     const input = resolve(loaded);
     // Validation is done: from here on, things are stored.
     if (options.fork) {
-      if (!loaded) throw new CachetError("SESSION_NOT_FOUND", "there is no session to fork", { hint: "start one first, or name it with --session" });
+      if (!loaded) {
+        const only = onlyRecorded(store);
+        throw new CachetError("SESSION_NOT_FOUND", `there is no session to fork${only ? `: ${onlyRecordedPhrase(only)}, which cachet never forks` : ""}`, {
+          hint: only ? 'start one with `cachet "PROMPT"` first' : "start one first, or name it with --session",
+        });
+      }
       const exact = loaded.session.model === input.modelRef && loaded.prefix.prefix.fingerprint === input.prefix.fingerprint;
       const child = store.startSession(
         {
