@@ -14,7 +14,8 @@ import { readRanks } from "./rank-table.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const ordinary = { disallowedSpecial: new Set<string>() };
-const count = bpeCounter(readRanks(await Bun.file(TOKENIZER_OUTPUT).bytes()), O200K_PATTERN);
+const TOKENIZER_BYTES = await Bun.file(TOKENIZER_OUTPUT).bytes();
+const count = bpeCounter(readRanks(TOKENIZER_BYTES), O200K_PATTERN);
 
 function mismatches(texts: readonly string[]): { text: string; ours: number; theirs: number }[] {
   return texts.map((text) => ({ text, ours: count(text), theirs: reference(text, ordinary) })).filter((r) => r.ours !== r.theirs);
@@ -89,4 +90,15 @@ test("the loaded counter (bounded counting around the same BPE) gives gpt-tokeni
   const text = await Bun.file(join(ROOT, "README.md")).text();
   expect(loaded(text)).toBe(reference(text, ordinary));
   expect(loaded("<|endoftext|>")).toBe(reference("<|endoftext|>", ordinary));
+});
+
+test("characters the pattern does not match are skipped, as tiktoken's findall skips them: the count is the sum of the matches' counts", () => {
+  // o200k's own pattern matches every character; a narrower one leaves gaps between its pieces.
+  const pattern = String.raw`[a-z]+|\p{N}{1,3}`;
+  const narrow = bpeCounter(readRanks(TOKENIZER_BYTES), pattern);
+  const text = "alpha, BETA 12345 déjà-vu 😀 gamma\u0301 zz";
+  const pieces = [...text.matchAll(new RegExp(pattern, "gu"))].map((m) => m[0]);
+  expect(pieces).toEqual(["alpha", "123", "45", "d", "j", "vu", "gamma", "zz"]);
+  expect(narrow(text)).toBe(pieces.reduce((sum, piece) => sum + narrow(piece), 0));
+  expect(narrow("ÉÉÉ ---")).toBe(0);
 });

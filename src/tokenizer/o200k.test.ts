@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { loadO200k } from "./o200k.ts";
+import { loadO200k, unloadO200k } from "./o200k.ts";
 
 test("a long run of one letter is counted in slices with the exact figure (measured before slicing: 40,000 'a' = 5,000 tokens)", async () => {
   const count = await loadO200k();
@@ -33,4 +33,14 @@ test("countOrEstimate: exact up to EXACT_CHARS; a longer text of one kind is est
   }
   const exact = count(text);
   expect(Math.abs(countOrEstimate(text, count) - exact) / exact).toBeLessThan(0.02);
+});
+
+test("unloadO200k: the next load makes a new counter, which counts as the one let go of", async () => {
+  const text = "Here is the plan: déjà vu, 缓存 and 😀.\n".repeat(100);
+  const before = await loadO200k();
+  expect(await loadO200k()).toBe(before);
+  unloadO200k();
+  const after = await loadO200k();
+  expect(after).not.toBe(before);
+  expect(after(text)).toBe(before(text));
 });

@@ -29,6 +29,10 @@ export interface PieceOptions {
   canonical?: boolean;
   /** Slice length, code units (default {@link SLICE_CHARS}); tests use small ones. */
   sliceChars?: number;
+  /** Full garbage collections while one long string is written (default {@link COLLECTIONS_PER_STRING}). */
+  collections?: number;
+  /** Fewest code units written between two of them (default half a {@link SLICE_CHARS}). */
+  collectAfterChars?: number;
 }
 
 /**
@@ -70,7 +74,7 @@ export function* jsonPieces(value: unknown, options: PieceOptions = {}): Generat
   }
   if (typeof value === "string") {
     yield '"';
-    const collectEvery = Math.max(SLICE_CHARS / 2, value.length / COLLECTIONS_PER_STRING);
+    const collectEvery = Math.max(options.collectAfterChars ?? SLICE_CHARS / 2, value.length / (options.collections ?? COLLECTIONS_PER_STRING));
     let sinceCollection = 0;
     for (let from = 0; from < value.length; ) {
       let to = Math.min(from + slice, value.length);

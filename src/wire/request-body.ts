@@ -21,6 +21,14 @@ export interface SerializedBody {
 const BATCH_CHARS = 1 << 18;
 
 /**
+ * Full collections while the body's long string streams: twice jsonPieces' default, as often as once a batch. The
+ * stream is the last step of a huge turn, its slices' copies (and the chunks the socket has not taken yet) beside
+ * all the turn holds: with 10 MiB of non-ASCII text it made the turn's peak, three batches' copies (about 5 MB)
+ * over the rest (test/bench/big-stdin.ts). At most 16 more collections a request, milliseconds each.
+ */
+const BODY_COLLECTIONS = 32;
+
+/**
  * Serializes a wire body. The bytes are exactly those of
  * `JSON.stringify(body)` in UTF-8; call once per attempt (a stream is read once).
  * The elements of the body's lists (messages, input, contents: a long
@@ -97,7 +105,7 @@ const LONG = "";
 const elementJson = new ListMemo<unknown, string>((element) => (hasLongString(element) ? LONG : (JSON.stringify(element) ?? "null")), { weight: (json) => (json === LONG ? 1 : 0) });
 
 function bodyStream(body: Record<string, unknown>): ReadableStream<Uint8Array> {
-  const pieces = jsonPieces(body, { sliceChars: BATCH_CHARS });
+  const pieces = jsonPieces(body, { sliceChars: BATCH_CHARS, collections: BODY_COLLECTIONS, collectAfterChars: BATCH_CHARS });
   const encoder = new TextEncoder();
   return new ReadableStream<Uint8Array>({
     pull(controller) {

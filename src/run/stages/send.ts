@@ -93,7 +93,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   if (huge) Bun.gc(true);
   // Hashing and token-counting the request (loading the tokenizer takes ~10 ms) begins once the request has
   // left, overlapping the provider's time to first token, unless a check before sending asks for the estimate
-  // (a prompt near the window, a spending limit).
+  // (a prompt near the window, a spending limit) or the input is huge (below).
   let counting: Promise<ChainLink[]> | undefined;
   const chain = () => {
     if (counting) return counting;
@@ -109,8 +109,14 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   await checkContextWindow(runtime.catalogEntry, catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
-  // Loading the catalog and the tokenizer left garbage: collected before the store writes the input.
-  if (huge) Bun.gc(true);
+  if (huge) {
+    // Counted now, before anything is stored: held while the input is stored and the body streamed, the tokenizer
+    // (about 8 MB with its tables) would sit beside their transient copies at the turn's peak. Once the count is
+    // made it is let go of (the next count loads it again, tens of ms) and collected with the catalog's garbage.
+    await chain().catch(() => {});
+    (await import("../../tokenizer/o200k.ts")).unloadO200k();
+    Bun.gc(true);
+  }
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
   for (const write of pending.splice(0)) write();
@@ -119,10 +125,6 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   if (huge) {
     store.appendMessage(sessionId, prompt);
     prompt = undefined;
-    Bun.gc(true);
-    // The tokenizer's load (tens of ms, a few MB of transient garbage) would otherwise overlap
-    // streaming the body and add its peak to the body's: finish it and collect first.
-    await chain().catch(() => {});
     Bun.gc(true);
   }
 
