@@ -37,11 +37,18 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
 }
 
 /**
- * The existing session the options name, or undefined for a new one.
- * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id (or a name shaped like one), or a fork target that does not exist
+ * The existing session the options name, or undefined for a new one. New sessions that a process ended before
+ * their first turn stored anything (a plugin's process.exit, SIGKILL) are removed first, as a failed first turn
+ * removes its own: a NAME of one starts afresh, and `-c` never picks one.
+ * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions, an unknown id (or a name shaped like one), or a fork target that does not exist;
+ *   STORE when an abandoned session cannot be removed (the store cannot be written)
  */
 export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork">): SessionRecord | undefined {
   const { store } = runtime;
+  if (!runtime.ephemeral) {
+    const dropped = store.dropAbandoned();
+    if (dropped.length > 0) void import("../../log.ts").then((log) => log.verbose(`removed ${dropped.join(", ")}: new session${dropped.length === 1 ? "" : "s"} whose first turn ended before anything was stored`));
+  }
   switch (options.session.mode) {
     case "continue": {
       // Said for what the user wrote: -c, a --tool-result answering the latest session's calls, or `cachet compact`.
