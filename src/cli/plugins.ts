@@ -13,6 +13,7 @@ import { CachetError, EXIT } from "../errors.ts";
 import { printable } from "../printable.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
+import type { PluginUpdate } from "../plugin/install.ts";
 
 /** The words of the ACTION positional (`cachet help plugins ACTION` checks them too). */
 export const actions = ["list", "add", "remove", "update", "new", "test"] as const;
@@ -76,7 +77,7 @@ export default defineCommand({
         const updated = await updatePlugins(target, options);
         if (args.json) json({ updated });
         else if (updated.length === 0) await info("no installed plugins");
-        else for (const u of updated) await info(`${u.name}: ${u.from === u.to ? `${u.to} (unchanged)` : `${u.from} → ${u.to}`}`);
+        else for (const u of updated) await info(`${u.name}: ${updateLine(u)}`);
         return;
       }
       case "new": {
@@ -105,6 +106,13 @@ export default defineCommand({
     }
   },
 });
+
+/** How `update` reports one plugin: a new version, the same version rebundled differently, or nothing changed. */
+function updateLine(u: PluginUpdate): string {
+  const integrity = u.integrity.from === u.integrity.to ? "" : `, integrity ${u.integrity.from.slice(0, 20)}… → ${u.integrity.to.slice(0, 20)}…`;
+  if (u.from !== u.to) return `${u.from} → ${u.to}${u.changed ? "" : " (the bundle is the same)"}`;
+  return u.changed ? `${u.to} (same version, bundle changed${integrity})` : `${u.to} (unchanged)`;
+}
 
 async function list(asJson: boolean): Promise<void> {
   const { loadConfig } = await import("../config.ts");

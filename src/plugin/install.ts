@@ -10,13 +10,13 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { configFile, pluginDir, statePaths } from "../paths.ts";
 import { makePrivateDir } from "../private-files.ts";
 import { apiRange } from "./api-range.ts";
-import { writeInstalled, type InstalledPlugin } from "./installed-config.ts";
+import { KEYS, writeInstalled, type InstalledPlugin } from "./installed-config.ts";
 import { loadPlugins } from "./loader.ts";
 import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
 
@@ -36,6 +36,17 @@ export interface InstallOptions {
  *   Nothing is recorded then.
  */
 export async function addPlugin(source: string, options: InstallOptions): Promise<InstalledPlugin> {
+  return (await install(source, options)).record;
+}
+
+/**
+ * {@link addPlugin}, saying whether the installed bundle changed. A bundle with
+ * the same bytes as the installed file leaves that file as it is (its mtime
+ * too: whatever watches it sees no change), and the same record
+ * leaves the config file as it is.
+ * @returns the record, and whether the bundled file was written (it was missing or its bytes differed)
+ */
+async function install(source: string, options: InstallOptions): Promise<{ record: InstalledPlugin; bundleChanged: boolean }> {
   const paths = statePaths(options.env);
   const root = pluginDir(paths);
   makePrivateDir(join(root, ".staging"));
@@ -44,7 +55,7 @@ export async function addPlugin(source: string, options: InstallOptions): Promis
     const registry: RegistryOptions = { registry: registryUrl(options.env), fetch: options.fetch };
     const fetched = await fetchSource(source, staging, registry, options.cwd);
     await installDependencies(fetched.dir, registry);
-    const bundle = await bundlePlugin(fetched.entry, source);
+    const bundle = new TextEncoder().encode(await bundlePlugin(fetched.dir, source));
     const staged = join(staging, "plugin.js");
     await writeFile(staged, bundle);
     const plugin = await checkLoads(staged, source, options.env);
@@ -55,20 +66,31 @@ export async function addPlugin(source: string, options: InstallOptions): Promis
       name,
       version: manifest?.version ?? "0.0.0",
       source: fetched.source,
-      integrity: fetched.integrity ?? sri("sha512", new TextEncoder().encode(bundle)),
+      integrity: fetched.integrity ?? sri("sha512", bundle),
       api: apiRange(plugin.api),
       file,
     };
-    await rename(staged, file);
+    const bundleChanged = !sameBytes(file, bundle);
+    if (bundleChanged) await rename(staged, file);
     const config = await loadConfig(configFile(paths));
-    const others = (config.installed_plugins ?? []).filter((r) => r.name !== name);
-    await writeInstalled(configFile(paths), [...others, record]);
-    return record;
+    const recorded = config.installed_plugins ?? [];
+    const previous = recorded.find((r) => r.name === name);
+    if (bundleChanged || !previous || KEYS.some((k) => previous[k] !== record[k])) {
+      await writeInstalled(configFile(paths), [...recorded.filter((r) => r !== previous), record]);
+    }
+    return { record, bundleChanged };
   } finally {
     await rm(staging, { recursive: true, force: true });
     // The staging directory goes too once empty; another install under way keeps it (rmdir refuses a non-empty one).
     await rmdir(join(root, ".staging")).catch(() => {});
   }
+}
+
+/** Whether the file at `path` exists and holds exactly `bytes`. */
+function sameBytes(path: string, bytes: Uint8Array): boolean {
+  if (!existsSync(path)) return false;
+  const stat = statSync(path);
+  return stat.isFile() && stat.size === bytes.length && Buffer.from(bytes).equals(readFileSync(path));
 }
 
 /**
@@ -85,20 +107,33 @@ export async function removePlugin(name: string, options: Pick<InstallOptions, "
   return record;
 }
 
+/** One plugin `update` re-installed: its version before and after, and whether its bundle changed. */
+export interface PluginUpdate {
+  name: string;
+  from: string;
+  to: string;
+  /** The bundled file was rewritten: the new bundle's bytes differ from the installed one's (the same version may rebundle differently: a local project's edited source, a dependency moved within its range). */
+  changed: boolean;
+  /** The recorded integrity before and after (a local source's is the bundle's; an npm or tarball source's is its tarball's). */
+  integrity: { from: string; to: string };
+}
+
 /**
  * Re-installs installed plugins from their recorded sources (an npm source
- * without a pinned version moves to the newest matching version).
- * @returns each plugin with its version before and after.
+ * without a pinned version moves to the newest matching version). A plugin
+ * whose new bundle has the bytes of the installed one keeps its file and its
+ * record untouched.
+ * @returns each plugin with its version before and after, and whether its bundle changed.
  * @throws CachetError as {@link addPlugin}; PLUGIN_NOT_INSTALLED (exit 2) for an unknown name.
  */
-export async function updatePlugins(name: string | undefined, options: InstallOptions): Promise<{ name: string; from: string; to: string }[]> {
+export async function updatePlugins(name: string | undefined, options: InstallOptions): Promise<PluginUpdate[]> {
   const config = await loadConfig(configFile(statePaths(options.env)));
   const installed = config.installed_plugins ?? [];
   const records = name === undefined ? installed : [installedNamed(installed, name)];
-  const out: { name: string; from: string; to: string }[] = [];
+  const out: PluginUpdate[] = [];
   for (const record of records) {
-    const next = await addPlugin(record.source, options);
-    out.push({ name: record.name, from: record.version, to: next.version });
+    const next = await install(record.source, options);
+    out.push({ name: record.name, from: record.version, to: next.record.version, changed: next.bundleChanged, integrity: { from: record.integrity, to: next.record.integrity } });
   }
   return out;
 }
@@ -117,9 +152,37 @@ function installedNamed(records: readonly InstalledPlugin[], name: string): Inst
   });
 }
 
-/** The bundled ESM text of a plugin entry, its dependencies inlined. @throws CachetError PLUGIN_INSTALL with the bundler's first error. */
-export async function bundlePlugin(entry: string, label: string): Promise<string> {
-  const result = await Bun.build({ entrypoints: [entry], target: "bun", format: "esm", throw: false });
+/** Bundles run one at a time: each holds the process's working directory for its whole build. */
+let bundling: Promise<unknown> = Promise.resolve();
+
+/**
+ * The bundled ESM text of the plugin at `path` (a project directory or a file;
+ * its entry as {@link entryOf} picks it), dependencies inlined. The same
+ * sources give the same bytes whatever directory cachet runs from: Bun writes
+ * each module's path into the bundle (`// node_modules/dep/index.js`) relative
+ * to the working directory as the build reads it, and has no option to set
+ * that directory, so the build runs with the plugin's own directory (the
+ * project directory, or the file's) as the working directory.
+ * @throws CachetError PLUGIN_LOAD when `path` does not exist; PLUGIN_INSTALL with the bundler's first error.
+ */
+export async function bundlePlugin(path: string, label: string): Promise<string> {
+  const entry = entryOf(path);
+  const root = statSync(path).isDirectory() ? path : dirname(path);
+  const run = bundling.then(() => bundleFrom(entry, label, root));
+  bundling = run.catch(() => {});
+  return run;
+}
+
+async function bundleFrom(entry: string, label: string, root: string): Promise<string> {
+  const before = process.cwd();
+  process.chdir(root);
+  let result: Awaited<ReturnType<typeof Bun.build>>;
+  try {
+    // The bundler thread reads the working directory while it works, not when called: it is kept until the build ends.
+    result = await Bun.build({ entrypoints: [entry], target: "bun", format: "esm", throw: false });
+  } finally {
+    process.chdir(before);
+  }
   if (!result.success) {
     const first = result.logs.find((l) => l.level === "error") ?? result.logs[0];
     throw new CachetError("PLUGIN_INSTALL", `cannot bundle plugin ${label}: ${String(first?.message ?? first ?? "unknown bundler error").split("\n", 1)[0]}`, {
@@ -176,16 +239,23 @@ function pickExport(exported: unknown): string | undefined {
   return undefined;
 }
 
-/** The package directory (or file) and entry of a source, fetched into `staging` when remote. */
-async function fetchSource(source: string, staging: string, registry: RegistryOptions, cwd: string): Promise<{ dir: string; entry: string; source: string; integrity?: string }> {
+/**
+ * The package directory (or file) of a source, fetched into `staging` when remote; its entry is
+ * checked ({@link entryOf}) before any dependency is fetched.
+ */
+async function fetchSource(source: string, staging: string, registry: RegistryOptions, cwd: string): Promise<{ dir: string; source: string; integrity?: string }> {
   if (/^https?:\/\//.test(source)) {
     const [url, fragment] = source.split("#", 2) as [string, string | undefined];
     const tarball = await downloadTarball(url, fragment?.includes("-") ? fragment : undefined, registry, url);
     const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
-    return { dir, entry: entryOf(dir), source, integrity: tarball.integrity };
+    entryOf(dir);
+    return { dir, source, integrity: tarball.integrity };
   }
   const local = resolve(cwd, source);
-  if (existsSync(local)) return { dir: local, entry: entryOf(local), source: local };
+  if (existsSync(local)) {
+    entryOf(local);
+    return { dir: local, source: local };
+  }
   if (source.startsWith(".") || source.startsWith("/") || source.includes("\\")) {
     throw new CachetError("PLUGIN_INSTALL", `no such file or directory: ${local}`, { hint: "pass a plugin project directory, a plugin file, an npm package name or a tarball URL" });
   }
@@ -196,7 +266,8 @@ async function fetchSource(source: string, staging: string, registry: RegistryOp
   const version = await resolveVersion(name, range, registry);
   const tarball = await downloadTarball(version.dist.tarball, version.dist.integrity, registry, `${name}@${version.version}`);
   const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
-  return { dir, entry: entryOf(dir), source, integrity: version.dist.integrity ?? tarball.integrity };
+  entryOf(dir);
+  return { dir, source, integrity: version.dist.integrity ?? tarball.integrity };
 }
 
 /**

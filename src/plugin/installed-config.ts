@@ -12,7 +12,8 @@ import { parseConfig, type Config } from "../config.ts";
 /** One installed plugin as recorded in the config. */
 export type InstalledPlugin = NonNullable<Config["installed_plugins"]>[number];
 
-const KEYS = ["name", "version", "source", "integrity", "api", "file"] as const satisfies readonly (keyof InstalledPlugin)[];
+/** The fields of a record, in the order they are written. */
+export const KEYS = ["name", "version", "source", "integrity", "api", "file"] as const satisfies readonly (keyof InstalledPlugin)[];
 
 /**
  * Replaces the installed-plugin records of the config file at `path` with

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { runContract, type ContractCheck } from "./contract-kit.ts";
-import { bundlePlugin, entryOf } from "./install.ts";
+import { bundlePlugin } from "./install.ts";
 import { loadPlugins } from "./loader.ts";
 
 /** What {@link testPlugin} found. */
@@ -27,7 +27,7 @@ export interface PluginTestReport {
  */
 export async function testPlugin(path: string, options: { cwd: string; env: Record<string, string | undefined> }): Promise<PluginTestReport> {
   const source = resolve(options.cwd, path);
-  const bundle = await bundlePlugin(entryOf(source), path);
+  const bundle = await bundlePlugin(source, path);
   const scratch = await mkdtemp(join(tmpdir(), "cachet-plugin-test-"));
   try {
     const file = join(scratch, "plugin.js");

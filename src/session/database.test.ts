@@ -81,6 +81,7 @@ test("a read-only store refuses writes with a STORE error naming the file, and c
   const path = join(home, "cachet.db");
   const writer = openStore(path);
   const session = writer.createSession({ model: "openai/gpt-5", name: "kept" });
+  writer.appendMessage(session.id, { id: "q1", role: "user", content: [{ type: "text", text: "listed once something is stored" }] });
   writer.close();
   const reader = openStore(path, { readonly: true });
   expect(reader.findSession("kept").id).toBe(session.id);

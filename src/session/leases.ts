@@ -10,6 +10,7 @@ import { abortableSleep } from "../sleep.ts";
 import { sessionNotFound, type StoreCore } from "./core.ts";
 import type { KeeperStart } from "./lease-keeper.ts";
 import type { LeaseRow } from "./rows.ts";
+import { emptyShell } from "./sessions.ts";
 
 /** Options of {@link Store.acquireTurn}. */
 export interface TurnOptions {
@@ -152,12 +153,26 @@ export class Leases {
     };
   }
 
+  /**
+   * The new sessions' shells ({@link emptyShell}) whose lease is abandoned: their first turn's process ended
+   * before it stored anything, and it did not remove them.
+   * @returns their ids
+   */
+  abandonedShells(): string[] {
+    // CROSS JOIN keeps turn_leases (a row per turn under way, or left by an ended one) the outer loop: planned the
+    // other way round, the shell test ran for every session (7 ms a turn with 10,000 sessions).
+    const rows = this.core.db.query(`SELECT l.* FROM turn_leases l CROSS JOIN sessions s ON s.id = l.session_id WHERE ${emptyShell("s")}`).all() as LeaseRow[];
+    const now = Date.now();
+    const host = hostname();
+    return rows.filter((row) => abandoned(row, host, now)).map((row) => row.session_id);
+  }
+
   private tryLease<T>(sessionId: string, token: string, host: string, leaseMs: number, whenTaken: () => T): { holder: LeaseRow | null; taken?: T } {
     try {
       return this.core.write(() => {
         const now = Date.now();
         const holder = this.core.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
-        if (holder && holder.expires_at > now && !(holder.host === host && !processAlive(holder.owner_pid))) return { holder };
+        if (holder && !abandoned(holder, host, now)) return { holder };
         this.core.db
           .query("INSERT OR REPLACE INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)")
           .run(sessionId, process.pid, host, token, now + leaseMs);
@@ -182,6 +197,11 @@ function keeperUrl(): string {
   const here = import.meta.url;
   const embedded = /^(.*?(?:\$bunfs|~BUN)\/root\/)/.exec(here);
   return embedded ? `${embedded[1]}session/lease-keeper.ts` : new URL("./lease-keeper.ts", here).href;
+}
+
+/** Whether a lease is free to take over: expired unrefreshed, or its holder's process (on this host) is gone. */
+function abandoned(lease: LeaseRow, host: string, now: number): boolean {
+  return lease.expires_at <= now || (lease.host === host && !processAlive(lease.owner_pid));
 }
 
 function processAlive(pid: number): boolean {

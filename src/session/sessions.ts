@@ -19,6 +19,20 @@ export interface SessionInsert {
 const INSERT_SESSION = `INSERT INTO sessions (id, name, model, parent_id, fork_point, affinity_key, created_at, updated_at)
   SELECT ?2, ?3, ?4, ?5, ?6, ?7, t, t FROM (SELECT ${NEXT_UPDATE_TIME} AS t) WHERE true`;
 
+/**
+ * SQL condition: the session row aliased `s` is a new session's shell, one of cachet's own that is not a fork,
+ * with no message, no ledger row and no fork. Its first turn has stored nothing yet, or ended before it could:
+ * a turn that fails by an error removes its shell (src/run/stages/session.ts), one whose process ended abruptly
+ * (a plugin's process.exit, SIGKILL) leaves it to the next turn (Store.dropAbandoned). Listings and `-c` skip
+ * shells: a session exists for the user once something is stored in it, as its `session` line says.
+ */
+export function emptyShell(s: string): string {
+  return `(${s}.source = 'own' AND ${s}.parent_id IS NULL
+    AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = ${s}.id)
+    AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.session_id = ${s}.id)
+    AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = ${s}.id))`;
+}
+
 /** Session rows. Writes must run inside {@link StoreCore.write}. */
 export class SessionTable {
   constructor(private readonly core: StoreCore) {}
@@ -62,13 +76,15 @@ export class SessionTable {
     return row;
   }
 
+  /** The most recently updated of cachet's own sessions, shells ({@link emptyShell}) aside. */
   latest(): SessionRecord | null {
-    const row = this.core.db.query("SELECT * FROM sessions WHERE source = 'own' ORDER BY updated_at DESC, rowid DESC LIMIT 1").get() as SessionRow | null;
+    const row = this.core.db.query(`SELECT * FROM sessions WHERE source = 'own' AND NOT ${emptyShell("sessions")} ORDER BY updated_at DESC, rowid DESC LIMIT 1`).get() as SessionRow | null;
     return row ? toSession(row) : null;
   }
 
+  /** Every session, most recently updated first, shells ({@link emptyShell}) aside. */
   list(): SessionRecord[] {
-    return (this.core.db.query("SELECT * FROM sessions ORDER BY updated_at DESC, rowid DESC").all() as SessionRow[]).map(toSession);
+    return (this.core.db.query(`SELECT * FROM sessions WHERE NOT ${emptyShell("sessions")} ORDER BY updated_at DESC, rowid DESC`).all() as SessionRow[]).map(toSession);
   }
 
   forksOf(sessionId: string): SessionRecord[] {

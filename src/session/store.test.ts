@@ -135,15 +135,42 @@ describe("sessions", () => {
     }
   });
 
-  test("latestSession is the most recently updated one", () => {
+  test("latestSession is the most recently updated one; a new session with nothing stored is neither latest nor listed", () => {
     expect(store.latestSession()).toBeNull();
     const a = store.createSession({ model: "m/a" });
     const b = store.createSession({ model: "m/b" });
+    expect(store.latestSession()).toBeNull();
+    expect(store.listSessions()).toEqual([]);
+    store.setPrefix(b.id, prefix("x"), null);
+    store.appendMessage(b.id, user("u0", "first"));
     expect(store.latestSession()!.id).toBe(b.id);
     store.setPrefix(a.id, prefix("x"), null);
     store.appendMessage(a.id, user("u1", "hi"));
     expect(store.latestSession()!.id).toBe(a.id);
     expect(store.listSessions().map((s) => s.id)).toEqual([a.id, b.id]);
+  });
+
+  test("dropAbandoned removes the new sessions with nothing stored whose lease holder is gone, and nothing else", () => {
+    const started = () => store.startSession({ model: "m/a", prefix: prefix("x") });
+    const killed = started();
+    const expired = started();
+    const running = started();
+    const answered = started();
+    const billed = started();
+    store.appendMessage(answered.loaded.session.id, user("u1", "hi"));
+    store.recordRequest(row("r1", billed.loaded.session.id, Date.now(), []));
+    const ids = [killed, expired, running, answered, billed].map((s) => s.loaded.session.id);
+    // A process of this host that has ended holds one; another host's holder let the other expire unrefreshed.
+    const ended = Bun.spawnSync(["true"]).pid;
+    store.database.query("UPDATE turn_leases SET owner_pid = ? WHERE session_id IN (?, ?, ?)").run(ended, ids[0]!, ids[3]!, ids[4]!);
+    store.database.query("UPDATE turn_leases SET host = 'elsewhere', token = 'theirs', expires_at = 0 WHERE session_id = ?").run(ids[1]!);
+    expect(store.dropAbandoned().sort()).toEqual([ids[0]!, ids[1]!].sort());
+    for (const id of ids.slice(0, 2)) expect(() => store.findSession(id)).toThrow(`no session "${id}"`);
+    expect(store.listSessions().map((s) => s.id).sort()).toEqual([ids[3]!, ids[4]!].sort());
+    // Still held by this live process: a first turn under way, not listed yet, not removed.
+    expect(store.findSession(ids[2]!).id).toBe(ids[2]!);
+    expect(store.dropAbandoned()).toEqual([]);
+    for (const s of [killed, expired, running, answered, billed]) s.release();
   });
 });
 

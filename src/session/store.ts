@@ -188,12 +188,15 @@ export class Store {
     return this.sessions.find(idOrName);
   }
 
-  /** The most recently updated of cachet's own sessions (not those recorded by `cachet proxy`), or null when there is none. */
+  /**
+   * The most recently updated of cachet's own sessions (not those recorded by `cachet proxy`), or null when there
+   * is none; a new session with nothing stored in it yet (or ever: sessions.ts, emptyShell) is not one.
+   */
   latestSession(): SessionRecord | null {
     return this.sessions.latest();
   }
 
-  /** Every session, most recently updated first. */
+  /** Every session, most recently updated first; a new session with nothing stored in it is not listed (sessions.ts, emptyShell). */
   listSessions(): SessionRecord[] {
     return this.sessions.list();
   }
@@ -217,6 +220,18 @@ export class Store {
   /** Stores the generation settings the session's turns send from now on (src/run/sticky-generation.ts); undefined clears them. */
   setGeneration(sessionId: string, generation: SessionGeneration | undefined): void {
     this.core.write(() => this.sessions.setGeneration(sessionId, generation));
+  }
+
+  /**
+   * Removes the shells (sessions.ts, emptyShell) of new sessions whose first turn's process ended before it stored
+   * anything (a plugin's process.exit, SIGKILL, a crash) and so could not remove them: no message, no ledger row,
+   * no fork, and a turn lease whose holder is gone. Reads first; writes only when there is one.
+   * @returns the ids removed
+   * @throws CachetError STORE when the file cannot be written
+   */
+  dropAbandoned(): string[] {
+    if (this.leases.abandonedShells().length === 0) return [];
+    return this.core.write(() => this.leases.abandonedShells().flatMap((id) => this.removeSession(id)));
   }
 
   /**

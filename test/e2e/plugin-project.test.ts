@@ -12,7 +12,7 @@
  *   and nothing is recorded; a tarball URL; `update`, `remove`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pluginApiTarball } from "../../build/plugin-api.ts";
 import { API_VERSION } from "../../src/plugin/define-plugin.ts";
@@ -79,6 +79,53 @@ test("plugins new → its printed next steps, offline (npm install of the vendor
   if (cost!.cost_usd === null) expect(String(cost!.reason)).toContain("acme/m1");
   else expect(cost!.cost_usd).toBeGreaterThan(0);
 }, 120_000);
+
+test("a local project bundles to the same bytes from any directory: update says unchanged and leaves the file alone; an edited source is a changed bundle", async () => {
+  const home = freshHome();
+  const project = join(home, "rd", "acme");
+  mkdirSync(join(project, "node_modules", "helper"), { recursive: true });
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "cachet-plugin-acme", version: "0.1.0", type: "module", main: "index.js" }));
+  writeFileSync(join(project, "node_modules", "helper", "package.json"), JSON.stringify({ name: "helper", version: "1.0.0", type: "module", main: "index.js" }));
+  writeFileSync(join(project, "node_modules", "helper", "index.js"), `export const base = "https://api.acme.invalid/v1";\n`);
+  writeFileSync(
+    join(project, "index.js"),
+    `import { base } from "helper";
+export default { name: "acme", api: 1, setup(api) {
+  api.provider({ id: "acme", protocol: "openai-chat", env: ["ACME_API_KEY"], defaultBaseUrl: base, emulatorPath: "/acme/v1", create: (config) => api.adapter("openai-compatible", config) });
+} };
+`,
+  );
+  const added = await cachet(["plugins", "add", ".", "--json"], { home, cwd: project });
+  expect(added.code).toBe(0);
+  const record = JSON.parse(added.stdout);
+  const before = statSync(record.file);
+  const bytes = readFileSync(record.file);
+  // The module comments name paths from the project directory, not from where cachet ran.
+  expect(bytes.toString()).toContain("// node_modules/helper/index.js\n");
+  const config = readFileSync(join(home, "config.toml"), "utf8");
+
+  const updated = await cachet(["plugins", "update", "acme"], { home, cwd: home });
+  expect({ code: updated.code, stderr: updated.stderr }).toEqual({ code: 0, stderr: "[info] cachet-plugin-acme: 0.1.0 (unchanged)\n" });
+  const after = statSync(record.file);
+  expect({ ino: after.ino, mtimeMs: after.mtimeMs }).toEqual({ ino: before.ino, mtimeMs: before.mtimeMs });
+  expect(Buffer.compare(readFileSync(record.file), bytes)).toBe(0);
+  expect(readFileSync(join(home, "config.toml"), "utf8")).toBe(config);
+
+  writeFileSync(join(project, "node_modules", "helper", "index.js"), `export const base = "https://api2.acme.invalid/v1";\n`);
+  const changed = await cachet(["plugins", "update", "acme", "--json"], { home, cwd: join(home, "rd") });
+  expect(changed.code).toBe(0);
+  const [update] = JSON.parse(changed.stdout).updated;
+  expect(update).toMatchObject({ name: "cachet-plugin-acme", from: "0.1.0", to: "0.1.0", changed: true, integrity: { from: record.integrity } });
+  const rebundled = readFileSync(record.file);
+  expect(update.integrity.to).toBe(`sha512-${new Bun.CryptoHasher("sha512").update(rebundled).digest("base64")}`);
+  expect(update.integrity.to).not.toBe(record.integrity);
+  expect(rebundled.toString()).toContain("https://api2.acme.invalid/v1");
+  expect(readFileSync(join(home, "config.toml"), "utf8")).toContain(`integrity = "${update.integrity.to}"`);
+  // Said as such without --json: the same version, a different bundle.
+  writeFileSync(join(project, "node_modules", "helper", "index.js"), `export const base = "https://api3.acme.invalid/v1";\n`);
+  const line = await cachet(["plugins", "update", "acme"], { home, cwd: project });
+  expect(line.stderr).toMatch(/^\[info\] cachet-plugin-acme: 0\.1\.0 \(same version, bundle changed, integrity sha512-\S+… → sha512-\S+…\)\n$/);
+}, 60_000);
 
 describe("plugins add from an npm registry on loopback", () => {
   let server: ReturnType<typeof Bun.serve>;
@@ -167,7 +214,12 @@ export default definePlugin({ name: "${id}", api: "^1", setup(api) {
 
     await publish("cachet-plugin-zeta", "1.1.0", zeta("1.1.0"));
     const updated = await cachet(["plugins", "update", "--json"], { home, env });
-    expect(JSON.parse(updated.stdout)).toEqual({ updated: [{ name: "cachet-plugin-zeta", from: "1.0.0", to: "1.1.0" }] });
+    const integrity = { from: record.integrity, to: packages.get("cachet-plugin-zeta")!.get("1.1.0")!.integrity };
+    // 1.1.0 differs from 1.0.0 in its package.json only: a new version (and tarball), the same bundle, so the file stays.
+    expect(JSON.parse(updated.stdout)).toEqual({ updated: [{ name: "cachet-plugin-zeta", from: "1.0.0", to: "1.1.0", changed: false, integrity }] });
+    // Unpacked into a new staging directory each time, the same tarball bundles to the same bytes.
+    const again = await cachet(["plugins", "update", "zeta", "--json"], { home, env });
+    expect(JSON.parse(again.stdout)).toEqual({ updated: [{ name: "cachet-plugin-zeta", from: "1.1.0", to: "1.1.0", changed: false, integrity: { from: integrity.to, to: integrity.to } }] });
 
     const unknown = await cachet(["plugins", "remove", "nosuch"], { home, env });
     expect({ code: unknown.code, stderr: unknown.stderr }).toEqual({ code: 2, stderr: 'cachet: no installed plugin named "nosuch"\n  hint: installed: cachet-plugin-zeta\n' });

@@ -38,12 +38,19 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
 }
 
 /**
- * The existing session the options name, or undefined for a new one.
+ * The existing session the options name, or undefined for a new one. New sessions that a process ended before
+ * their first turn stored anything (a plugin's process.exit, SIGKILL) are removed first, as a failed first turn
+ * removes its own: a NAME of one starts afresh, and `-c` never picks one.
  * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions of cachet's own, an unknown id (or a name shaped like one), or a fork target that does not exist;
- *   SESSION_RECORDED for a session `cachet proxy` recorded (src/session/recorded-refusal.ts)
+ *   SESSION_RECORDED for a session `cachet proxy` recorded (src/session/recorded-refusal.ts);
+ *   STORE when an abandoned session cannot be removed (the store cannot be written)
  */
 export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, options: Pick<TurnOptions, "session" | "fork" | "toolResults">): SessionRecord | undefined {
   const { store } = runtime;
+  if (!runtime.ephemeral) {
+    const dropped = store.dropAbandoned();
+    if (dropped.length > 0) void import("../../log.ts").then((log) => log.verbose(`removed ${dropped.join(", ")}: new session${dropped.length === 1 ? "" : "s"} whose first turn ended before anything was stored`));
+  }
   switch (options.session.mode) {
     case "continue": {
       // Said for what the user wrote: -c, a --tool-result answering the latest session's calls, or `cachet compact`.
