@@ -123,7 +123,8 @@ export const anthropicMessages: ProtocolHandler = {
     const events: string[] = [];
     // message_start knows the prompt only: searches run later add their results to input_tokens and
     // their count to server_tool_use, both reported in message_delta's cumulative usage.
-    const { server_tool_use: searched, ...start } = u;
+    // The thinking breakdown is known only once the output is: it comes with message_delta's final counts.
+    const { server_tool_use: searched, output_tokens_details: breakdown, ...start } = u;
     const startUsage = { ...start, input_tokens: Number(u.input_tokens) - (exchange.answer.webSearch?.resultTokens ?? 0), output_tokens: Math.min(1, Number(u.output_tokens)) };
     events.push(sse({ type: "message_start", message: { ...messageHead(exchange), content: [], stop_reason: null, stop_sequence: null, usage: startUsage } }, "message_start"));
     events.push(sse({ type: "ping" }, "ping"));
@@ -154,6 +155,8 @@ export const anthropicMessages: ProtocolHandler = {
       cache_creation_input_tokens: u.cache_creation_input_tokens,
       cache_read_input_tokens: u.cache_read_input_tokens,
       output_tokens: u.output_tokens,
+      // MessageDeltaUsage.output_tokens_details: the SDK's MessageStream takes it from message_delta (lib/MessageStream.ts).
+      ...(breakdown === undefined ? {} : { output_tokens_details: breakdown }),
       ...(searched === undefined ? {} : { server_tool_use: searched }),
     };
     events.push(sse({ type: "message_delta", delta: { stop_reason: stopReason(exchange), stop_sequence: null }, usage: deltaUsage }, "message_delta"));
