@@ -112,6 +112,11 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
       // The user's .env or bunfig.toml in the working directory must not change how cachet runs.
       autoloadDotenv: false,
       autoloadBunfig: false,
+      // Any exec argv makes Bun's start-up read its own arguments, which tolerates a working directory removed since
+      // the shell entered it; without one, a compiled executable started there exits 1 ("The current working directory
+      // was deleted") before any of cachet runs (Bun 1.4.5; a trivial compiled program does the same). `--` ends Bun's
+      // flags and changes nothing else: process.argv is as typed, and --version is no slower (measured).
+      execArgv: ["--"],
     },
     minify: true,
     splitting: true,

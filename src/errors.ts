@@ -73,6 +73,7 @@ export const ERROR_CODES = {
   BUDGET_UNPRICED: EXIT.budget,
   EXPORT_FAILED: EXIT.failure,
   STDOUT_WRITE: EXIT.failure,
+  WORKING_DIR_GONE: EXIT.failure,
   INTERRUPTED: EXIT.interrupted,
   INTERNAL: EXIT.failure,
 } as const;

@@ -53,7 +53,17 @@ export default defineCommand({
     const out = (line: string) => stdout().write(`${line}\n`);
     const json = (value: unknown) => out(JSON.stringify(value));
     const { info } = await import("../log.ts");
-    const options = { env: process.env, fetch, cwd: process.cwd() };
+    // The working directory is read only when a relative path needs it: it may have been removed since cachet started
+    // there (a URL, an absolute path and `update`'s recorded sources, absolute paths or package names, need none).
+    const { baseFor, workingDirectoryExists } = await import("../working-dir.ts");
+    const cwd = () => (target !== undefined && action !== "update" && !/^https?:\/\//.test(target) ? baseFor(target) : workingDirectoryExists() ? process.cwd() : "/");
+    const options = {
+      env: process.env,
+      fetch,
+      get cwd() {
+        return cwd();
+      },
+    };
 
     switch (action) {
       case "list":
@@ -82,7 +92,7 @@ export default defineCommand({
       }
       case "new": {
         const { scaffoldPlugin, SCAFFOLD_STEPS } = await import("../plugin/scaffold.ts");
-        const project = await scaffoldPlugin(target!, process.cwd());
+        const project = await scaffoldPlugin(target!, cwd());
         if (args.json) json(project);
         else {
           for (const file of project.files) out(`${project.dir}/${file}`);
@@ -92,7 +102,7 @@ export default defineCommand({
       }
       case "test": {
         const { testPlugin } = await import("../plugin/test-plugin.ts");
-        const report = await testPlugin(target!, { cwd: process.cwd(), env: process.env });
+        const report = await testPlugin(target!, { cwd: cwd(), env: process.env });
         if (args.json) json(report);
         else {
           for (const error of report.loadErrors) out(`FAIL load  ${error}`);

@@ -30,6 +30,9 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (argv.some((word) => word.includes("\ufffd"))) return false;
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path) || !mayExist(path)) return false;
+  // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process.
+  const cwd = workingDirectoryOrUndefined();
+  if (cwd === undefined) return false;
   // The socket connects while the hello is made: the connection opens on a later turn of the event loop.
   const connecting = connect(path);
   const hello: Hello = {
@@ -38,7 +41,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     build: BUILD,
     argv,
     env: process.env as Record<string, string>,
-    cwd: process.cwd(),
+    cwd,
     umask: process.umask(),
     uid: process.getuid?.() ?? -1,
     terminal: [stdinTerminal, processEdges.isTerminal(1), processEdges.isTerminal(2)],
@@ -179,6 +182,15 @@ function noDaemon(): boolean {
 function mayExist(path: string): boolean {
   const mtime = Bun.file(path).lastModified;
   return mtime > 0 && mtime < 1e14;
+}
+
+/** This process's working directory, or undefined when it was removed since the process started there. */
+function workingDirectoryOrUndefined(): string | undefined {
+  try {
+    return process.cwd();
+  } catch {
+    return undefined;
+  }
 }
 
 /** `--debug` or `--verbose` among the flags (before `--`): a decline is said on stderr. */

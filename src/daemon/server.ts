@@ -22,6 +22,7 @@ import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { Wire } from "./wire.ts";
+import { workingDirectory, workingDirectoryExists } from "../working-dir.ts";
 
 /** How the server runs. */
 export interface ServerOptions {
@@ -58,12 +59,14 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   await warmTurns(dispatch);
   const startedAt = Date.now();
   const ownEnv = { ...process.env };
-  // A successor starts where this server started, with its environment: a relative CACHET_HOME names the same place.
-  const launchCwd = process.cwd();
   const path = process.getBuiltinModule("node:path");
-  const socket = path.resolve(options.socket);
+  // Not path.resolve alone: in a removed working directory it resolves against the executable's directory, silently.
+  const socket = path.isAbsolute(options.socket) ? options.socket : path.resolve(workingDirectory(`the daemon's socket path ${options.socket}`), options.socket);
   // Between commands the daemon sits in its data directory: never in a directory a user may want to remove or unmount.
   const home = path.dirname(socket);
+  // A successor starts where this server started, with its environment: a relative CACHET_HOME names the same place.
+  // Started in a directory since removed, it starts in the data directory (an absolute CACHET_HOME names it from anywhere).
+  const launchCwd = workingDirectoryExists() ? process.cwd() : home;
   process.chdir(home);
   const imported = new ImportedFiles();
   // What the warm-up loaded: a file changed before the first turn is seen too.

@@ -18,6 +18,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import { CachetError, type ErrorCode } from "../errors.ts";
+import { workingDirectoryExists } from "../working-dir.ts";
 
 /** What to do with invalid UTF-8: `strict` fails naming the offset; `replace` substitutes U+FFFD. */
 export type Utf8Mode = "strict" | "replace";
@@ -68,7 +69,7 @@ export async function readTextFile(path: string, source: InputSource): Promise<s
   try {
     handle = await open(path, "r");
   } catch (error) {
-    throw unreadable(error, source, await isDirectory(path));
+    throw unreadable(error, source, await isDirectory(path), path);
   }
   try {
     const reader = new CappedReader(source);
@@ -128,7 +129,7 @@ export function readTextFileSync(path: string, source: InputSource): string {
     } catch {
       // missing or unreadable: named by the open error itself
     }
-    throw unreadable(error, source, directory);
+    throw unreadable(error, source, directory, path);
   }
   try {
     const reader = new CappedReader(source);
@@ -298,8 +299,15 @@ function invalidUtf8(bytes: Uint8Array, base: number, source: InputSource): Cach
   return new CachetError(source.code ?? "INPUT_INVALID", `${source.label} is not valid UTF-8: invalid byte 0x${bytes[at]?.toString(16).padStart(2, "0") ?? "??"} at offset ${base + at}`, { hint });
 }
 
-function unreadable(error: unknown, source: InputSource, directory: boolean): CachetError {
+/** The error for a path that cannot be opened or read; `path` (when given) is the one opened, so a relative one in a removed working directory is named as such. */
+function unreadable(error: unknown, source: InputSource, directory: boolean, path?: string): CachetError {
   const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENOENT" && path !== undefined && !process.getBuiltinModule("node:path").isAbsolute(path) && !workingDirectoryExists()) {
+    return new CachetError(source.code ?? "INPUT_INVALID", `${source.label}: a relative path, and the current working directory no longer exists`, {
+      hint: "cd into an existing directory and run the command again, or give an absolute path",
+      cause: error,
+    });
+  }
   const what = directory || code === "EISDIR" ? "is a directory, not a file" : code === "ENOENT" ? "no such file" : code === "EACCES" || code === "EPERM" ? "permission denied" : `cannot be read (${code ?? (error as Error).message})`;
   return new CachetError(source.code ?? "INPUT_INVALID", `${source.label}: ${what}`, { hint: source.hint ?? "give the path of a readable file", cause: error });
 }

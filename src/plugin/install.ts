@@ -19,6 +19,7 @@ import { apiRange } from "./api-range.ts";
 import { KEYS, writeInstalled, type InstalledPlugin } from "./installed-config.ts";
 import { loadPlugins } from "./loader.ts";
 import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
+import { workingDirectoryExists } from "../working-dir.ts";
 
 /** Where and how to install. */
 export interface InstallOptions {
@@ -174,14 +175,16 @@ export async function bundlePlugin(path: string, label: string): Promise<string>
 }
 
 async function bundleFrom(entry: string, label: string, root: string): Promise<string> {
-  const before = process.cwd();
+  // A working directory removed since cachet started there cannot be entered again: the process stays in `root`, and
+  // the command's relative paths were resolved before (src/cli/plugins.ts refuses them there).
+  const before = workingDirectoryExists() ? process.cwd() : undefined;
   process.chdir(root);
   let result: Awaited<ReturnType<typeof Bun.build>>;
   try {
     // The bundler thread reads the working directory while it works, not when called: it is kept until the build ends.
     result = await Bun.build({ entrypoints: [entry], target: "bun", format: "esm", throw: false });
   } finally {
-    process.chdir(before);
+    if (before !== undefined) process.chdir(before);
   }
   if (!result.success) {
     const first = result.logs.find((l) => l.level === "error") ?? result.logs[0];

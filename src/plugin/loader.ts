@@ -13,6 +13,7 @@ import { builtinPlugins } from "../../plugins/index.ts";
 import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
+import { workingDirectoryExists } from "../working-dir.ts";
 import { PluginHost } from "./host.ts";
 
 /** Where to look for plugins besides the built-in ones. */
@@ -76,8 +77,18 @@ export function externalPluginSources(options: LoadOptions): PluginSource[] {
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean)
-      .map((p) => ({ path: resolve(p) })),
+      .map(fromWorkingDirectory),
   ];
+}
+
+/**
+ * A `CACHET_PLUGINS` entry: its absolute path, or the entry as given with a
+ * `problem` when it is relative and the working directory was removed since
+ * cachet started there.
+ */
+function fromWorkingDirectory(path: string): PluginSource {
+  if (isAbsolute(path) || workingDirectoryExists()) return { path: resolve(path) };
+  return { path, problem: `CACHET_PLUGINS names the relative path ${path}, but the current working directory no longer exists; hint: cd into an existing directory, or give an absolute path` };
 }
 
 /** A third-party plugin's file (absolute path), or, with `problem`, why it cannot be found (one line). */
