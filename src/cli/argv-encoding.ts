@@ -6,15 +6,60 @@
  * can be read back (Linux: /proc/self/cmdline), a word holding U+FFFD is
  * checked against them, so one typed as U+FFFD on purpose still passes.
  */
+import type { ArgsDef } from "citty";
 import { CachetError } from "../errors.ts";
 import { printable } from "../printable.ts";
+import type { ArgvView } from "./argv.ts";
+
+/**
+ * What a command-line word is to its command, for the hint of one that is not UTF-8:
+ * `prompt` (a run's prompt words: stdin takes the same text), `path` (a file or
+ * directory to open), `text` (a flag's or positional's value: a name, an id, TEXT).
+ */
+export type WordRole = "prompt" | "path" | "text";
+
+/** Flags whose value is a file path (a value starting with `@` is one for any flag: `-s @FILE`). */
+const PATH_FLAGS = new Set(["tools", "usage", "prices", "from"]);
+/** Positionals that name a file (`schema check FILE`, `probe FILE`, `plugins add|test|new PATH`; `plugins remove|update NAME` names a plugin). */
+const PATH_POSITIONALS = new Set(["file", "target"]);
+const NAME_ACTIONS = new Set(["remove", "update"]);
+
+/**
+ * The role of `word` (one of the command line's words, as decoded) in `view`,
+ * the command line `rest` of `command` parsed against `defs`: the flag whose
+ * value it is or holds (`--tools F`, `-s@F`, `--system=@F`), else the
+ * positional it fills.
+ */
+export function wordRole(word: string, command: string, rest: readonly string[], view: ArgvView, defs: ArgsDef): WordRole {
+  const flag = view.flags.find((f) => typeof f.value === "string" && (rest[f.index] === word || (rest[f.index + 1] === word && f.value === word)));
+  if (flag !== undefined) {
+    const value = flag.value as string;
+    const inlineJson = flag.name === "schema" && value.trimStart().startsWith("{");
+    return value.startsWith("@") || /^[^=]*=@/.test(value) || PATH_FLAGS.has(flag.name) || (flag.name === "schema" && !inlineJson) ? "path" : "text";
+  }
+  const at = view.words.findIndex((w) => rest[w.index] === word);
+  if (at < 0) return "text";
+  if (command === "run") return "prompt";
+  const positionals = Object.entries(defs).filter(([, def]) => def.type === "positional");
+  const name = positionals[at]?.[0];
+  const names = name === "target" && NAME_ACTIONS.has(view.words[0]?.text ?? "");
+  return name !== undefined && PATH_POSITIONALS.has(name) && !names && !word.trimStart().startsWith("{") ? "path" : "text";
+}
+
+/** What to do about a word of `role` whose bytes are not UTF-8. */
+export function invalidWordHint(role: WordRole): string {
+  if (role === "prompt") return "pass text in UTF-8 (e.g. convert it with iconv), or send it on stdin with --stdin-encoding replace to substitute U+FFFD";
+  if (role === "path") return "a path that is not UTF-8 cannot be named on cachet's command line: rename the file or directory to a UTF-8 name, or link it from one (ln -s)";
+  return "type it in UTF-8 (e.g. convert it with iconv)";
+}
 
 /**
  * Refuses the first of `args` (process.argv without the runtime and script)
  * whose bytes were not UTF-8 (call it when a word holds U+FFFD).
+ * @param hintFor the hint for a word (as decoded), by what it is to the command ({@link wordRole}, {@link invalidWordHint})
  * @throws CachetError BAD_FLAG (exit 2) naming the word's position and the first invalid byte
  */
-export async function refuseInvalidUtf8(args: readonly string[]): Promise<void> {
+export async function refuseInvalidUtf8(args: readonly string[], hintFor: (word: string) => string): Promise<void> {
   const raw = rawArgs(args.length);
   if (raw === undefined) return;
   const { firstInvalidUtf8 } = await import("../input/read-input.ts");
@@ -24,7 +69,7 @@ export async function refuseInvalidUtf8(args: readonly string[]): Promise<void> 
     const at = firstInvalidUtf8(bytes);
     if (at >= 0) {
       throw new CachetError("BAD_FLAG", `command-line word ${i + 1} ("${printable(args[i]!)}") is not valid UTF-8: invalid byte 0x${bytes[at]!.toString(16).padStart(2, "0")} at offset ${at}`, {
-        hint: "pass text in UTF-8 (e.g. convert it with iconv), or send it on stdin with --stdin-encoding replace to substitute U+FFFD",
+        hint: hintFor(args[i]!),
       });
     }
   }

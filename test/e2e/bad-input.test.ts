@@ -267,6 +267,40 @@ test("command-line words given bytes that are not UTF-8 (they reach cachet as U+
   expect(JSON.parse((await cachet(["sessions", "--json"], { home: own })).stdout).name).toBe("café ☕ 2");
 });
 
+test("a command-line word that is not UTF-8 gets a hint for what it is: a prompt may go on stdin, a path must be renamed, a name retyped", async () => {
+  const run = async (words: string) => {
+    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { stderr, code };
+  };
+  const prompt = "  hint: pass text in UTF-8 (e.g. convert it with iconv), or send it on stdin with --stdin-encoding replace to substitute U+FFFD";
+  const path = "  hint: a path that is not UTF-8 cannot be named on cachet's command line: rename the file or directory to a UTF-8 name, or link it from one (ln -s)";
+  const text = "  hint: type it in UTF-8 (e.g. convert it with iconv)";
+  const bad = `"$(printf 'a\\377b')"`;
+  const badDir = `"$(printf '/tmp/bad\\377dir/s.txt')"`;
+  for (const [words, hint] of [
+    [`--emulate ${bad}`, prompt],
+    [`run --emulate hi ${bad}`, prompt],
+    [`cost ${bad}`, text],
+    [`sessions show ${bad}`, text],
+    [`export ${bad}`, text],
+    [`why ${bad}`, text],
+    [`stats --session ${bad}`, text],
+    [`models --provider ${bad}`, text],
+    [`--emulate -s ${bad} hi`, text],
+    [`plugins remove ${bad}`, text],
+    [`--emulate -s @${badDir} hi`, path],
+    [`--emulate --system=@${badDir} hi`, path],
+    [`--emulate --tools ${badDir} hi`, path],
+    [`--emulate --tool-result ${`"$(printf 'call_1=@/tmp/bad\\377.txt')"`}`, path],
+    [`probe ${badDir} --emulate`, path],
+    [`plugins test ${badDir}`, path],
+  ] as const) {
+    const r = await run(words);
+    expect({ words, code: r.code, hint: textLines(r.stderr)[1] }).toEqual({ words, code: 2, hint });
+  }
+});
+
 test("100 MB of stdin: read and counted to the end, then refused locally as larger than the model's window (a provider refuses it too), nothing sent", async () => {
   const own = freshHome();
   const input = new Uint8Array(100_000_000).fill(0x61);
