@@ -28,6 +28,17 @@ export function globalFlagsEnd(args: readonly string[]): number {
   return i;
 }
 
+/**
+ * Whether `word` is a group of letters (`-qv`) holding a global flag's
+ * letter: before a command word it belongs to that command, as `-q` alone
+ * does (the command accepts or refuses its other letters).
+ */
+export function isGlobalLetterGroup(word: string | undefined): boolean {
+  if (word === undefined || !/^-[A-Za-z]{2,}$/.test(word)) return false;
+  for (const def of Object.values(globalArgs)) if ("alias" in def && word.includes(def.alias)) return true;
+  return false;
+}
+
 /** `--json` for commands that print data. */
 export const jsonArg = {
   json: { type: "boolean", description: "Print JSON (lines) on stdout" },

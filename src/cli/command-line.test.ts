@@ -23,3 +23,11 @@ test("what dispatch runs: the command's words keep the global flags before it", 
   expect(readCommandLine(["-q", "help", "cost"], false)).toEqual({ kind: "help", rest: ["cost"] });
   expect(readCommandLine(["-v", "x"], false)).toEqual({ kind: "version-misuse", flag: "-v" });
 });
+
+test("a letter group holding a global letter before a command word is that command's (it names the group's other letters)", () => {
+  expect(readCommandLine(["-qv", "sessions"], false)).toEqual({ kind: "command", name: "sessions", rest: ["-qv"], implicit: false });
+  expect(readCommandLine(["--debug", "-vq", "-q", "cost", "x"], false)).toEqual({ kind: "command", name: "cost", rest: ["--debug", "-vq", "-q", "x"], implicit: false });
+  // Not before a command word: a run's flags, as before.
+  expect(readCommandLine(["-qc", "more"], false)).toEqual({ kind: "command", name: "run", rest: ["-qc", "more"], implicit: true });
+  expect(readCommandLine(["-cm", "sessions"], false)).toEqual({ kind: "command", name: "run", rest: ["-cm", "sessions"], implicit: true });
+});

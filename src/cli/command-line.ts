@@ -4,7 +4,7 @@
  * it says; the daemon client and server ask it before any command module is
  * loaded, so all three decide alike.
  */
-import { globalFlagsEnd } from "./_args.ts";
+import { globalFlagsEnd, isGlobalLetterGroup } from "./_args.ts";
 import { commands } from "./index.ts";
 
 /** What a command line asks for. */
@@ -23,7 +23,12 @@ export type CommandLine =
 export function readCommandLine(args: readonly string[], stdinIsTerminal: boolean): CommandLine {
   if (args.length === 0 && stdinIsTerminal) return { kind: "help", rest: [] };
   // Global flags may come before the command (`cachet -q sessions`): the command is the first word after them.
-  const at = globalFlagsEnd(args);
+  let at = globalFlagsEnd(args);
+  // Letter groups holding a global letter (`cachet -qv sessions`) count as global flags when a command word follows
+  // them: that command reads (and names in an error) their letters. Before anything else they are a run's flags.
+  let past = at;
+  while (isGlobalLetterGroup(args[past])) past += 1 + globalFlagsEnd(args.slice(past + 1));
+  if (past > at && args[past] !== undefined && Object.hasOwn(commands, args[past]!)) at = past;
   const first = args[at];
   if (first === "--help" || first === "-h" || first === "help") return { kind: "help", rest: args.slice(at + 1) };
   if (first === "--version" || first === "-v") return { kind: "version-misuse", flag: first };

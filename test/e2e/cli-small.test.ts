@@ -128,3 +128,12 @@ test("models: the text table has the output-token limit beside the context windo
   }
   expect((await cachet(["models", "--provider", "anthropic"], { home })).stdout.split("\n").find((l) => l.startsWith("anthropic/claude-sonnet-4-6 "))).toMatch(/ 1000000 {4}64000(\s|$)/);
 });
+
+test("a letter group with a global letter before a command (`-qv sessions`) is that command's: its error names the command", async () => {
+  const home = freshHome();
+  const grouped = await cachet(["-qv", "sessions"], { home });
+  expect(grouped.code).toBe(2);
+  expect(grouped.stderr).toBe("cachet: unknown flag -v for `cachet sessions`\n  hint: `cachet --version` alone prints the version; run `cachet sessions --help` for the flags it accepts\n");
+  const quiet = await cachet(["-qq", "sessions"], { home });
+  expect({ code: quiet.code, stderr: quiet.stderr }).toEqual({ code: 0, stderr: "" });
+});
