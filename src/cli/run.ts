@@ -101,6 +101,12 @@ export default defineCommand({
     envFlag(process.env, "CACHET_NO_DAEMON");
     if (noStore) refuseSessionWithoutStore(a.session, fork?.value);
     const baseUrl = baseUrlFlag(a["base-url"]);
+    // The emulator answers every request itself: the URL would be silently ignored.
+    if (baseUrl !== undefined && a.emulate === true) {
+      throw new CachetError("BAD_FLAG", "--base-url and --emulate do not go together: the emulator answers every request itself, so the URL would be ignored", {
+        hint: "leave out --base-url to try the turn against the emulator, or --emulate to send it to that server",
+      });
+    }
     const interrupt = handleInterrupts();
     const early = {
       emulate: a.emulate === true,

@@ -66,6 +66,8 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   // The same check as config.toml's base_url, before anything is read or sent (it was exit 4 "stream failed: Invalid URL").
   { name: "--base-url notaurl", args: () => ["-m", "openai/gpt-4o", "--base-url", "notaurl", "hi"], code: 2, line: /^cachet: --base-url "notaurl": expected an http:\/\/ or https:\/\/ URL$/ },
   { name: "--base-url without a scheme (localhost:8080 parses as scheme localhost:)", args: () => ["-m", "openai/gpt-4o", "--base-url", "localhost:8080", "hi"], code: 2, line: /^cachet: --base-url "localhost:8080": expected an http:\/\/ or https:\/\/ URL$/ },
+  // The emulator answers every request itself: the URL would be ignored without a word.
+  { name: "--base-url with --emulate", args: () => ["--emulate", "--base-url", "http://127.0.0.1:4321", "hi", "there"], code: 2, line: /^cachet: --base-url and --emulate do not go together: the emulator answers every request itself, so the URL would be ignored$/ },
   { name: "--system @missing", args: () => ["--emulate", "--system", "@missing-file", "hi"], code: 3, line: /^cachet: --system @missing-file: no such file$/ },
   { name: "-m noslash", args: () => ["--emulate", "-m", "noslash", "hi"], code: 2, line: /^cachet: model "noslash" is not of the form provider\/model$/ },
   { name: "unknown provider -m nope/x", args: () => ["--emulate", "-m", "nope/x", "hi"], code: 2, line: /^cachet: unknown provider "nope"$/ },
@@ -630,5 +632,30 @@ test("--session and --fork with --no-store are refused as -c is (exit 2, session
     expect(db.query("SELECT count(*) AS n FROM messages").get()).toEqual({ n: 2 });
   } finally {
     db.close();
+  }
+});
+
+test("a missing API key is exit 2, unless --base-url names the server: a gateway may take none, and the request goes with a placeholder key", async () => {
+  const own = freshHome();
+  const missing = await cachet(["-m", "openai/gpt-5", "hi"], { home: own });
+  expect(missing.code).toBe(2);
+  expect(missing.stderr.split("\n")[0]).toBe("cachet: no API key for openai: set OPENAI_API_KEY");
+  const seen: (string | null)[] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch(request) {
+      seen.push(request.headers.get("authorization"));
+      return Response.json({ error: { message: "gateway says no", type: "server_error" } }, { status: 400 });
+    },
+  });
+  try {
+    const sent = await cachet(["-m", "openai/gpt-5", "--retries", "0", "--base-url", `http://127.0.0.1:${server.port}/v1`, "hi"], { home: own });
+    expect(sent.code).toBe(4);
+    expect(seen.length).toBeGreaterThan(0);
+    // The SDK needs some key to build a request: the placeholder, documented in README.
+    expect(seen).toEqual(["Bearer unset"]);
+  } finally {
+    server.stop(true);
   }
 });
