@@ -3,7 +3,6 @@
  * emulator until SIGINT/SIGTERM. The first stdout line is the root URL.
  */
 import { defineCommand } from "citty";
-import { CachetError } from "../errors.ts";
 import { globalArgs } from "./_args.ts";
 import { settleStdout, stdout } from "../stdout.ts";
 
@@ -15,10 +14,8 @@ export default defineCommand({
     host: { type: "string", description: "Interface to listen on", default: "127.0.0.1" },
   },
   async run({ args }) {
-    const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-      throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${args.port}"`, { hint: "use --port 0 for a free port" });
-    }
+    const { checkListenFlags } = await import("../listen.ts");
+    const port = await checkListenFlags(args.port, args.host);
     const { startEmulator } = await import("../emulator/index.ts");
     const emulator = await startEmulator({ port, host: args.host });
     stdout().write(`${emulator.url}\n`);

@@ -20,22 +20,12 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-      throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${args.port}"`, { hint: "use --port 0 for a free port" });
-    }
     if (args.emulate && args.upstream !== undefined) {
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
-    const { isIP } = await import("node:net");
-    // A dotted quad that is no IPv4 address (999.1.1.1) would be looked up as a host name and fail with a resolver error.
-    if (/^[\d.]+$/.test(args.host) && isIP(args.host) === 0) {
-      throw new CachetError("BAD_FLAG", `--host ${args.host} is not an IPv4 address`, { hint: "give an address of this machine: 127.0.0.1 (loopback, the default), ::1, or 0.0.0.0 for every interface" });
-    }
+    const { checkListenFlags } = await import("../listen.ts");
+    const port = await checkListenFlags(args.port, args.host);
     const log = await import("../log.ts");
-    if (!isLoopback(args.host)) {
-      await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
-    }
     const { startProxy } = await import("../proxy/index.ts");
     const proxy = await startProxy({
       port,
@@ -50,6 +40,10 @@ export default defineCommand({
           `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `$${row.costUsd}`}`,
         ),
     });
+    // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.
+    if (!isLoopback(args.host)) {
+      await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
+    }
     // Handlers first: a caller may signal as soon as it has read the URL.
     const stopped = new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);

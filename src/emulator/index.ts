@@ -22,6 +22,7 @@
  */
 import { join } from "node:path";
 import { CachetError } from "../errors.ts";
+import { listenError } from "../listen.ts";
 import { statePaths } from "../paths.ts";
 import { checkAnswerTokensEnv } from "./answer.ts";
 import { CacheStore } from "./cache-store.ts";
@@ -72,7 +73,7 @@ export function defaultStatePath(env: Record<string, string | undefined> = proce
  * Starts the emulator and resolves once it listens and its tokenizer is loaded.
  * @throws CachetError BAD_FLAG (exit 2) for a clock, BYOK, fault or answer-length variable it cannot read;
  *   INPUT_INVALID (exit 3) for a `CACHET_EMULATOR_SCRIPT` file that is missing, unreadable, not JSON or not a script;
- *   EMULATOR when the port is taken or the state file cannot be opened.
+ *   BAD_FLAG (src/listen.ts) when it cannot listen on the host and port; EMULATOR when the state file cannot be opened.
  */
 export async function startEmulator(options: EmulatorOptions = {}): Promise<EmulatorHandle> {
   const env = options.env ?? process.env;
@@ -101,7 +102,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     server = Bun.serve({ port: options.port ?? 0, hostname: host, idleTimeout: 0, maxRequestBodySize: MAX_REQUEST_BYTES, fetch: (request) => handleRequest(request, state) });
   } catch (error) {
     store.close();
-    throw new CachetError("EMULATOR", `cannot listen on ${host}:${options.port ?? 0}: ${(error as Error).message}`, { hint: "pick another --port, or 0 for a free one", cause: error });
+    throw listenError(error, host, options.port ?? 0);
   }
   const urlHost = host.includes(":") ? `[${host}]` : host;
   return {

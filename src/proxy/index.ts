@@ -6,6 +6,7 @@
  */
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
+import { listenError } from "../listen.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import { configFile, statePaths, storeFile } from "../paths.ts";
 import { type RecordedExchange, RecordedStore } from "../session/recorded.ts";
@@ -124,13 +125,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
   } catch (error) {
     await emulator?.stop();
     store.close();
-    // Only a taken port is the port's fault; anything else (no such address, a name that does not resolve) is the host's.
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new CachetError("BAD_FLAG", `cannot listen on ${hostname}:${options.port ?? 0}: the port is in use`, { hint: "pick another --port, or 0 for a free one" });
-    }
-    throw new CachetError("BAD_FLAG", `cannot listen on --host ${hostname}: ${(error as Error).message}`, {
-      hint: "give an address of this machine: 127.0.0.1 (loopback, the default), ::1, or 0.0.0.0 for every interface",
-    });
+    throw listenError(error, hostname, options.port ?? 0);
   }
   const urlHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {

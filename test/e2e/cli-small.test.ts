@@ -137,3 +137,28 @@ test("a letter group with a global letter before a command (`-qv sessions`) is t
   const quiet = await cachet(["-qq", "sessions"], { home });
   expect({ code: quiet.code, stderr: quiet.stderr }).toEqual({ code: 0, stderr: "" });
 });
+
+test("emulate and proxy fail to listen alike: a taken port and a bad host are each one line with a hint for that flag, exit 2, no warning first", async () => {
+  const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
+  const portHint = "  hint: pick another --port, or 0 for a free one";
+  const hostHint = "  hint: give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
+  try {
+    for (const [flags, line, hint] of [
+      [["--port", String(taken.port)], `cachet: cannot listen on 127.0.0.1:${taken.port}: the port is in use`, portHint],
+      [["--host", "notahost.invalid"], /^cachet: --host notahost\.invalid: no such host \(\w+\)$/, hostHint],
+      [["--host", "/tmp/x.sock"], "cachet: --host /tmp/x.sock is not a host name or an IP address", hostHint],
+      // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): no machine's own address.
+      [["--host", "192.0.2.1"], "cachet: cannot listen on --host 192.0.2.1: not an address of this machine", hostHint],
+    ] as const) {
+      for (const command of [["emulate"], ["proxy", "--emulate"]]) {
+        const r = await cachet([...command, ...flags]);
+        const lines = r.stderr.split("\n");
+        expect({ command, flags, code: r.code, stdout: r.stdout, lines: lines.length, hint: lines[1] }).toEqual({ command, flags, code: 2, stdout: "", lines: 3, hint });
+        if (typeof line === "string") expect(lines[0]).toBe(line);
+        else expect(lines[0]).toMatch(line);
+      }
+    }
+  } finally {
+    taken.stop(true);
+  }
+});

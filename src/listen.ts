@@ -1,0 +1,53 @@
+/**
+ * The servers cachet starts on a user's `--port` and `--host` (`cachet
+ * emulate`, `cachet proxy`): both flags checked before anything starts, and a
+ * failure to listen read as one line naming the flag at fault, the same for
+ * every such command (BAD_FLAG, exit 2).
+ */
+import { CachetError } from "./errors.ts";
+
+const HOST_HINT = "give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
+const PORT_HINT = "pick another --port, or 0 for a free one";
+
+/**
+ * Reads `--port` and checks `--host`: a whole port number from 0 to 65535; a
+ * host that is an IP address or a name that resolves (a path, a dotted quad
+ * that is no IPv4 address and a name no resolver knows are refused here, where
+ * Bun would report them as a taken port or with a file-system error).
+ * @returns the port
+ * @throws CachetError BAD_FLAG (exit 2) naming the flag
+ */
+export async function checkListenFlags(portText: string, host: string): Promise<number> {
+  const port = Number(portText);
+  if (portText.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${portText}"`, { hint: "use --port 0 for a free port" });
+  }
+  const { isIP } = await import("node:net");
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
+  if (isIP(bare) !== 0) return port;
+  if (/^[\d.]+$/.test(host)) throw new CachetError("BAD_FLAG", `--host ${host} is not an IPv4 address`, { hint: HOST_HINT });
+  // A host name is letters, digits, dots and dashes; anything else (a socket path, a URL, spaces) is no name.
+  if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) throw new CachetError("BAD_FLAG", `--host ${host} is not a host name or an IP address`, { hint: HOST_HINT });
+  const { lookup } = await import("node:dns/promises");
+  try {
+    await lookup(host);
+  } catch (error) {
+    throw new CachetError("BAD_FLAG", `--host ${host}: no such host (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { hint: HOST_HINT, cause: error });
+  }
+  return port;
+}
+
+/**
+ * The one-line error for a server that could not listen on `host`:`port`: a
+ * taken port names the port; anything else (an address of another machine,
+ * a name that does not resolve) names the host.
+ * @param error what Bun.serve threw
+ */
+export function listenError(error: unknown, host: string, port: number): CachetError {
+  const code = (error as NodeJS.ErrnoException).code;
+  // Bun says EADDRINUSE for a host it cannot resolve too: with port 0 (any free port) it can only be the host.
+  if (code === "EADDRINUSE" && port !== 0) return new CachetError("BAD_FLAG", `cannot listen on ${host}:${port}: the port is in use`, { hint: PORT_HINT, cause: error });
+  if (code === "EACCES" && port !== 0 && port < 1024) return new CachetError("BAD_FLAG", `cannot listen on ${host}:${port}: ports below 1024 need privileges`, { hint: PORT_HINT, cause: error });
+  const why = code === "EADDRNOTAVAIL" ? "not an address of this machine" : code === "EADDRINUSE" ? "the address cannot be bound" : (error as Error).message;
+  return new CachetError("BAD_FLAG", `cannot listen on --host ${host}: ${why}`, { hint: HOST_HINT, cause: error });
+}
