@@ -243,5 +243,11 @@ describe("configuration", () => {
     expect(usd(1.5)).toBe("$1.5000");
     expect(usd(-0.009779)).toBe("-$0.009779");
     expect(usd(-2)).toBe("-$2.0000");
+    // Below a millionth of a dollar: two significant digits, never a limit shown as $0.000000.
+    expect(usd(0.0000001)).toBe("$0.00000010");
+    expect(usd(0.00000123)).toBe("$0.0000012");
+    expect(usd(-0.000000049)).toBe("-$0.000000049");
+    expect(usd(1e-30)).toBe(`$0.${"0".repeat(29)}10`);
+    expect(usd(0)).toBe("$0.0000");
   });
 });

@@ -181,8 +181,14 @@ export class Budget {
   }
 }
 
-/** USD with enough digits for one call's cost. */
+/**
+ * USD with enough digits for one call's cost: 4 decimals from a cent up; below
+ * a cent 6, or as many as show two significant digits of a smaller amount
+ * (`--max-cost 0.0000001` is $0.00000010, never $0.000000).
+ */
 export function usd(amount: number): string {
+  const size = Math.abs(amount);
+  const decimals = amount === 0 || size >= 0.01 ? 4 : Math.min(100, Math.max(6, 1 - Math.floor(Math.log10(size))));
   // The sign before the dollar, as README and `stats` write money: -$0.0056.
-  return `${amount < 0 ? "-" : ""}$${Math.abs(amount).toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 6 : 4)}`;
+  return `${amount < 0 ? "-" : ""}$${size.toFixed(decimals)}`;
 }

@@ -80,8 +80,8 @@ export default defineCommand({
           const removed = store.removeSession(a.session, force);
           if (a.json) stdout().write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
           else {
-            const { info } = await import("../log.ts");
-            const spent = rows.length === 0 ? "" : ` with ${removed.length > 1 ? "their" : "its"} ${rows.length} ledger row(s), $${costUsd.toFixed(6)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
+            const [{ info }, { usd }] = await Promise.all([import("../log.ts"), import("../budget/budget.ts")]);
+            const spent = rows.length === 0 ? "" : ` with ${removed.length > 1 ? "their" : "its"} ${rows.length} ledger row(s), ${usd(costUsd)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
             await info(`removed ${removed.join(", ")}${spent}`);
           }
         } finally {

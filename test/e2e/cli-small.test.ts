@@ -162,3 +162,9 @@ test("emulate and proxy fail to listen alike: a taken port and a bad host are ea
     taken.stop(true);
   }
 });
+
+test("a limit below a millionth of a dollar is shown with its digits, not as $0.000000", async () => {
+  const r = await cachet(["--emulate", "--max-cost", "0.0000001", "hi"]);
+  expect(r.code).toBe(6);
+  expect(r.stderr.split("\n")[0]).toMatch(/^cachet: budget: the run limit \(--max-cost\) of \$0\.00000010 would be crossed: spent \$0\.0000 in this run, this call's worst-case forecast \$\d+\.\d{4,}; nothing was sent$/);
+});
