@@ -164,7 +164,7 @@ let bundling: Promise<unknown> = Promise.resolve();
  * to the working directory as the build reads it, and has no option to set
  * that directory, so the build runs with the plugin's own directory (the
  * project directory, or the file's) as the working directory.
- * @throws CachetError PLUGIN_LOAD when `path` does not exist; PLUGIN_INSTALL with the bundler's first error.
+ * @throws CachetError PLUGIN_INSTALL when `path` does not exist or has no entry ({@link entryOf}), or with the bundler's first error.
  */
 export async function bundlePlugin(path: string, label: string): Promise<string> {
   const entry = entryOf(path);
@@ -199,10 +199,10 @@ async function bundleFrom(entry: string, label: string, root: string): Promise<s
 /**
  * The module file to bundle for a path: a file as is; for a directory, its
  * package.json entry (`exports`, `module`, `main`) or `index.js`/`index.ts`.
- * @throws CachetError PLUGIN_LOAD when `path` does not exist; PLUGIN_INSTALL when a directory has no entry.
+ * @throws CachetError PLUGIN_INSTALL (exit 1, as every failed `plugins add` and `plugins test`) when `path` does not exist or a directory has no entry.
  */
 export function entryOf(path: string): string {
-  if (!existsSync(path)) throw new CachetError("PLUGIN_LOAD", `plugin file ${path} does not exist`, { hint: "pass a plugin file, its source entry or its project directory" });
+  if (!existsSync(path)) throw new CachetError("PLUGIN_INSTALL", `plugin file ${path} does not exist`, { hint: "pass a plugin file, its source entry or its project directory" });
   if (!statSync(path).isDirectory()) return path;
   const manifest = readManifest(path);
   const exported = manifest?.exports;
