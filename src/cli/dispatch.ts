@@ -79,7 +79,7 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   // whether stdout is a terminal would build process.stdout, or load node:tty (3-8 ms measured: Node's stream
   // modules), before its request. The other commands write at once.
   if (name !== "run") plainUnlessTerminal();
-  const cmd = (await commands[name]!.load()).default;
+  const { default: cmd, actions } = await commands[name]!.load();
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
   const { commandArgs, lastFlag, parseArgv } = await import("./argv.ts");
   const inlineValue = name === "run" ? ["fork"] : [];
@@ -98,7 +98,12 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
     await refuseInvalidUtf8(process.argv.slice(2), (bad) => invalidWordHint(wordRole(bad, name, rest, view, defs ?? {})));
     break;
   }
-  if (on("help")) return await showUsage(cmd);
+  if (on("help")) {
+    // `CMD --help` takes what `cachet help CMD` takes: a word more (a prompt, a session, a second action) is refused, not dropped.
+    if (view.error) throw view.error;
+    refuseHelpWords(name, view.words, actions);
+    return await showUsage(cmd);
+  }
   if (view.error) throw view.error;
   if (implicit) guardTypo(view.words, rest);
   const args = commandArgs(view, defs ?? {}, name);
@@ -141,6 +146,25 @@ async function rootHelp(rest: readonly string[]): Promise<void> {
   }
   const { rootHelpText } = await import("./root-help.ts");
   stdout().write(`${rootHelpText()}\n`);
+}
+
+/**
+ * The words `cachet NAME --help` may hold, as `cachet help NAME` takes them:
+ * none, or one of the command's `actions` when it has some (`sessions show --help`).
+ * @throws CachetError EXTRA_WORD (a word too many) or UNKNOWN_COMMAND (not one of its actions), exit 2
+ */
+function refuseHelpWords(name: string, words: readonly ArgvWord[], actions: readonly string[] | undefined): void {
+  const extra = words[actions ? 1 : 0];
+  const alone = `run \`cachet ${name} --help\` alone${actions ? " or with one of its actions" : ""} for its help`;
+  const prompt = name === "run" ? `; to send a prompt, leave out --help (or put "--help" after \`--\`)` : "";
+  if (extra !== undefined) {
+    const takes = actions ? "at most one of its actions" : "no other words";
+    throw new CachetError("EXTRA_WORD", `\`cachet ${name} --help\` takes ${takes}; "${extra.text}" is one too many`, { hint: `${alone}${prompt}` });
+  }
+  const action = words[0]?.text;
+  if (actions && action !== undefined && !actions.includes(action)) {
+    throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet ${name}\``, { hint: `its actions: ${actions.join(", ")}; run \`cachet help ${name}\`` });
+  }
 }
 
 /**

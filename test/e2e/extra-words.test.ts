@@ -97,3 +97,24 @@ test("a flag given to an action or mode that does not take it is refused (exit 2
   expect((await cachet(["stats", "--budget", "--emulate"], { home })).code).toBe(0);
   expect((await cachet(["sessions", "rm", "review", "--force", "-q"], { home })).code).toBe(0);
 });
+
+test("COMMAND --help takes what `cachet help COMMAND` takes: nothing, or one of its actions; a word more is refused (exit 2), not dropped", async () => {
+  const home = freshHome();
+  const cases: [string[], string, string][] = [
+    [["run", "--help", "extra"], '`cachet run --help` takes no other words; "extra" is one too many', 'run `cachet run --help` alone for its help; to send a prompt, leave out --help (or put "--help" after `--`)'],
+    [["hello", "--help"], '`cachet run --help` takes no other words; "hello" is one too many', 'run `cachet run --help` alone for its help; to send a prompt, leave out --help (or put "--help" after `--`)'],
+    [["cost", "--help", "review"], '`cachet cost --help` takes no other words; "review" is one too many', "run `cachet cost --help` alone for its help"],
+    [["sessions", "--help", "show", "x"], '`cachet sessions --help` takes at most one of its actions; "x" is one too many', "run `cachet sessions --help` alone or with one of its actions for its help"],
+    [["sessions", "--help", "extra"], 'unknown action "extra" for `cachet sessions`', "its actions: list, show, rm; run `cachet help sessions`"],
+  ];
+  for (const [args, message, hint] of cases) {
+    const r = await cachet(args, { home });
+    expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ args, code: 2, stdout: "", stderr: `cachet: ${message}\n  hint: ${hint}\n` });
+    // The `help` form of the same words is refused too.
+    const [command, , ...words] = args[0] === "hello" ? ["run", "--help", "hello"] : args;
+    expect({ args, code: (await cachet(["help", command!, ...words], { home })).code }).toEqual({ args, code: 2 });
+  }
+  const action = await cachet(["sessions", "--help", "show"], { home });
+  expect({ code: action.code, stdout: action.stdout }).toEqual({ code: 0, stdout: (await cachet(["help", "sessions", "show"], { home })).stdout });
+  expect((await cachet(["--emulate", "--help"], { home })).code).toBe(0);
+});
