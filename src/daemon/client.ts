@@ -79,12 +79,12 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   const forward = (name: NodeJS.Signals) => () => {
     wire.send(encodeFrame(FRAME.SIGNAL, name));
     // The command ends within a second of a signal, as in its own process (src/run/interrupt.ts); one not ended long
-    // after is in a stopped or hung daemon (or its end waits behind output this client cannot write), and the client
-    // stops waiting for it, as the command's own watchdog would have ended its own process.
+    // after is in a stopped or hung daemon, and the client stops waiting for it, as the command's own watchdog would
+    // have ended its own process.
     unanswered ??= setTimeout(() => {
       unhook();
       processEdges.writeStderr(
-        `cachet: interrupted by ${name}; the command did not end within ${SIGNAL_WAIT_MS / 1000} s in the daemon (stopped or hung? or its output is not read), so this client stops waiting: what the turn stored is kept (\`cachet sessions show\` and \`cachet export\` show it)\n`,
+        `cachet: interrupted by ${name}; the command did not end within ${SIGNAL_WAIT_MS / 1000} s in the daemon (stopped or hung?), so this client stops waiting: what the turn stored is kept (\`cachet sessions show\` and \`cachet export\` show it)\n`,
       );
       if (name === "SIGHUP") process.kill(process.pid, name);
       process.exit(name === "SIGINT" ? 130 : 143);
@@ -282,26 +282,43 @@ async function relay(wire: Wire, frames: FrameQueue): Promise<Exit | undefined> 
       case FRAME.STDIN_CANCEL:
         stdin.cancel();
         break;
-      case FRAME.EXIT:
+      case FRAME.EXIT: {
         stdin.cancel();
-        await Promise.all([out.drained(), err.drained()]);
-        return json<Exit>(frame.payload);
+        const exit = json<Exit>(frame.payload);
+        // A command that ended its process at once (exit(), a signal) would not have waited for a reader that stopped
+        // reading (a full pipe): what such a reader left is given up, what a reader takes is written out.
+        await Promise.all(exit.abrupt ? [out.drainedUnlessStuck(), err.drainedUnlessStuck()] : [out.drained(), err.drained()]);
+        return exit;
+      }
     }
   }
   stdin.cancel();
-  await Promise.all([out.drained(), err.drained()]);
+  // The daemon is gone: nothing more comes, and a reader that stopped reading does not keep this process.
+  await Promise.all([out.drainedUnlessStuck(), err.drainedUnlessStuck()]);
   return undefined;
 }
+
+/**
+ * How long an output fd may take nothing before a command that ended abruptly stops waiting for it, ms: the
+ * command's own process would have exited at once, leaving a stopped reader what its pipe held (64 KiB on Linux);
+ * this process writes out, past that, what a reader still reading takes.
+ */
+const STUCK_OUTPUT_MS = 1000;
 
 /**
  * One of this process's output fds, written through Bun's native writer as
  * src/stdout.ts writes: each piece written and flushed in order. Stdout
  * pieces are acknowledged (their failure, EPIPE included, goes back to the
- * daemon); while the fd does not take what it was given, the socket is not read.
+ * daemon). The socket is read on while the fd does not take what it was
+ * given: the writer holds it, as the command's own process would, and the
+ * command's end (its EXIT, a stop's SIGTERM) reaches this process however
+ * long its reader stopped reading.
  */
 class Output {
   private sink: FileSink | undefined;
   private pending = 0;
+  /** Pieces written (or failed) so far: whether the fd still takes what it is given. */
+  private written = 0;
   private idle: (() => void)[] = [];
 
   constructor(
@@ -322,25 +339,41 @@ class Output {
     };
     const wrote = attempt(() => sink.write(bytes) as number | Promise<number>);
     const flushed = attempt(() => sink.flush());
-    const slow = wrote instanceof Promise || flushed instanceof Promise;
-    if (slow) this.wire.pause();
     Promise.all([wrote, flushed]).then(
-      () => this.done(seq, undefined, slow),
-      (error: unknown) => this.done(seq, error as NodeJS.ErrnoException, slow),
+      () => this.done(seq, undefined),
+      (error: unknown) => this.done(seq, error as NodeJS.ErrnoException),
     );
   }
 
-  private done(seq: number | undefined, error: NodeJS.ErrnoException | undefined, slow: boolean): void {
+  private done(seq: number | undefined, error: NodeJS.ErrnoException | undefined): void {
+    this.written++;
     if (seq !== undefined) {
       const failure = error ? JSON.stringify({ code: error.code ?? "EIO", message: error.message }) : "";
       this.wire.send(u32Frame(FRAME.STDOUT_ACK, seq, failure));
     }
-    if (slow) this.wire.resume();
     if (--this.pending === 0) for (const done of this.idle.splice(0)) done();
   }
 
+  /** Resolves once every piece given so far was written (or failed). */
   drained(): Promise<void> {
     return this.pending === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** {@link drained}, or sooner once no piece was written for {@link STUCK_OUTPUT_MS} (the fd's reader stopped reading). */
+  drainedUnlessStuck(): Promise<void> {
+    if (this.pending === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      let seen = this.written;
+      const check = setInterval(() => {
+        if (this.written === seen) done();
+        seen = this.written;
+      }, STUCK_OUTPUT_MS);
+      const done = () => {
+        clearInterval(check);
+        resolve();
+      };
+      this.idle.push(done);
+    });
   }
 }
 

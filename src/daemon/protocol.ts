@@ -9,7 +9,7 @@
  * with CONTROL instead.
  */
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /**
  * Most bytes of a unix socket path the platform's `sockaddr_un.sun_path`
@@ -103,6 +103,12 @@ export interface Status {
 export interface Exit {
   code: number;
   signal?: NodeJS.Signals;
+  /**
+   * The command ended its process at once (exit(), a watchdog's, or a signal nobody handles), not by returning: the
+   * client exits now, as that process would have, and what its stdout and stderr have not taken yet is left to the
+   * runtime's exit (a full pipe keeps none of it). Absent: a normal end, whose output the client writes out first.
+   */
+  abrupt?: boolean;
 }
 
 /** The socket's path in the data directory `dataDir` (src/paths.ts statePaths().data; CACHET_HOME relocates it). */

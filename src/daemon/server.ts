@@ -415,7 +415,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   function abandon(wire: Wire, exit: Exit | undefined): void {
     if (restarting) return;
     restarting = true;
-    if (exit) wire.send(jsonFrame(FRAME.EXIT, exit));
+    if (exit) wire.send(jsonFrame(FRAME.EXIT, { ...exit, abrupt: true } satisfies Exit));
     let handed = false;
     const handOver = () => {
       if (handed) return;
@@ -426,8 +426,10 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       else restart();
     };
     if (!exit) return handOver();
-    // A client that stopped reading must not keep the command's end waiting: it gets what the socket took within the second.
-    setTimeout(handOver, 1000).unref();
+    // A client that stopped reading (its process stopped: it reads on otherwise) must not keep the command's end
+    // waiting: it gets what the socket took within the second, or, once this server is stopping for good (nothing
+    // succeeds it), within the stop's grace: a stopped job continued meanwhile still ends as its turn ended.
+    setTimeout(handOver, halted ? STOP_GRACE_MS : 1000).unref();
     void wire.end().then(handOver);
   }
 

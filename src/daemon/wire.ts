@@ -60,17 +60,6 @@ export class Wire {
     if (!this.closed) this.socket.end();
   }
 
-  private holds = 0;
-
-  /** Stops reading (backpressure from where the frames go) until every pause has its {@link resume}. */
-  pause(): void {
-    if (this.holds++ === 0) this.socket.pause();
-  }
-
-  resume(): void {
-    if (--this.holds === 0) this.socket.resume();
-  }
-
   /** The socket's `data` handler. */
   onData(chunk: Uint8Array): void {
     for (const frame of this.reader.push(chunk)) this.onFrame(frame);

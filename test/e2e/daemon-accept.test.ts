@@ -145,7 +145,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       held.kill("SIGINT");
       expect(await held.exited).toBe(130);
       expect(await stderr).toBe(
-        "cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon (stopped or hung? or its output is not read), so this client stops waiting: what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
+        "cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon (stopped or hung?), so this client stops waiting: what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
       );
     } finally {
       emulator.stop();

@@ -6,7 +6,7 @@
  * event: a process exiting, a status answer, answer text on stdout.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { appendFileSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil } from "./harness.ts";
 
@@ -202,18 +202,69 @@ describe("daemon start, stop and status", () => {
     expect((await cachet(["daemon", "status"], { home: h })).stdout).toBe("cachet daemon: not running\n");
   });
 
+  test("stop during a turn whose stdout nobody reads (a full pipe): its client ends as SIGTERM ends the turn's own process, with the in-process line and 143", async () => {
+    const h = freshHome();
+    const twin = freshHome();
+    const pid = await startDaemon(h);
+    // The stream stalls after half of a 60000-token answer (~160 KB): far more than a pipe holds (64 KiB on Linux).
+    const args = ["--emulate", "--idle-timeout", "0", "--max-tokens", "60000", "--session", "unread", "stream then stall"];
+    const env = { CACHET_EMULATOR_ANSWER_TOKENS: "60000", CACHET_EMULATOR_FAULT: "stall" };
+    /** A turn in `home` whose stdout is a fifo this test opened and never reads, once 100 KB of its answer is stored (and so written). */
+    const unread = async (home: string, extra: Record<string, string>) => {
+      const fifo = `${home}/stdout.fifo`;
+      expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      const writer = openSync(fifo, constants.O_WRONLY);
+      const proc = Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: home, CACHET_HOME: home, ...env, ...extra }, stdin: "ignore", stdout: writer, stderr: "pipe" });
+      closeSync(writer);
+      const stderr = new Response(proc.stderr).text();
+      for (;;) {
+        const shown = await cachet(["sessions", "show", "unread", "--json"], { home });
+        const messages = shown.code === 0 ? (JSON.parse(shown.stdout) as { messages: { message: { content: { text?: string }[] } }[] }).messages : [];
+        if ((messages[1]?.message.content[0]?.text?.length ?? 0) >= 100_000) break;
+        if (proc.exitCode !== null) throw new Error(`the turn ended before its answer was stored: ${await stderr}`);
+      }
+      return { proc, stderr, reader };
+    };
+    const alone = await unread(twin, { CACHET_NO_DAEMON: "1" });
+    alone.proc.kill("SIGTERM");
+    const expected = { code: await alone.proc.exited, lines: cachetLines(await alone.stderr) };
+    closeSync(alone.reader);
+    expect(expected).toEqual({ code: 143, lines: ["cachet: interrupted by SIGTERM mid-answer: the partial answer is stored and marked incomplete (`cachet -c` continues)"] });
+
+    const served = await unread(h, {});
+    try {
+      const stop = await cachet(["daemon", "stop"], { home: h });
+      expect(stop).toEqual({ code: 0, stdout: "", stderr: `[info] cachet daemon: stopped (pid ${pid})\n` });
+      // Nobody reads the fifo: the client ends as the turn's own process did, leaving what its stdout did not take.
+      expect({ code: await served.proc.exited, lines: cachetLines(await served.stderr) }).toEqual(expected);
+    } finally {
+      closeSync(served.reader);
+    }
+    expect(daemonsOf(h)).toEqual([]);
+  }, 60_000);
+
   test("while a stop waits for the running turn, status says stopping (never not running while the process lives), and a turn runs in-process", async () => {
     const h = freshHome();
     const pid = await startDaemon(h);
-    // The answer's first four tool calls (1.6 MB of arguments, each named on stderr) come before the stream stalls:
-    // the test reads the turn's stderr only up to the first, so its client, blocked on its full stderr pipe, stops
-    // reading the socket, and the rest waits in the daemon; the turn's end cannot reach the client until it reads on.
+    // The turn waits for its session's lease, held by a turn in its own process; its client is stopped (SIGSTOP)
+    // meanwhile. Once the holder ends, the turn writes the answer's first tool call on stderr (2 MB of arguments, more
+    // than a socket holds) to the stopped client: the turn's end cannot reach that client until it runs again.
     const script = `${h}/loud.json`;
-    const call = { name: "note", arguments: JSON.stringify({ text: "loud ".repeat(80_000) }) };
-    await Bun.write(script, JSON.stringify([{ tool_calls: Array.from({ length: 8 }, () => call) }]));
-    const loud = turn(h, ["--emulate", "--idle-timeout", "0", "a loud turn"], { CACHET_EMULATOR_SCRIPT: script, CACHET_EMULATOR_FAULT: "stall" });
-    const { rest } = await readLine(loud.stderr, "tool call note ");
-    expect((await status(h))?.line).toContain("one running now");
+    const call = { name: "note", arguments: JSON.stringify({ text: "loud ".repeat(400_000) }) };
+    // An answer is picked by the assistant turns already in the request: the holder's partial one may be among them.
+    const answer = { tool_calls: Array.from({ length: 8 }, () => call) };
+    await Bun.write(script, JSON.stringify([answer, answer]));
+    const holder = turn(h, ["--emulate", "--json", "--session", "loud", "the holder"], { CACHET_EMULATOR_FAULT: "stall", CACHET_NO_DAEMON: "1" });
+    await readUntil(holder.stdout, '"type":"text"');
+    const loud = turn(h, ["--emulate", "--verbose", "--idle-timeout", "0", "--session", "loud", "a loud turn"], { CACHET_EMULATOR_SCRIPT: script, CACHET_EMULATOR_FAULT: "stall" });
+    const { rest } = await readLine(loud.stderr, "is busy");
+    loud.kill("SIGSTOP");
+    holder.kill("SIGTERM");
+    expect(await holder.exited).toBe(143);
+    // The turn stores its answer once it has content, after writing it: the holder's prompt and partial answer, the
+    // turn's prompt, and its answer make four messages.
+    while (!(await cachet(["sessions", "show", "loud"], { home: h })).stdout.includes("Messages (4)")) if (loud.exitCode !== null) throw new Error("the loud turn ended first");
     const stop = Bun.spawn([BINARY, "daemon", "stop"], { env: { ...BASE, HOME: h, CACHET_HOME: h }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
     let stopping: string | undefined;
     while (stopping === undefined) {
@@ -230,6 +281,7 @@ describe("daemon start, stop and status", () => {
     expect(meanwhile.code).toBe(0);
     expect(meanwhile.stderr).toContain("the daemon declined this command (the daemon is stopping)");
     const loudErr = rest();
+    loud.kill("SIGCONT");
     expect(await stop.exited).toBe(0);
     expect(await new Response(stop.stderr).text()).toBe(`[info] cachet daemon: stopped (pid ${pid})\n`);
     expect(await loud.exited).toBe(143);
