@@ -362,10 +362,17 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     const saved = { cwd: home, argv: process.argv, exitCode: process.exitCode, umask: process.umask() };
     const remote = remoteEdges(wire, hello, (exit) => abandon(wire, exit));
     running = remote;
+    let signalled = false;
+    let orphaned: ReturnType<typeof setTimeout> | undefined;
     state.onFrame = (frame) => {
-      // The client went away before the command ended: its process is gone, as if killed.
-      if (frame.type === -1) abandon(wire, undefined);
-      else remote.deliver(frame);
+      if (frame.type === FRAME.SIGNAL) signalled = true;
+      if (frame.type !== -1) return remote.deliver(frame);
+      // The client went away before the command ended: its process is gone, as if killed. Unless it had forwarded a
+      // signal first: then it stopped waiting for this server (stopped or hung meanwhile, src/daemon/client.ts
+      // SIGNAL_WAIT_MS) and ended as that signal ends the command, which ends here as in its own process, storing
+      // what it kept (its watchdog ends it within a second); one that does not end is abandoned after the stop grace.
+      if (!signalled || remote.ended) return abandon(wire, undefined);
+      orphaned ??= setTimeout(() => abandon(wire, undefined), STOP_GRACE_MS);
     };
     for (const frame of early) state.onFrame(frame);
     // Between commands process.env holds the daemon's own environment (each command's is put back after it): only
@@ -385,6 +392,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     }
     // exit() was called: abandon() sends it and restarts; nothing of this process is reused.
     if (remote.ended) return;
+    clearTimeout(orphaned);
     running = undefined;
     const code = typeof process.exitCode === "number" ? process.exitCode : 0;
     remote.close();

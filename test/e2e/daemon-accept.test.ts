@@ -13,7 +13,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil } from "./harness.ts";
-import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
+import { against, type EmulatorProcess, exportSession, startEmulatorProcess } from "./session-kit.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -86,6 +86,24 @@ function catches(pid: number, signal: number): boolean {
   return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(signal - 1))) !== 0n;
 }
 
+/** Whether process `pid` runs (a zombie has exited). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** The messages and ledger rows of session "frozen" in `home`, without ids and times. */
+async function stored(home: string): Promise<unknown> {
+  const { messages, requests } = await exportSession(home, "frozen");
+  return {
+    messages: messages.map((m) => ({ role: m.role, content: m.content, incomplete: m.incomplete })),
+    requests: requests.map((r) => ({ status: r.status, error: r.error, usage: r.usage, costUsd: r.costUsd, finishReason: r.finishReason })),
+  };
+}
+
 /** Requests in the ledger of `home`. */
 async function requests(home: string): Promise<number> {
   const r = await cachet(["stats", "--json"], { home });
@@ -147,6 +165,39 @@ describe("a stopped (SIGSTOP) daemon", () => {
       expect(await stderr).toBe(
         "cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon (stopped or hung?), so this client stops waiting: what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
       );
+    } finally {
+      emulator.stop();
+    }
+  });
+
+  test("SIGINT after ACCEPT, the daemon stopped: once it runs again, the turn is stored as the same turn interrupted in its own process (no in-flight row left)", async () => {
+    const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold" });
+    try {
+      const target = against(emulator, "anthropic/claude-sonnet-4-6");
+      const args = [...target.args, "--session", "frozen", "the request held"];
+      /** The turn in `home` once its request reached the emulator (which holds it). */
+      const sent = async (home: string, env: Record<string, string>) => {
+        const before = (await emulator.received()).length;
+        const proc = turn(home, args, { ...target.env, ...env });
+        await until("the request reaches the emulator", async () => (await emulator.received()).length > before, proc);
+        return proc;
+      };
+      const twin = freshHome();
+      const alone = await sent(twin, { CACHET_NO_DAEMON: "1" });
+      alone.kill("SIGINT");
+      expect(await alone.exited).toBe(130);
+
+      const { home, pid } = await daemonHome();
+      const held = await sent(home, {});
+      const stderr = new Response(held.stderr).text();
+      process.kill(pid, "SIGSTOP");
+      held.kill("SIGINT");
+      expect(await held.exited).toBe(130);
+      expect(await stderr).toStartWith("cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon");
+      process.kill(pid, "SIGCONT");
+      // The daemon that ran the turn ends once it has (a fresh one takes over): what it stored is final by then.
+      await until("the continued daemon exits", () => !running(pid));
+      expect(await stored(home)).toEqual(await stored(twin));
     } finally {
       emulator.stop();
     }
