@@ -38,6 +38,8 @@ export default defineCommand({
     ]);
     const data = statePaths().data;
     const path = socketPath(data);
+    // What a daemon killed while it started left next to the socket (a server starting removes it too, src/daemon/server.ts).
+    if (action === "status" || action === "stop") (await import("../daemon/leftovers.ts")).removeLeftovers(data);
     if (!socketPathFits(path) && (action === "start" || action === "run")) {
       throw new CachetError("SOCKET_PATH_TOO_LONG", `the daemon's socket path ${path} is longer than this platform's limit of ${SOCKET_PATH_MAX} bytes`, {
         hint: "set CACHET_HOME to a shorter directory (the socket is CACHET_HOME/daemon.sock)",

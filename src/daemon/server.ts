@@ -18,6 +18,7 @@ import { externalPluginSources } from "../plugin/loader.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
+import { bindingName, removeLeftovers, warmHomeName } from "./leftovers.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
@@ -55,15 +56,17 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   // Set by the server this one succeeds; never passed on to a turn or a successor.
   const predecessor = Number(process.env[PREDECESSOR_ENV]) || undefined;
   delete process.env[PREDECESSOR_ENV];
-  const dispatch = await warmUp();
-  await warmTurns(dispatch);
-  const startedAt = Date.now();
-  const ownEnv = { ...process.env };
   const path = process.getBuiltinModule("node:path");
   // Not path.resolve alone: in a removed working directory it resolves against the executable's directory, silently.
   const socket = path.isAbsolute(options.socket) ? options.socket : path.resolve(workingDirectory(`the daemon's socket path ${options.socket}`), options.socket);
   // Between commands the daemon sits in its data directory: never in a directory a user may want to remove or unmount.
   const home = path.dirname(socket);
+  // What a server killed while it started left here (its process gone) goes before this one adds its own.
+  removeLeftovers(home);
+  const dispatch = await warmUp();
+  await warmTurns(dispatch, path.join(home, warmHomeName(process.pid)));
+  const startedAt = Date.now();
+  const ownEnv = { ...process.env };
   // A successor starts where this server started, with its environment: a relative CACHET_HOME names the same place.
   // Started in a directory since removed, it starts in the data directory (an absolute CACHET_HOME names it from anywhere).
   const launchCwd = workingDirectoryExists() ? process.cwd() : home;
@@ -103,7 +106,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   }
   // Bound under a name of its own, then renamed over the socket's: a connection reaches either the server there before
   // (a dead one's stale file, or the predecessor) or this one, never no socket at all. No longer than the socket's name.
-  const own = path.join(home, `.s${process.pid}`);
+  const own = path.join(home, bindingName(process.pid));
   fs.rmSync(own, { force: true });
   // Created owner-only: the umask is narrowed around the bind, and the mode set again in case the platform ignored it.
   const umask = process.umask(0o177);
@@ -562,10 +565,14 @@ const nullEdges: Edges = {
  * empty temporary CACHET_HOME): the runtime compiles the turn's code before a
  * client waits for it (measured: a daemon's first turn 36 ms, later ones
  * 21-29 ms). A turn that fails here changes nothing; the daemon serves anyway.
+ * @param home the temporary CACHET_HOME, made empty here and removed after (src/daemon/leftovers.ts names it, and
+ *   removes it when this process was killed first)
  */
-async function warmTurns(dispatch: Dispatch): Promise<void> {
+async function warmTurns(dispatch: Dispatch, home: string): Promise<void> {
   const fs = process.getBuiltinModule("node:fs");
-  const home = fs.mkdtempSync(`${process.getBuiltinModule("node:os").tmpdir()}/cachet-daemon-warm-`);
+  // One left by an earlier process of this pid would hold its files.
+  fs.rmSync(home, { recursive: true, force: true });
+  fs.mkdirSync(home, { mode: 0o700 });
   const saved = { ...process.env };
   // Each turn sets the log level it was given; `daemon run --debug`'s own is put back after.
   const log = await import("../log.ts");

@@ -365,6 +365,47 @@ describe("daemon start, stop and status", () => {
     expect(next.pid).not.toBe(pid);
   });
 
+  test("what a daemon killed while it started left next to its socket (the socket it bound, its warm-up home) is removed by status, stop and the next start; a live process's never", async () => {
+    const h = freshHome();
+    /** A process that binds `.s<its pid>` in `h`, as a server does before renaming it over daemon.sock; resolves once bound. */
+    const binder = async () => {
+      const proc = Bun.spawn([process.execPath, "-e", `Bun.listen({ unix: process.argv[1] + "/.s" + process.pid, socket: { data() {} } }); console.log("bound");`, h], {
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "inherit",
+      });
+      await readUntil(proc.stdout, "bound");
+      return proc;
+    };
+    /** A pid no process has any more. */
+    const deadPid = async () => {
+      const gone = Bun.spawn(["true"]);
+      await gone.exited;
+      return gone.pid;
+    };
+    const live = await binder();
+    const [liveSocket, liveHome] = [`${h}/.s${live.pid}`, `${h}/.w${live.pid}`];
+    mkdirSync(liveHome);
+    try {
+      for (const action of [["daemon", "status"], ["daemon", "stop"], ["daemon", "start"]]) {
+        const killed = await binder();
+        killed.kill("SIGKILL");
+        await killed.exited;
+        const [staleSocket, staleHome] = [`${h}/.s${killed.pid}`, `${h}/.w${await deadPid()}`];
+        mkdirSync(staleHome);
+        expect([existsSync(staleSocket), existsSync(staleHome)]).toEqual([true, true]);
+        if (action[1] === "start") started.push(h);
+        await cachet(action, { home: h });
+        expect({ action, left: [existsSync(staleSocket), existsSync(staleHome)], live: [existsSync(liveSocket), existsSync(liveHome)] }).toEqual({ action, left: [false, false], live: [true, true] });
+      }
+      // The started daemon removed its own warm-up home and renamed its socket: it added its socket and pid file only.
+      expect(await status(h)).toBeDefined();
+      expect(readdirSync(h).sort()).toEqual([`.s${live.pid}`, `.w${live.pid}`, "daemon.pid", "daemon.sock"].sort());
+    } finally {
+      live.kill();
+    }
+  });
+
   test("a daemon whose socket file was removed (its home deleted) or replaced exits by itself, and a new start leaves one daemon", async () => {
     const h = freshHome();
     const first = await startDaemon(h);
