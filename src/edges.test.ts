@@ -43,6 +43,7 @@ function fakeEdges(stdinText = "") {
       seen.exits.push(code);
       throw new Exited(code);
     },
+    pid: process.pid,
   };
   return { e, seen };
 }

@@ -50,6 +50,11 @@ export interface Edges {
   onSignal(name: NodeJS.Signals, handler: () => void): () => void;
   /** Ends the command with exit code `code`; callers treat it as never returning. */
   exit(code: number): never;
+  /**
+   * The id of the process the user sees running the command: this process's own, or the daemon's client's. A
+   * session lease the command takes names it (src/session/leases.ts), as does a busy session's message to others.
+   */
+  readonly pid: number;
 }
 
 let sink: StdoutSink | undefined;
@@ -73,6 +78,7 @@ export const processEdges: Edges = {
     return () => void process.off(name, handler);
   },
   exit: (code) => process.exit(code),
+  pid: process.pid,
 };
 
 let bound: Edges | undefined;

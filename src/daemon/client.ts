@@ -44,6 +44,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     cwd,
     umask: process.umask(),
     uid: process.getuid?.() ?? -1,
+    pid: process.pid,
     terminal: [stdinTerminal, processEdges.isTerminal(1), processEdges.isTerminal(2)],
   };
   const helloFrame = jsonFrame(FRAME.HELLO, hello);

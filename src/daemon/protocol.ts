@@ -9,7 +9,7 @@
  * with CONTROL instead.
  */
 /** Bumped whenever a frame or the header changes: a client and server that differ never talk. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /**
  * Most bytes of a unix socket path the platform's `sockaddr_un.sun_path`
@@ -72,6 +72,8 @@ export interface Hello {
   umask: number;
   /** The client's user id (-1 where the platform has none): a daemon serves its own user only. */
   uid: number;
+  /** The client's process id: the process running the command as the user sees it, named by a session lease the command holds. */
+  pid: number;
   /** Whether fd 0, 1 and 2 are terminals. What fd 0 is follows in a STDIN_KIND frame (asked while the daemon starts the command). */
   terminal: [boolean, boolean, boolean];
 }

@@ -65,6 +65,7 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
       // The caller goes on until the server has sent what it wrote and exits; what it writes from here is dropped.
       return undefined as never;
     },
+    pid: hello.pid,
   };
 
   return {

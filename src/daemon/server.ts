@@ -558,6 +558,7 @@ const nullEdges: Edges = {
   exit(code) {
     throw new Error(`a warm-up turn exited ${code}`);
   },
+  pid: process.pid,
 };
 
 /**

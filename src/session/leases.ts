@@ -1,9 +1,13 @@
 /**
  * The per-session turn lease: one process at a time runs a turn of a session.
  * A holder whose process is gone (same host) or whose lease expired unrefreshed
- * is taken over.
+ * is taken over. The holder is the process the user sees running the turn
+ * (src/edges.ts pid): for a turn the daemon runs, its client, whose end ends
+ * the turn there too (src/daemon/server.ts), and which another process's
+ * "busy" message then names.
  */
 import { newId } from "../context/ids.ts";
+import { edges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { hostname, prefetchHostname } from "../hostname.ts";
 import { abortableSleep } from "../sleep.ts";
@@ -79,7 +83,7 @@ export class Leases {
    */
   takeNew(sessionId: string, leaseMs: number): string {
     const token = newId("t");
-    this.core.db.query("INSERT INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)").run(sessionId, process.pid, hostname(), token, Date.now() + leaseMs);
+    this.core.db.query("INSERT INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)").run(sessionId, edges().pid, hostname(), token, Date.now() + leaseMs);
     return token;
   }
 
@@ -175,7 +179,7 @@ export class Leases {
         if (holder && !abandoned(holder, host, now)) return { holder };
         this.core.db
           .query("INSERT OR REPLACE INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)")
-          .run(sessionId, process.pid, host, token, now + leaseMs);
+          .run(sessionId, edges().pid, host, token, now + leaseMs);
         return { holder: null, taken: whenTaken() };
       });
     } catch (error) {

@@ -421,6 +421,27 @@ describe("signals, a busy daemon and a daemon that dies", () => {
     }
   });
 
+  test("a session busy with a turn the daemon runs: another process waiting for it names the turn's client (the process the user sees), not the daemon", async () => {
+    const { pid } = await serving();
+    const holder = background(["--emulate", "--json", "--session", "held", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
+    await readUntil(holder.stdout, '"type":"text"');
+    expect((await status())!.busy).toBe(true);
+    const waiter = background(["--emulate", "--verbose", "--session", "held", "my turn"], { CACHET_NO_DAEMON: "1" });
+    const reader = waiter.stderr.getReader();
+    let said = "";
+    while (!said.includes("waiting for it")) {
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error(`the waiting turn ended first: ${said}`);
+      said += new TextDecoder().decode(chunk.value);
+    }
+    waiter.kill("SIGINT");
+    holder.kill("SIGINT");
+    expect([await waiter.exited, await holder.exited]).toEqual([130, 130]);
+    expect(said).toMatch(/session s_\w+ is busy \(process (\d+) on /);
+    const named = Number(/is busy \(process (\d+) on /.exec(said)![1]);
+    expect({ named, client: holder.pid, daemon: pid }).toEqual({ named: holder.pid, client: holder.pid, daemon: pid });
+  });
+
   test("the daemon killed mid-command: one line, exit 1", async () => {
     const { pid } = await serving();
     const stalled = background(["--emulate", "--json", "--session", "stall2", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
