@@ -203,6 +203,31 @@ describe("a stopped (SIGSTOP) daemon", () => {
     }
   });
 
+  test("SIGINT after ACCEPT, the daemon stopped for good: the session's next turn takes its lease over at once (its client is gone), marks the attempt lost and takes the unanswered prompt out; the daemon continued later changes nothing", async () => {
+    // Only the first request is held: the next turn's is answered.
+    const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });
+    try {
+      const target = against(emulator, "anthropic/claude-sonnet-4-6");
+      const { home, pid } = await daemonHome();
+      const held = turn(home, [...target.args, "--session", "frozen", "the request held"], target.env);
+      await until("the request reaches the emulator", async () => (await emulator.received()).length > 0, held);
+      process.kill(pid, "SIGSTOP");
+      held.kill("SIGINT");
+      expect(await held.exited).toBe(130);
+      const next = await cachet([...target.args, "--session", "frozen", "the next turn"], { home, env: { ...target.env, CACHET_NO_DAEMON: "1" } });
+      expect(next.code).toBe(0);
+      expect(next.stderr).toContain("1 request(s) of an earlier run of this session never finished");
+      expect(next.stderr).toContain("never got an answer (its run was stopped); it was taken out of the log");
+      const after = await stored(home);
+      expect(after).toMatchObject({ messages: [{ role: "user", content: [{ type: "text", text: "the next turn" }] }, { role: "assistant" }], requests: [{ status: "lost" }, { status: "ok" }] });
+      process.kill(pid, "SIGCONT");
+      await until("the continued daemon exits", () => !running(pid));
+      expect(await stored(home)).toEqual(after);
+    } finally {
+      emulator.stop();
+    }
+  });
+
   for (const [signal, number, code] of [
     ["SIGINT", 2, 130],
     ["SIGTERM", 15, 143],
