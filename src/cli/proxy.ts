@@ -47,7 +47,7 @@ export default defineCommand({
       notice: (message) => void log.warn(message),
       onRecorded: (row, exchange) =>
         void log.verbose(
-          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `$${row.costUsd}`}`,
+          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}$${row.costUsd}${row.usageLowerBound ? " (at least)" : ""}`}`,
         ),
     });
     // Handlers first: a caller may signal as soon as it has read the URL.
