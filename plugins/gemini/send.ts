@@ -5,7 +5,10 @@
  * `stream`, which name the endpoint: @google/genai has no public way to send
  * a prepared body, and its conversion of structured parameters walks every
  * part of the history on every request. Each streamed chunk may carry
- * `usageMetadata` with running totals: the last one wins.
+ * `usageMetadata` with running totals: the last one wins, and those of the
+ * chunks before it are yielded as `usage` events, so a cut stream keeps them
+ * (providers.md §4: "chunks carry usageMetadata; treat as cumulative and keep
+ * the last").
  * @see https://ai.google.dev/api/generate-content
  * @see https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
  */
@@ -70,6 +73,13 @@ export async function* sendGemini(wire: WireRequest, options: SendOptions, servi
     for await (const data of sseData(response.body)) {
       const chunk = parseChunk(data, services, config);
       if (typeof chunk.error === "object" && chunk.error !== null) throw streamError(chunk, response.headers);
+      // A chunk before the last carries the running totals so far (the prompt's count from the first one on):
+      // reported now, they survive a cut stream as its lower bound (CASES.md case 44). The last one's go with the finish.
+      const usage = chunk.candidates?.[0]?.finishReason === undefined ? chunk.usageMetadata : undefined;
+      if (usage) {
+        const requestId = state.responseId ?? chunk.responseId;
+        yield { type: "usage", rawUsage: usage, ...(requestId !== undefined ? { requestId } : {}) };
+      }
       yield* chunkEvents(chunk, state);
     }
     if (state.finishReason === undefined) {

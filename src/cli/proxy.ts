@@ -37,7 +37,7 @@ export default defineCommand({
       notice: (message) => void log.warn(message),
       onRecorded: (row, exchange) =>
         void log.verbose(
-          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `$${row.costUsd}`}`,
+          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}$${row.costUsd}${row.usageLowerBound ? " (at least)" : ""}`}`,
         ),
     });
     // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.

@@ -95,8 +95,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<ProxyHandl
     reader: new UsageReader(host),
     keepBodies: options.keepBodies === true,
     tokenizer,
-    price: (modelRef, report) => {
-      const cost = priceUsageReport(report, modelRef, catalog, config.prices);
+    price: (modelRef, report, partial) => {
+      const cost = priceUsageReport(report, modelRef, catalog, config.prices, partial);
       // As a turn records its cost (src/meter/index.ts priceReport): an estimate only for a known cost that is not exact.
       const costEstimate = cost.costUsd !== null && cost.estimates.length > 0 ? cost.estimates.join("; ") : null;
       return { costUsd: cost.costUsd, noCacheCostUsd: uncachedCost(report, modelRef, catalog, config.prices), costEstimate };

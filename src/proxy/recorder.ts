@@ -2,7 +2,9 @@
  * Turns a proxied exchange into a ledger row of a recorded session: the
  * request's wire hash chain (src/wire), its session (session-finder.ts), the
  * usage read from the response by the provider's plugin (usage-reader.ts),
- * priced with the catalog (src/meter), its cacheable maximum against the
+ * priced with the catalog (src/meter; a stream that did not finish, as a
+ * lower bound of the usage it reported before its end, as a run records one),
+ * its cacheable maximum against the
  * session's previous request (src/wire/divergence.ts), stored with
  * Store.recordRequest plus the exchange's own row (src/session/recorded.ts).
  *
@@ -70,8 +72,9 @@ export interface RecorderOptions {
    * Prices a report for `catalogProvider/model` (src/meter priceUsageReport with the catalog in force): the cost, what
    * it would have cost uncached and why the cost is an estimate (null when exact), all stored with the ledger row as a
    * turn stores them (src/session/ledger-figures.ts), so reading the ledger later prices nothing and writes nothing.
+   * `partial`: the usage of a stream that ended unfinished, priced as a flagged lower bound (src/meter priceReport).
    */
-  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>) => RecordedPrice;
+  price: (modelRef: string, report: NonNullable<ReadResponse["report"]>, partial: boolean) => RecordedPrice;
   /** Called with a one-line notice (recording failures); never with credentials. */
   notice?: (message: string) => void;
   /** Called after each exchange is stored. */
@@ -158,8 +161,8 @@ export class Recorder {
       }
     }
     const spec = this.o.host.providers.get(e.route.provider)?.value;
-    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report) : UNPRICED;
-    return { body, chain, model, read, decoded, priced };
+    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report, read.lowerBound) : UNPRICED;
+    return { body, chain, model, streaming, read, decoded, priced };
   }
 
   /** Synchronous: session choice and writes happen one exchange at a time. */
@@ -172,12 +175,13 @@ export class Recorder {
     const newSession = found.sessionId ? undefined : { model, affinityKey: key?.value, client, now: e.startedAt };
     this.finder.remember(sessionId, key?.value, e.route.provider, p.chain);
     const previous = this.last.get(sessionId);
-    const { status, error } = outcome(e, p.read);
+    const { status, error } = outcome(e, p.read, p.streaming);
     const usage = p.read?.report?.usage ?? { ...UNKNOWN_USAGE };
     const wireKey = key?.via === "affinity-key" ? key.value : null;
     const row: LedgerRow = {
       id: newId("r"),
       sessionId,
+      ...(p.read?.lowerBound ? { usageLowerBound: true } : {}),
       prefixVersion: previous ? previous.prefixVersion + (headOf(previous.chain) === headOf(p.chain) ? 0 : 1) : 1,
       role: "main",
       provider: e.route.provider,
@@ -284,6 +288,8 @@ interface Prepared {
   body: Record<string, unknown> | undefined;
   chain: ChainLink[];
   model: string;
+  /** The request asked for a stream (a streaming endpoint or `stream: true`). */
+  streaming: boolean;
   read: ReadResponse | undefined;
   decoded: Uint8Array | null;
   priced: RecordedPrice;
@@ -300,13 +306,16 @@ export interface RecordedPrice {
 const UNPRICED: RecordedPrice = { costUsd: null, noCacheCostUsd: null, costEstimate: null };
 
 /** The ledger status and error text of an exchange. */
-function outcome(e: CapturedExchange, read: ReadResponse | undefined): { status: RequestStatus; error: string | null } {
+function outcome(e: CapturedExchange, read: ReadResponse | undefined, streaming: boolean): { status: RequestStatus; error: string | null } {
   if (e.httpStatus === null) return { status: "error", error: e.transportError ?? (e.clientAborted ? "client disconnected before the upstream answered" : "no answer from the upstream") };
   if (e.httpStatus >= 300) return { status: "error", error: `HTTP ${e.httpStatus}${errorMessage(e)}` };
   const partial = read?.content === true || (e.responseBytes?.length ?? 0) > 0;
-  if (e.clientAborted) return { status: partial ? "incomplete" : "error", error: "client disconnected mid-response; the upstream request was cancelled" };
-  if (e.transportError) return { status: partial ? "incomplete" : "error", error: e.transportError };
-  if (read?.error) return { status: read.content ? "incomplete" : "error", error: read.error };
+  // Unfinished with no usage reported yet (OpenAI reports it only at the end of a stream, any provider at the end of a
+  // JSON body): the row says why its cost is unknown. A whole JSON body without usage is no unfinished answer.
+  const usage = read?.report ? "" : "; the provider had reported no usage yet, so the cost is unknown";
+  if (e.clientAborted) return { status: partial ? "incomplete" : "error", error: `client disconnected mid-response; the upstream request was cancelled${usage}` };
+  if (e.transportError) return { status: partial ? "incomplete" : "error", error: `${e.transportError}${usage}` };
+  if (read?.error) return { status: read.content ? "incomplete" : "error", error: `${read.error}${streaming ? usage : ""}` };
   return { status: "ok", error: null };
 }
 

@@ -9,10 +9,14 @@
  * - a JSON body: the raw usage object sits at one documented place per
  *   protocol and is read directly (an SDK round trip costs ~1 ms a response,
  *   the proxy's whole budget).
- * Either way the adapter's `usage` mapping normalizes the counts.
+ * Either way the adapter's `usage` mapping normalizes the counts. A stream
+ * that ended unfinished keeps the usage it reported so far (the adapter's
+ * `usage` events) as a lower bound, as a run keeps it (CASES.md case 44).
  */
+import { cutStreamReport, isStreamedOutput } from "../meter/cut-stream.ts";
 import type { PluginHost } from "../plugin/host.ts";
 import type { ProviderAdapter } from "../plugin/provider.ts";
+import type { UsageEvent } from "../plugin/stream.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { Protocol, WireRequest } from "../plugin/wire.ts";
 
@@ -26,6 +30,11 @@ export interface ReadResponse {
   content: boolean;
   /** Why the response is not a complete answer (error event, cut stream); undefined when it is. */
   error: string | undefined;
+  /**
+   * True when `report` is the usage a stream reported before it ended unfinished (a client that went away, a cut),
+   * its output raised to what streamed (src/meter/cut-stream.ts): a lower bound, priced as one, as a run records it.
+   */
+  lowerBound: boolean;
 }
 
 /** Header carrying the replay id from the adapter's SDK to the replay fetch; never leaves the process. */
@@ -49,16 +58,23 @@ export class UsageReader {
     if (!streaming && /json/i.test(response.headers.get("content-type") ?? "")) return this.readJson(provider, protocol, await response.text());
     const id = String(this.next++);
     this.pending.set(id, response);
-    const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined };
+    const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined, lowerBound: false };
+    let partial: UsageEvent | undefined;
+    let streamedOutput = 0;
+    let finished = false;
     try {
       const adapter = this.adapter(provider);
       const wire: WireRequest = { protocol, body: replayBody(protocol, model, streaming), headers: { [REPLAY_HEADER]: id }, segments: [] };
       for await (const event of adapter.send(wire, { signal: new AbortController().signal })) {
         if (event.type === "finish") {
+          finished = true;
           out.requestId = event.requestId;
           if (event.rawUsage !== undefined) out.report = adapter.usage(event.rawUsage);
-        } else if (event.type !== "chatter" && event.type !== "usage") {
+        } else if (event.type === "usage") {
+          partial = event;
+        } else if (event.type !== "chatter") {
           out.content = true;
+          if (isStreamedOutput(event)) streamedOutput += 1;
         }
       }
     } catch (error) {
@@ -66,12 +82,22 @@ export class UsageReader {
     } finally {
       this.pending.delete(id);
     }
+    if (!finished && partial !== undefined) {
+      // The adapter ends an unfinished stream by throwing: the usage it reported before the end is read here.
+      try {
+        out.report = cutStreamReport(this.adapter(provider).usage(partial.rawUsage), streamedOutput);
+        out.requestId ??= partial.requestId;
+        out.lowerBound = true;
+      } catch (error) {
+        out.error ??= `unreadable usage: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
     return out;
   }
 
   /** Reads a non-streamed JSON answer: usage, id and content at their places in the protocol's body. Never throws. */
   readJson(provider: string, protocol: Protocol, text: string): ReadResponse {
-    const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined };
+    const out: ReadResponse = { report: undefined, requestId: undefined, content: false, error: undefined, lowerBound: false };
     try {
       const body = JSON.parse(text) as Record<string, unknown>;
       const found = JSON_PLACES[protocol](body);

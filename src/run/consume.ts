@@ -10,6 +10,7 @@
  */
 import type { Block, TextBlock } from "../context/types.ts";
 import { ProviderError } from "../errors.ts";
+import { isStreamedOutput } from "../meter/cut-stream.ts";
 import type { FinishEvent, StreamEvent, TextEvent, UsageEvent } from "../plugin/stream.ts";
 
 /** Options of {@link consume}. */
@@ -51,6 +52,8 @@ export interface ConsumeResult {
   firstContentAt: number | undefined;
   /** The latest usage the provider reported before `finish` (a lower bound of the bill if the stream is cut). */
   partialUsage?: UsageEvent;
+  /** How many events of generated output arrived (src/meter/cut-stream.ts): the output a cut stream's usage is raised to. */
+  streamedOutput?: number;
 }
 
 /** Thrown by {@link consume}: the failure plus whatever content arrived before it. */
@@ -80,6 +83,8 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       if (next.done) break;
       const event = next.value;
       clock.saw(event);
+      // Generated, so billed, even when a hook then keeps it out of the answer.
+      if (isStreamedOutput(event)) result.streamedOutput = (result.streamedOutput ?? 0) + 1;
       const content = event.type !== "chatter" && event.type !== "finish" && event.type !== "usage";
       // Usage and the finish are the provider's account of the bill: kept even when the hook fails.
       if (!content) apply(result, event, text);

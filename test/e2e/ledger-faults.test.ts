@@ -2,11 +2,12 @@
  * Issue 12 part B through the compiled binary, against small local servers
  * that behave the way the real providers were seen to: a provider reusing a
  * response id (CASES.md case 46), Anthropic's input-side usage at stream start
- * followed by a cut (case 44), a request that fails with no output (rolled
+ * followed by a cut (case 44), Gemini's running usage followed by a cut, a request that fails with no output (rolled
  * back: the next -c is well formed), and a process killed before the first
  * byte (its unanswered prompt is rolled back by the next turn).
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { loadCatalog, resolvePrice } from "../../src/meter/index.ts";
 import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
@@ -102,6 +103,33 @@ test("case 44: Anthropic's usage from message_start is kept when the stream is c
     const cost = await cachet(["cost"], { home });
     expect(cost.stdout).toContain("read 50000");
     expect(cost.stdout).toContain("write 2000");
+  } finally {
+    server.stop(true);
+  }
+});
+
+test("a cut Gemini stream keeps the running usage its chunks reported, the output raised to the parts that streamed, flagged as a lower bound", async () => {
+  // As Gemini streams: each chunk carries the running usageMetadata; here the last two carry none, then the stream ends
+  // before any finishReason. @see https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent
+  const usage = (candidates: number) => ({ promptTokenCount: 5000, cachedContentTokenCount: 4000, candidatesTokenCount: candidates, totalTokenCount: 5000 + candidates });
+  const chunk = (text: string, extra: Raw = {}) => ({ candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0 }], responseId: "gem_cut", ...extra });
+  const body = sse([chunk("Once", { usageMetadata: usage(1) }), chunk(" upon a", { usageMetadata: usage(3) }), chunk(" time"), chunk(" there")]);
+  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(body, { headers: { "content-type": "text/event-stream" } }) });
+  try {
+    const home = freshHome();
+    const r = await cachet(["-m", "google/gemini-2.5-flash", "--base-url", `http://127.0.0.1:${server.port}`, "tell me a story"], { home, env: { GEMINI_API_KEY: "test-key" } });
+    expect(r.code).toBe(4);
+    expect(r.stdout).toBe("Once upon a time there\n");
+    const { requests } = await exported(home);
+    const row = requests[0]!;
+    expect(row).toMatchObject({ status: "incomplete", usageLowerBound: true, providerRequestId: "gem_cut" });
+    // Reported: 1000 uncached, 4000 cached, 3 output; four parts streamed, so at least 4 output tokens.
+    expect(row.usage).toMatchObject({ input: 1000, cacheRead: 4000, output: 4 });
+    const { catalog } = await loadCatalog();
+    const rates = resolvePrice(catalog, "google/gemini-2.5-flash")!.price;
+    expect(row.costUsd).toBeCloseTo((1000 * rates.input! + 4000 * rates.cache_read! + 4 * rates.output!) / 1e6, 12);
+    expect(row.costEstimate).toContain("output counted as 4");
+    expect(row.costEstimate).toContain("lower bound");
   } finally {
     server.stop(true);
   }

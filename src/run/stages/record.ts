@@ -4,6 +4,7 @@
  * the sink's `usage` and `cost` events follow.
  */
 import { newId } from "../../context/ids.ts";
+import { cutStreamReport } from "../../meter/cut-stream.ts";
 import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { RequestContext } from "../../context/types.ts";
 import type { UsagePass, UsageReport } from "../../plugin/usage.ts";
@@ -52,7 +53,8 @@ export async function recordCall(
   const rawUsage = result.finish?.rawUsage ?? result.partialUsage?.rawUsage;
   const mapped = rawUsage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(rawUsage);
   if (mapped?.warning) options.notice?.(mapped.warning);
-  const report = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
+  const served = mapped === undefined ? undefined : servedReport(mapped.report, result.finish?.serviceTier);
+  const report = served && usageLowerBound ? cutStreamReport(served, result.streamedOutput ?? 0) : served;
   const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(sent.unbilled, failure);
   sent.reservation?.settle(priced.costUsd);
   if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
@@ -204,7 +206,7 @@ function unreportedCost(unbilled: boolean, failure: unknown): Priced {
  * reported it, flagged as a lower bound (cost unknown without any).
  */
 async function retryRow(runtime: Runtime, input: TurnInput, final: LedgerRow, catalogRef: string, failed: FailedAttempt, inFlightId: string | undefined): Promise<LedgerRow> {
-  const report = failed.usage === undefined ? undefined : input.resolved.adapter.usageOrUnknown(failed.usage.rawUsage).report;
+  const report = failed.usage === undefined ? undefined : cutStreamReport(input.resolved.adapter.usageOrUnknown(failed.usage.rawUsage).report, failed.streamedOutput);
   const priced: Priced = report ? await runtime.price(catalogRef, report, { partial: true }) : unreportedCost(failed.unbilled, failed.error);
   const { usageLowerBound: _, ...request } = final;
   const unknown = undefined;

@@ -64,6 +64,8 @@ export interface FailedAttempt {
   finishedAt: number;
   /** The usage the provider reported before the failure (a lower bound of the bill), if any. */
   usage: UsageEvent | undefined;
+  /** Events of generated output that arrived before the failure (src/meter/cut-stream.ts). */
+  streamedOutput: number;
   error: unknown;
   /** Provably not billed (src/run/attempt-billing.ts): its row costs exactly $0 and the budget holds nothing for it. */
   unbilled: boolean;
@@ -192,7 +194,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       const cause = options.signal?.aborted ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral)) : f.error;
       const nothingYet = !emitted && f.partial.content.length === 0;
       unbilled = unbilledFailure(f.error, f.partial, responseSince(responsesBefore, runtime.responsesSeen()), options.signal?.aborted === true);
-      const failed: FailedAttempt = { attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, error: cause, unbilled, form: sending === wire ? "full" : "incremental" };
+      const failed: FailedAttempt = { attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, streamedOutput: f.partial.streamedOutput ?? 0, error: cause, unbilled, form: sending === wire ? "full" : "incremental" };
       if (sending !== wire && nothingYet && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
         options.notice?.(`${(cause as Error).message}; sending the whole request instead`);
         // The whole request goes out under the same reservation; the lost continuation was refused, so not billed.
