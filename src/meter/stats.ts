@@ -307,7 +307,8 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
 /** A text table of stats groups and the total row. */
 export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): string {
   const pct = (v: number | null): string => (v === null ? "-" : `${(v * 100).toFixed(1)}%`);
-  const savings = (g: StatsGroup): string => (g.savingsExact === null ? "?" : `${signedUsd(g.savingsExact)}${g.savingsLeftOut ? `+${g.savingsLeftOut}?` : ""}`);
+  // An estimated cost makes the savings against it an estimate too: marked as `cost` marks both.
+  const savings = (g: StatsGroup): string => (g.savingsExact === null ? "?" : `${g.estimatedRequests ? "~" : ""}${signedUsd(g.savingsExact)}${g.savingsLeftOut ? `+${g.savingsLeftOut}?` : ""}`);
   const table = [["group", "reqs", "input", "cache read", "write 5m", "write 1h", "output", "hit", "cacheable", "efficiency", "cost", "savings", "tok/s"]];
   for (const g of [...groups, total]) {
     table.push([
