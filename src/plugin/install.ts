@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { configFile, pluginDir, statePaths } from "../paths.ts";
@@ -18,6 +18,7 @@ import { makePrivateDir } from "../private-files.ts";
 import { apiRange } from "./api-range.ts";
 import { KEYS, writeInstalled, type InstalledPlugin } from "./installed-config.ts";
 import { loadPlugins } from "./loader.ts";
+import { builtEntries, entryInside, parseManifest, type Manifest } from "./manifest.ts";
 import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
 import { workingDirectoryExists } from "../working-dir.ts";
 
@@ -197,49 +198,39 @@ async function bundleFrom(entry: string, label: string, root: string): Promise<s
 }
 
 /**
- * The module file to bundle for a path: a file as is; for a directory, its
- * package.json entry (`exports`, `module`, `main`) or `index.js`/`index.ts`.
- * @throws CachetError PLUGIN_INSTALL (exit 1, as every failed `plugins add` and `plugins test`) when `path` does not exist or a directory has no entry.
+ * The module file to bundle for a path: a file as is; for a directory, the
+ * first of its package.json's built entries ({@link builtEntries}: `exports`,
+ * `module`, `main`) that exists, else `index.js`, `index.ts`, `src/index.ts`.
+ * @throws CachetError PLUGIN_INSTALL (exit 1, as every failed `plugins add` and `plugins test`) when `path` does not
+ *   exist, a directory has no entry, its package.json is not a valid manifest ({@link readManifest}), or an entry it
+ *   declares is outside the directory.
  */
 export function entryOf(path: string): string {
   if (!existsSync(path)) throw new CachetError("PLUGIN_INSTALL", `plugin file ${path} does not exist`, { hint: "pass a plugin file, its source entry or its project directory" });
   if (!statSync(path).isDirectory()) return path;
-  const manifest = readManifest(path);
-  const exported = manifest?.exports;
-  const fromExports = typeof exported === "string" ? exported : pickExport(exported);
-  const candidates = [fromExports, manifest?.module, manifest?.main, "index.js", "index.ts", "src/index.ts"].filter((c): c is string => typeof c === "string");
-  const found = candidates.map((c) => join(path, c)).find((c) => existsSync(c));
+  const declared = builtEntries(readManifest(path) ?? {}).map((entry) => {
+    const inside = entryInside(path, entry);
+    if ("problem" in inside) throw new CachetError("PLUGIN_INSTALL", `package.json in ${path} ${inside.problem}`, { hint: `point "${entry.field}" at the plugin's entry file inside the package` });
+    return inside.path;
+  });
+  const candidates = [...declared, ...["index.js", "index.ts", "src/index.ts"].map((c) => join(path, c))];
+  const found = candidates.find((c) => existsSync(c));
   if (!found) {
-    throw new CachetError("PLUGIN_INSTALL", `no plugin entry in ${path} (tried ${candidates.join(", ")})`, { hint: 'build the project first (npm run build), or set "main" in its package.json' });
+    throw new CachetError("PLUGIN_INSTALL", `no plugin entry in ${path} (tried ${candidates.map((c) => relative(path, c)).join(", ")})`, { hint: 'build the project first (npm run build), or set "main" in its package.json' });
   }
   return found;
 }
 
-interface Manifest {
-  name?: string;
-  version?: string;
-  main?: string;
-  module?: string;
-  exports?: unknown;
-  dependencies?: Record<string, string>;
-}
-
+/**
+ * The validated package.json of a package directory (src/plugin/manifest.ts), undefined when it has none.
+ * @throws CachetError PLUGIN_INSTALL naming the directory and the fault: not JSON, not an object, a field of the wrong type.
+ */
 function readManifest(dir: string): Manifest | undefined {
   const path = join(dir, "package.json");
   if (!existsSync(dir) || !statSync(dir).isDirectory() || !existsSync(path)) return undefined;
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as Manifest;
-  } catch (cause) {
-    throw new CachetError("PLUGIN_INSTALL", `malformed package.json in ${dir}: ${(cause as Error).message}`, { hint: "fix the JSON" });
-  }
-}
-
-function pickExport(exported: unknown): string | undefined {
-  const dot = (exported as Record<string, unknown> | undefined)?.["."] ?? exported;
-  if (typeof dot === "string") return dot;
-  const conditions = dot as Record<string, unknown> | undefined;
-  for (const key of ["bun", "import", "default"]) if (typeof conditions?.[key] === "string") return conditions[key] as string;
-  return undefined;
+  const parsed = parseManifest(readFileSync(path, "utf8"));
+  if ("problem" in parsed) throw new CachetError("PLUGIN_INSTALL", `package.json in ${dir} ${parsed.problem}`, { hint: "fix the package's package.json" });
+  return parsed.manifest;
 }
 
 /**

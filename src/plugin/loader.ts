@@ -15,6 +15,7 @@ import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
 import { workingDirectoryExists } from "../working-dir.ts";
 import { PluginHost } from "./host.ts";
+import { builtEntries, entryInside, parseManifest } from "./manifest.ts";
 
 /** Where to look for plugins besides the built-in ones. */
 export interface LoadOptions {
@@ -62,9 +63,10 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
  * `[[installed_plugins]]` bundles, then `CACHET_PLUGINS` (comma-separated,
  * relative to the working directory). Empty when only the built-in plugins
  * load. Each is an absolute path, whether or not a file is there. Reads no
- * file but the package.json of a plugin named by package; when that file
- * cannot be read as JSON, the source is the package.json with the `problem`
- * (the plugin fails to load, named, as any bad plugin does). Never throws.
+ * file but the package.json of a plugin named by package; when that file is
+ * not a valid manifest (src/plugin/manifest.ts) or its entry is outside the
+ * package directory, the source is the package.json with the `problem` (the
+ * plugin fails to load, named, as any bad plugin does). Never throws.
  */
 export function externalPluginSources(options: LoadOptions): PluginSource[] {
   const env = options.env ?? process.env;
@@ -169,21 +171,32 @@ function existsSync(path: string): boolean {
   return process.getBuiltinModule("node:fs").existsSync(path);
 }
 
-/** A path (absolute, or relative to the config dir) or an npm package name under the plugin dir. */
+/**
+ * A path (absolute, or relative to the config dir) or an npm package name
+ * under the plugin dir, resolved to its built entry ({@link builtEntries}:
+ * `exports`, `module`, `main`, else index.js). A package.json that is not a
+ * valid manifest, or an entry outside the package directory, is the source's
+ * `problem`, naming the package, the file and the field.
+ */
 function resolveSpecifier(spec: string, configDir: string, pluginsRoot: string): PluginSource {
   if (isAbsolute(spec)) return { path: spec };
   if (spec.startsWith(".") || spec.includes("/") && existsSync(join(configDir, spec))) return { path: resolve(configDir, spec) };
   const packageDir = join(pluginsRoot, "node_modules", spec);
-  const manifest = join(packageDir, "package.json");
-  if (!existsSync(manifest)) return { path: join(packageDir, "index.js") };
-  let pkg: { module?: unknown; main?: unknown; exports?: unknown };
+  const manifestPath = join(packageDir, "package.json");
+  if (!existsSync(manifestPath)) return { path: join(packageDir, "index.js") };
+  const hint = `hint: reinstall the package or remove "${spec}" from plugins in the config`;
+  let text: string;
   try {
     // Read, not require()d: a required file is cached for the process's life, and a resident process would keep an old one.
-    pkg = JSON.parse(process.getBuiltinModule("node:fs").readFileSync(manifest, "utf8"));
+    text = process.getBuiltinModule("node:fs").readFileSync(manifestPath, "utf8");
   } catch (cause) {
-    const why = (cause instanceof Error ? cause.message : String(cause)).split("\n", 1)[0];
-    return { path: manifest, problem: `plugin package ${spec}: ${manifest} is not valid JSON (${why}); hint: reinstall the package or remove "${spec}" from plugins in the config` };
+    return { path: manifestPath, problem: `plugin package ${spec}: cannot read ${manifestPath} (${(cause instanceof Error ? cause.message : String(cause)).split("\n", 1)[0]}); ${hint}` };
   }
-  const entry = typeof pkg.exports === "string" ? pkg.exports : typeof pkg.module === "string" ? pkg.module : typeof pkg.main === "string" ? pkg.main : "index.js";
-  return { path: join(packageDir, entry) };
+  const parsed = parseManifest(text);
+  if ("problem" in parsed) return { path: manifestPath, problem: `plugin package ${spec}: ${manifestPath} ${parsed.problem}; ${hint}` };
+  const [entry] = builtEntries(parsed.manifest);
+  if (entry === undefined) return { path: join(packageDir, "index.js") };
+  const inside = entryInside(packageDir, entry);
+  if ("problem" in inside) return { path: manifestPath, problem: `plugin package ${spec}: ${manifestPath} ${inside.problem}; ${hint}` };
+  return inside;
 }
