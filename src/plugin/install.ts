@@ -8,9 +8,9 @@
  * Nothing from a package is run while installing (no install scripts); the
  * registry's integrity hash is checked before a tarball is unpacked.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { mkdtemp, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { configFile, pluginDir, statePaths } from "../paths.ts";
@@ -18,7 +18,8 @@ import { makePrivateDir } from "../private-files.ts";
 import { apiRange } from "./api-range.ts";
 import { KEYS, writeInstalled, type InstalledPlugin } from "./installed-config.ts";
 import { loadPlugins } from "./loader.ts";
-import { builtEntries, entryInside, parseManifest, type Manifest } from "./manifest.ts";
+import { builtEntries, entryInside, parseManifest, sourceEntries, type DeclaredEntry, type Manifest } from "./manifest.ts";
+import { warn } from "../log.ts";
 import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
 import { workingDirectoryExists } from "../working-dir.ts";
 
@@ -57,7 +58,7 @@ async function install(source: string, options: InstallOptions): Promise<{ recor
     const registry: RegistryOptions = { registry: registryUrl(options.env), fetch: options.fetch };
     const fetched = await fetchSource(source, staging, registry, options.cwd);
     await installDependencies(fetched.dir, registry);
-    const bundle = new TextEncoder().encode(await bundlePlugin(fetched.dir, source));
+    const bundle = new TextEncoder().encode(await bundlePlugin(fetched.dir, source, fetched.local ? "sources" : "build"));
     const staged = join(staging, "plugin.js");
     await writeFile(staged, bundle);
     const plugin = await checkLoads(staged, source, options.env);
@@ -159,7 +160,9 @@ let bundling: Promise<unknown> = Promise.resolve();
 
 /**
  * The bundled ESM text of the plugin at `path` (a project directory or a file;
- * its entry as {@link entryOf} picks it), dependencies inlined. The same
+ * its entry as {@link entryOf} picks it from `from`), dependencies inlined.
+ * A local project bundled from a built entry older than a file under its
+ * `src/` is said in one warning line ({@link newerSource}). The same
  * sources give the same bytes whatever directory cachet runs from: Bun writes
  * each module's path into the bundle (`// node_modules/dep/index.js`) relative
  * to the working directory as the build reads it, and has no option to set
@@ -167,10 +170,17 @@ let bundling: Promise<unknown> = Promise.resolve();
  * project directory, or the file's) as the working directory.
  * @throws CachetError PLUGIN_INSTALL when `path` does not exist or has no entry ({@link entryOf}), or with the bundler's first error.
  */
-export async function bundlePlugin(path: string, label: string): Promise<string> {
-  const entry = entryOf(path);
-  const root = statSync(path).isDirectory() ? path : dirname(path);
-  const run = bundling.then(() => bundleFrom(entry, label, root));
+export async function bundlePlugin(path: string, label: string, from: EntryFrom): Promise<string> {
+  const entry = entryOf(path, from);
+  const project = statSync(path).isDirectory();
+  const root = project ? path : dirname(path);
+  const newer = project && from === "sources" && entry.built ? newerSource(root, entry.path) : undefined;
+  if (newer !== undefined) {
+    await warn(
+      `${root}: bundling its build output ${relative(root, entry.path)}, which is older than ${newer}; run its build (npm run build), or declare its source entry ("source" in package.json) to bundle the sources instead`,
+    );
+  }
+  const run = bundling.then(() => bundleFrom(entry.path, label, root));
   bundling = run.catch(() => {});
   return run;
 }
@@ -198,27 +208,71 @@ async function bundleFrom(entry: string, label: string, root: string): Promise<s
 }
 
 /**
- * The module file to bundle for a path: a file as is; for a directory, the
- * first of its package.json's built entries ({@link builtEntries}: `exports`,
- * `module`, `main`) that exists, else `index.js`, `index.ts`, `src/index.ts`.
+ * Which entry of a project directory to bundle: `sources` for a local
+ * project (its declared source entry or the `src/index.ts` that
+ * `cachet plugins new` writes, so an edit is bundled without a build and the
+ * bytes depend on the sources alone), `build` for a package fetched from npm
+ * or a tarball (the built file it ships; its sources may need its dev dependencies).
+ */
+export type EntryFrom = "sources" | "build";
+
+/** The module file {@link entryOf} picked, and whether it is a built entry (`build`'s candidates) rather than a source one. */
+export interface PluginEntry {
+  path: string;
+  built: boolean;
+}
+
+/**
+ * The module file to bundle for a path: a file as is; for a directory, with
+ * `from` = `sources`, its package.json's source entries ({@link sourceEntries}:
+ * `source`, the `source` export condition) and `src/index.ts`; then (and
+ * alone, with `build`) its built entries ({@link builtEntries}: `exports`,
+ * `module`, `main`), else `index.js`, `index.ts`, `src/index.ts`: the first
+ * that exists.
  * @throws CachetError PLUGIN_INSTALL (exit 1, as every failed `plugins add` and `plugins test`) when `path` does not
  *   exist, a directory has no entry, its package.json is not a valid manifest ({@link readManifest}), or an entry it
  *   declares is outside the directory.
  */
-export function entryOf(path: string): string {
+export function entryOf(path: string, from: EntryFrom): PluginEntry {
   if (!existsSync(path)) throw new CachetError("PLUGIN_INSTALL", `plugin file ${path} does not exist`, { hint: "pass a plugin file, its source entry or its project directory" });
-  if (!statSync(path).isDirectory()) return path;
-  const declared = builtEntries(readManifest(path) ?? {}).map((entry) => {
-    const inside = entryInside(path, entry);
-    if ("problem" in inside) throw new CachetError("PLUGIN_INSTALL", `package.json in ${path} ${inside.problem}`, { hint: `point "${entry.field}" at the plugin's entry file inside the package` });
-    return inside.path;
-  });
-  const candidates = [...declared, ...["index.js", "index.ts", "src/index.ts"].map((c) => join(path, c))];
+  if (!statSync(path).isDirectory()) return { path, built: false };
+  const manifest = readManifest(path) ?? {};
+  const inside = (entry: DeclaredEntry) => {
+    const found = entryInside(path, entry);
+    if ("problem" in found) throw new CachetError("PLUGIN_INSTALL", `package.json in ${path} ${found.problem}`, { hint: `point "${entry.field}" at the plugin's entry file inside the package` });
+    return found.path;
+  };
+  const sources = from === "sources" ? [...sourceEntries(manifest).map(inside), join(path, "src", "index.ts")] : [];
+  const built = [...builtEntries(manifest).map(inside), ...["index.js", "index.ts", "src/index.ts"].map((c) => join(path, c))];
+  const candidates = [...new Set([...sources, ...built])];
   const found = candidates.find((c) => existsSync(c));
   if (!found) {
-    throw new CachetError("PLUGIN_INSTALL", `no plugin entry in ${path} (tried ${candidates.map((c) => relative(path, c)).join(", ")})`, { hint: 'build the project first (npm run build), or set "main" in its package.json' });
+    throw new CachetError("PLUGIN_INSTALL", `no plugin entry in ${path} (tried ${candidates.map((c) => relative(path, c)).join(", ")})`, {
+      hint: from === "sources" ? 'set "source" (its source entry) or "main" in its package.json' : 'the package declares no entry that exists: check its "exports" and "main"',
+    });
   }
-  return found;
+  return { path: found, built: !sources.includes(found) };
+}
+
+/**
+ * The file under the project's `src/` modified last, relative to the project
+ * directory, when it was modified after `entry`, a build output: a file in a
+ * subdirectory other than `src/` (`dist/index.js`; a file at the top of the
+ * project may itself be a source importing `src/`). Undefined when the
+ * output is not older, `entry` is not such a file, or the project has no `src/`.
+ */
+export function newerSource(project: string, entry: string): string | undefined {
+  const sources = join(project, "src");
+  const where = relative(project, entry).split(sep);
+  if (where.length < 2 || where[0] === "src" || where[0] === ".." || !existsSync(sources) || !statSync(sources).isDirectory()) return undefined;
+  const built = statSync(entry).mtimeMs;
+  let newest: { path: string; mtimeMs: number } | undefined;
+  for (const name of readdirSync(sources, { recursive: true, encoding: "utf8" })) {
+    // A file removed since the directory was read is no newer source.
+    const stat = statSync(join(sources, name), { throwIfNoEntry: false });
+    if (stat?.isFile() && stat.mtimeMs > built && stat.mtimeMs > (newest?.mtimeMs ?? 0)) newest = { path: join("src", name), mtimeMs: stat.mtimeMs };
+  }
+  return newest?.path;
 }
 
 /**
@@ -234,21 +288,21 @@ function readManifest(dir: string): Manifest | undefined {
 }
 
 /**
- * The package directory (or file) of a source, fetched into `staging` when remote; its entry is
- * checked ({@link entryOf}) before any dependency is fetched.
+ * The package directory (or file) of a source, fetched into `staging` when remote (`local` false: bundled from its
+ * built entry); its entry is checked ({@link entryOf}) before any dependency is fetched.
  */
-async function fetchSource(source: string, staging: string, registry: RegistryOptions, cwd: string): Promise<{ dir: string; source: string; integrity?: string }> {
+async function fetchSource(source: string, staging: string, registry: RegistryOptions, cwd: string): Promise<{ dir: string; source: string; local: boolean; integrity?: string }> {
   if (/^https?:\/\//.test(source)) {
     const [url, fragment] = source.split("#", 2) as [string, string | undefined];
     const tarball = await downloadTarball(url, fragment?.includes("-") ? fragment : undefined, registry, url);
     const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
-    entryOf(dir);
-    return { dir, source, integrity: tarball.integrity };
+    entryOf(dir, "build");
+    return { dir, source, local: false, integrity: tarball.integrity };
   }
   const local = resolve(cwd, source);
   if (existsSync(local)) {
-    entryOf(local);
-    return { dir: local, source: local };
+    entryOf(local, "sources");
+    return { dir: local, source: local, local: true };
   }
   if (source.startsWith(".") || source.startsWith("/") || source.includes("\\")) {
     throw new CachetError("PLUGIN_INSTALL", `no such file or directory: ${local}`, { hint: "pass a plugin project directory, a plugin file, an npm package name or a tarball URL" });
@@ -260,8 +314,8 @@ async function fetchSource(source: string, staging: string, registry: RegistryOp
   const version = await resolveVersion(name, range, registry);
   const tarball = await downloadTarball(version.dist.tarball, version.dist.integrity, registry, `${name}@${version.version}`);
   const dir = await unpackTarball(tarball.bytes, join(staging, "package"));
-  entryOf(dir);
-  return { dir, source, integrity: version.dist.integrity ?? tarball.integrity };
+  entryOf(dir, "build");
+  return { dir, source, local: false, integrity: version.dist.integrity ?? tarball.integrity };
 }
 
 /**

@@ -60,6 +60,8 @@ function projectFiles(name: string): Record<string, string> {
         description: `cachet provider plugin for ${title}`,
         type: "module",
         main: "dist/index.js",
+        // What `cachet plugins add .` and `plugins test .` bundle: the sources, never a dist/ that may be stale.
+        source: "src/index.ts",
         files: ["dist"],
         keywords: ["cachet-plugin"],
         scripts: {
@@ -189,7 +191,7 @@ npm install                      # the plugin API package (types and definePlugi
 npm run typecheck                # tsc (npm i -D typescript)
 npm run build                    # one ESM file: dist/index.js (bun build: Bun on PATH, or npm i -D bun)
 cachet plugins test dist/index.js   # the contract kit, offline, against cachet's emulator
-cachet plugins add .             # install it; \`cachet plugins list\` shows it
+cachet plugins add .             # install it, bundled from src/ ("source" in package.json); \`cachet plugins list\` shows it
 cachet --emulate -m ${name}/m1 "hi"  # try it without a key
 \`\`\`
 

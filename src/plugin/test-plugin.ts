@@ -2,7 +2,7 @@
  * `cachet plugins test FILE`: the contract kit (contract-kit.ts) run on one
  * plugin, offline, against an in-process emulator. FILE may be a bundled
  * plugin, a plugin's source entry or its project directory: it is bundled
- * the way `plugins add` bundles it, then loaded beside the built-ins.
+ * the way `plugins add` bundles it (a project from its sources), then loaded beside the built-ins.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,7 +27,7 @@ export interface PluginTestReport {
  */
 export async function testPlugin(path: string, options: { cwd: string; env: Record<string, string | undefined> }): Promise<PluginTestReport> {
   const source = resolve(options.cwd, path);
-  const bundle = await bundlePlugin(source, path);
+  const bundle = await bundlePlugin(source, path, "sources");
   const scratch = await mkdtemp(join(tmpdir(), "cachet-plugin-test-"));
   try {
     const file = join(scratch, "plugin.js");

@@ -12,7 +12,7 @@
  *   and nothing is recorded; a tarball URL; `update`, `remove`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { pluginApiTarball } from "../../build/plugin-api.ts";
 import { API_VERSION } from "../../src/plugin/define-plugin.ts";
@@ -29,7 +29,7 @@ function run(argv: string[], cwd: string, env: Record<string, string> = {}): { c
   return { code: proc.exitCode, output: proc.stdout.toString() + proc.stderr.toString() };
 }
 
-test("plugins new → its printed next steps, offline (npm install of the vendored API tarball, bun build, plugins test) → tsc → plugins add → a priced or flagged answer", async () => {
+test("plugins new → its printed next steps, offline (npm install of the vendored API tarball, bun build, plugins test) → tsc → plugins add → a priced or flagged answer; an edited source is a changed bundle without a build, dist/ or not", async () => {
   expect(existsSync(API_TARBALL)).toBe(true);
   const home = freshHome();
   const work = join(home, "work");
@@ -78,7 +78,51 @@ test("plugins new → its printed next steps, offline (npm install of the vendor
   // Priced (a number) or flagged (null with the reason); never a silent 0.
   if (cost!.cost_usd === null) expect(String(cost!.reason)).toContain("acme/m1");
   else expect(cost!.cost_usd).toBeGreaterThan(0);
+
+  // `plugins add .` bundled the sources the scaffold declares ("source": "src/index.ts"), not dist/: an edit shows
+  // at the next update without `npm run build`, and the bytes do not depend on whether dist/ is there.
+  const { integrity } = JSON.parse(added.stdout) as { integrity: string };
+  const same = await cachet(["plugins", "update", "acme"], { home, cwd: home });
+  expect({ code: same.code, stderr: same.stderr }).toEqual({ code: 0, stderr: "[info] cachet-plugin-acme: 0.1.0 (unchanged)\n" });
+  writeFileSync(join(project, "src", "index.ts"), `${readFileSync(join(project, "src", "index.ts"), "utf8")}export const X = 1;\n`);
+  const edited = await cachet(["plugins", "update", "acme", "--json"], { home, cwd: home });
+  expect(edited.code).toBe(0);
+  const [update] = JSON.parse(edited.stdout).updated;
+  expect(update).toMatchObject({ from: "0.1.0", to: "0.1.0", changed: true, integrity: { from: integrity } });
+  expect(update.integrity.to).not.toBe(integrity);
+  expect(readFileSync(join(home, "plugins", "cachet-plugin-acme.js"), "utf8")).toContain("X = 1");
+  rmSync(join(project, "dist"), { recursive: true });
+  const withoutDist = await cachet(["plugins", "update", "acme", "--json"], { home, cwd: home });
+  expect(JSON.parse(withoutDist.stdout).updated).toEqual([{ name: "cachet-plugin-acme", from: "0.1.0", to: "0.1.0", changed: false, integrity: { from: update.integrity.to, to: update.integrity.to } }]);
 }, 120_000);
+
+test("a local project with only a build output bundles it, and one older than a file under src/ is said in one warning line", async () => {
+  const home = freshHome();
+  const project = join(home, "acme");
+  mkdirSync(join(project, "src"), { recursive: true });
+  mkdirSync(join(project, "dist"));
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "cachet-plugin-acme", version: "0.1.0", type: "module", main: "dist/index.js" }));
+  const plugin = (base: string) => `export default { name: "acme", api: 1, setup(api) {
+  api.provider({ id: "acme", protocol: "openai-chat", env: ["ACME_API_KEY"], defaultBaseUrl: "${base}", emulatorPath: "/acme/v1", create: (config) => api.adapter("openai-compatible", config) });
+} };
+`;
+  writeFileSync(join(project, "src", "plugin.js"), plugin("https://api2.acme.invalid/v1"));
+  writeFileSync(join(project, "dist", "index.js"), plugin("https://api.acme.invalid/v1"));
+  utimesSync(join(project, "dist", "index.js"), 1_000, 1_000);
+  utimesSync(join(project, "src", "plugin.js"), 2_000, 2_000);
+  const added = await cachet(["plugins", "add", "."], { home, cwd: project });
+  expect(added.code).toBe(0);
+  const lines = added.stderr.split("\n").filter(Boolean);
+  expect(lines[0]).toBe(
+    `[warn] ${project}: bundling its build output dist/index.js, which is older than src/plugin.js; run its build (npm run build), or declare its source entry ("source" in package.json) to bundle the sources instead`,
+  );
+  expect(lines.slice(1)).toEqual([expect.stringMatching(/^\[info\] installed cachet-plugin-acme@0\.1\.0 /)]);
+  expect(readFileSync(join(home, "plugins", "cachet-plugin-acme.js"), "utf8")).toContain("https://api.acme.invalid/v1");
+  // Built again: no warning.
+  utimesSync(join(project, "dist", "index.js"), 3_000, 3_000);
+  const again = await cachet(["plugins", "update", "acme"], { home, cwd: project });
+  expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 0, stderr: "[info] cachet-plugin-acme: 0.1.0 (unchanged)\n" });
+}, 60_000);
 
 test("a local project bundles to the same bytes from any directory: update says unchanged and leaves the file alone; an edited source is a changed bundle", async () => {
   const home = freshHome();
