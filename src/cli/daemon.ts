@@ -56,6 +56,9 @@ export default defineCommand({
       process.exitCode = EXIT.failure;
       return;
     }
+    // A daemon killed (SIGKILL, a crash) left its socket, which refuses connections, and its pid file: removed, so
+    // that what is left in the data directory says what runs.
+    if (!status && socketPathFits(path)) await (await import("../daemon/leftovers.ts")).removeDeadDaemon(path);
     // What status prints is the command's answer (stdout); start, run and stop say what they did as diagnostics (stderr, silenced by -q).
     const { info } = await import("../log.ts");
     if (action === "status") {

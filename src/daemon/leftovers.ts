@@ -2,8 +2,10 @@
  * What a server keeps next to its socket while it starts, named by its pid: the socket it binds before renaming it
  * over `daemon.sock` (src/daemon/server.ts), and the empty CACHET_HOME of its warm-up turns. A server removes both
  * itself; one killed meanwhile (SIGKILL, a crash, a SIGTERM during its warm-up) leaves them, and the next server
- * to start, or `daemon status`/`stop`, removes those whose process is gone.
+ * to start, or `daemon status`/`stop`, removes those whose process is gone. Likewise `daemon.sock` and `daemon.pid`,
+ * which a server removes when it exits of its own accord, and a killed one leaves ({@link removeDeadDaemon}).
  */
+import { pidPath } from "./protocol.ts";
 
 /** The name, in the socket's directory, of the socket server `pid` binds before it renames it over `daemon.sock`. */
 export function bindingName(pid: number): string {
@@ -15,8 +17,14 @@ export function warmHomeName(pid: number): string {
   return `.w${pid}`;
 }
 
+/** The name, in the socket's directory, that process `pid` moves `daemon.pid` to while it reads it ({@link removePidFile}). */
+function asideName(pid: number): string {
+  return `.p${pid}`;
+}
+
 /**
- * Removes from `dir` (the socket's directory) the bound sockets and warm-up homes of servers whose process is gone.
+ * Removes from `dir` (the socket's directory) the bound sockets, warm-up homes and set-aside pid files of processes
+ * that are gone.
  * Those of a live process (a server starting now, or an unrelated process that was given a dead server's pid) are
  * left. Nothing to remove, or a directory that cannot be read, is no error: these files only take space.
  */
@@ -29,12 +37,13 @@ export function removeLeftovers(dir: string): void {
     return;
   }
   for (const name of names) {
-    const match = /^\.([sw])([1-9]\d*)$/.exec(name);
+    const match = /^\.([spw])([1-9]\d*)$/.exec(name);
     if (!match || alive(Number(match[2]))) continue;
     const path = `${dir}/${name}`;
     const stat = fs.lstatSync(path, { throwIfNoEntry: false });
-    // Only what a server makes under that name: a socket, or a directory (its warm-up home holds nothing of the user's).
-    if (match[1] === "s" ? stat?.isSocket() !== true : stat?.isDirectory() !== true) continue;
+    // Only what is made under that name: a socket, a pid file, or a directory (a warm-up home holds nothing of the user's).
+    const made = match[1] === "s" ? stat?.isSocket() : match[1] === "p" ? stat?.isFile() : stat?.isDirectory();
+    if (made !== true) continue;
     try {
       fs.rmSync(path, { recursive: true, force: true });
     } catch {
@@ -43,12 +52,117 @@ export function removeLeftovers(dir: string): void {
   }
 }
 
-/** Whether process `pid` exists (another user's included). */
+/**
+ * Removes the pid file `file` (src/daemon/protocol.ts pidPath) if it names process `pid`: a server's own when it exits
+ * (src/daemon/server.ts), a dead server's when its socket is found dead ({@link removeDeadDaemon}). A pid file that
+ * names another process (a server that took the socket over, or one starting now) is left, even one written between
+ * the check and the removal: the file is first moved aside under a name of this process's, read there, and linked
+ * back when it is not the one to remove (a link, unlike a rename, never replaces a newer file written meanwhile).
+ * A missing file, or one that cannot be moved, is no error: it is left as it is.
+ */
+export function removePidFile(file: string, pid: number): void {
+  const fs = process.getBuiltinModule("node:fs");
+  const aside = `${process.getBuiltinModule("node:path").dirname(file)}/${asideName(process.pid)}`;
+  try {
+    fs.renameSync(file, aside);
+  } catch {
+    return;
+  }
+  try {
+    if (recordedPid(aside) !== pid) fs.linkSync(aside, file);
+  } catch {
+    // EEXIST: a newer pid file was written meanwhile, and it stays; what was set aside was a stale one.
+  }
+  fs.rmSync(aside, { force: true });
+}
+
+/**
+ * Removes `daemon.sock` at `socket` and its `daemon.pid` when the server that made them is gone (killed, crashed):
+ * the socket only when connecting to it is refused (ECONNREFUSED: nothing listens there) and the pid file names a
+ * process that no longer runs, or is missing; a pid file naming a process that no longer runs, when no socket is
+ * there either. A live server's files are never removed, nor another user's, nor anything but a socket at the
+ * socket's path. Nothing to remove, or a file that cannot be removed, is no error: a dead socket only reads as no
+ * daemon.
+ */
+export async function removeDeadDaemon(socket: string): Promise<void> {
+  const fs = process.getBuiltinModule("node:fs");
+  const uid = process.getuid?.();
+  const file = pidPath(socket);
+  const pidStat = fs.lstatSync(file, { throwIfNoEntry: false });
+  let dead: number | undefined;
+  if (pidStat) {
+    const pid = pidStat.isFile() && pidStat.uid === uid ? recordedPid(file) : undefined;
+    // A pid file naming a live process (or not cachet's, or another user's): its server may only be starting.
+    if (pid === undefined || alive(pid)) return;
+    dead = pid;
+  }
+  const before = identity(socket);
+  if (before === null) return;
+  if (before !== undefined) {
+    if (!(await refused(socket))) return;
+    // Removed only when the file that refused is still the one there: a server starting now renames its own socket
+    // over this path, and a listening one is never removed (the check and the unlink are two system calls apart).
+    if (identity(socket) !== before) return;
+    fs.rmSync(socket, { force: true });
+  }
+  if (dead !== undefined) removePidFile(file, dead);
+}
+
+/**
+ * What tells the socket file at `path` from another (device, inode, change time), undefined when there is no file,
+ * null when the file there is not one of this user's sockets.
+ */
+function identity(path: string): string | undefined | null {
+  const stat = process.getBuiltinModule("node:fs").lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  if (!stat) return undefined;
+  if (!stat.isSocket() || Number(stat.uid) !== process.getuid?.()) return null;
+  return `${stat.dev}:${stat.ino}:${stat.ctimeNs}`;
+}
+
+/** Whether connecting to the unix socket `path` is refused (ECONNREFUSED): no process listens on it. */
+async function refused(path: string): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ unix: path, socket: { data() {} } });
+    socket.end();
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ECONNREFUSED";
+  }
+}
+
+/** The positive pid the file `file` holds, or undefined when it cannot be read or holds none. */
+function recordedPid(file: string): number | undefined {
+  try {
+    const pid = Number.parseInt(process.getBuiltinModule("node:fs").readFileSync(file, "utf8"), 10);
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether process `pid` runs (another user's included). A zombie has exited: a killed daemon's parent is the init
+ * process, which may reap it only later, and until then signal 0 still reaches it.
+ */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
+  if (process.platform !== "linux") return true;
+  try {
+    // proc(5): "pid (comm) state …", where comm may hold spaces and parentheses.
+    const stat = process.getBuiltinModule("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    // Reaped meanwhile: gone; /proc unreadable: as signal 0 said.
+    return existsProc(pid);
+  }
+}
+
+/** Whether /proc lists `pid`, or /proc cannot tell (not mounted). */
+function existsProc(pid: number): boolean {
+  const fs = process.getBuiltinModule("node:fs");
+  return !fs.existsSync("/proc/self") || fs.existsSync(`/proc/${pid}`);
 }

@@ -124,7 +124,8 @@ export function socketPath(dataDir: string): string {
 
 /**
  * Where a server writes its pid when it binds the socket at `socket`: read only when the socket connects but nothing
- * answers (a stopped or hung server), to name the process.
+ * answers (a stopped or hung server), to name the process, and when the socket refuses connections, to tell a dead
+ * server's files (src/daemon/leftovers.ts removeDeadDaemon). A server removes it when it exits of its own accord.
  */
 export function pidPath(socket: string): string {
   return `${socket.slice(0, socket.length - "sock".length)}pid`;

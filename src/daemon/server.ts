@@ -18,7 +18,7 @@ import { externalPluginSources } from "../plugin/loader.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
-import { bindingName, removeLeftovers, warmHomeName } from "./leftovers.ts";
+import { bindingName, removeLeftovers, removePidFile, warmHomeName } from "./leftovers.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
@@ -163,12 +163,14 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     return stat ? `${stat.dev}:${stat.ino}:${stat.ctimeNs}` : "";
   }
 
-  /** Stops taking connections; removes the socket file unless another server's replaced it. */
+  /** Stops taking connections; removes the socket file unless another server's replaced it, and the pid file if it names this one. */
   function close(): void {
     if (stopping) return;
     stopping = true;
     clearTimeout(idle);
     clearInterval(watch);
+    // A server that took the socket over (a successor, another start) has written its own: that one stays.
+    removePidFile(pidPath(socket), process.pid);
     // Bun's stop() unlinks the listener's path, whatever file is there now: another's is left alone (the exit closes this one).
     if (socketIdentity() !== bound) return stopped();
     listener.stop();

@@ -6,7 +6,7 @@
  * event: a process exiting, a status answer, answer text on stdout.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { appendFileSync, chownSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil } from "./harness.ts";
 
@@ -73,6 +73,33 @@ function daemonsOf(h: string): number[] {
   return pids;
 }
 
+/** The daemon's own files in `h` (its socket and pid file), sorted. */
+function daemonFiles(h: string): string[] {
+  return readdirSync(h)
+    .filter((name) => name.startsWith("daemon."))
+    .sort();
+}
+
+/** A pid no process has any more. */
+async function deadPid(): Promise<number> {
+  const gone = Bun.spawn(["true"]);
+  await gone.exited;
+  return gone.pid;
+}
+
+/** Leaves in `h` what a killed daemon leaves: `daemon.sock`, which refuses connections (its listener was killed), and `daemon.pid` naming `pid`. */
+async function deadDaemonFiles(h: string, pid: number): Promise<void> {
+  const listener = Bun.spawn([process.execPath, "-e", `Bun.listen({ unix: process.argv[1], socket: { data() {} } }); console.log("bound");`, `${h}/daemon.sock`], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  await readUntil(listener.stdout, "bound");
+  listener.kill("SIGKILL");
+  await listener.exited;
+  writeFileSync(`${h}/daemon.pid`, `${pid}\n`, { mode: 0o600 });
+}
+
 /** A turn started in the background in `h`, stdout and stderr piped. */
 function turn(h: string, args: string[], env: Record<string, string> = {}) {
   return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: h, CACHET_HOME: h, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -95,6 +122,8 @@ describe("daemon start, stop and status", () => {
     const quietStatus = await cachet(["-q", "daemon", "status"], { home: h });
     expect(quietStatus.stdout).toMatch(/^cachet daemon: running \(pid \d+/);
     expect(await cachet(["-q", "daemon", "stop"], { home: h })).toEqual({ code: 0, stdout: "", stderr: "" });
+    // A stopped daemon removed its socket and its pid file.
+    expect(daemonFiles(h)).toEqual([]);
     const none = await cachet(["-q", "daemon", "status"], { home: h });
     expect(none).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
     const noneStop = await cachet(["daemon", "stop"], { home: h });
@@ -108,6 +137,8 @@ describe("daemon start, stop and status", () => {
     const rel = run("rel", ["--idle", "1s"]);
     const [code, stderr] = await Promise.all([rel.exited, new Response(rel.stderr).text()]);
     expect({ code, stderr }).toEqual({ code: 0, stderr: `[info] cachet daemon: running (pid ${rel.pid}, socket rel/daemon.sock); Ctrl-C stops it\n` });
+    // It exited idle, leaving nothing in its data directory.
+    expect(readdirSync(join(base, "rel"))).toEqual([]);
     // A directory where the socket goes: one line naming it and what to do (exit 1), and with --debug its stack.
     (await import("node:fs")).mkdirSync(`${base}/bad/daemon.sock`, { recursive: true });
     const bad = run("bad", ["--debug"]);
@@ -377,12 +408,6 @@ describe("daemon start, stop and status", () => {
       await readUntil(proc.stdout, "bound");
       return proc;
     };
-    /** A pid no process has any more. */
-    const deadPid = async () => {
-      const gone = Bun.spawn(["true"]);
-      await gone.exited;
-      return gone.pid;
-    };
     const live = await binder();
     const [liveSocket, liveHome] = [`${h}/.s${live.pid}`, `${h}/.w${live.pid}`];
     mkdirSync(liveHome);
@@ -403,6 +428,58 @@ describe("daemon start, stop and status", () => {
       expect(readdirSync(h).sort()).toEqual([`.s${live.pid}`, `.w${live.pid}`, "daemon.pid", "daemon.sock"].sort());
     } finally {
       live.kill();
+    }
+  });
+
+  test("a daemon killed (kill -9) leaves its socket and pid file: status says not running (exit 1) and removes both; a live daemon's are left by statuses meanwhile, a stopped one's too", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    const statuses = await Promise.all(Array.from({ length: 4 }, () => cachet(["daemon", "status"], { home: h })));
+    expect(statuses.map((r) => r.stdout.startsWith(`cachet daemon: running (pid ${pid}, `))).toEqual([true, true, true, true]);
+    expect(daemonFiles(h)).toEqual(["daemon.pid", "daemon.sock"]);
+    // Stopped (SIGSTOP), it answers nothing but still listens: its files stay.
+    process.kill(pid, "SIGSTOP");
+    const unanswered = await cachet(["daemon", "status"], { home: h });
+    expect(unanswered).toEqual({ code: 1, stdout: "", stderr: `cachet daemon: pid ${pid} does not answer (stopped or hung?); \`kill ${pid}\` ends it\n` });
+    expect(daemonFiles(h)).toEqual(["daemon.pid", "daemon.sock"]);
+    expect(readFileSync(`${h}/daemon.pid`, "utf8")).toBe(`${pid}\n`);
+    process.kill(pid, "SIGKILL");
+    await exited(pid);
+    expect(daemonFiles(h)).toEqual(["daemon.pid", "daemon.sock"]);
+    expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
+    expect(daemonFiles(h)).toEqual([]);
+  });
+
+  test("a dead daemon's socket and pid file are removed by status, stop and start; with a pid file naming a live process they are left", async () => {
+    const h = freshHome();
+    for (const action of ["status", "stop", "start"]) {
+      await deadDaemonFiles(h, await deadPid());
+      if (action === "start") started.push(h);
+      expect((await cachet(["daemon", action], { home: h })).code).toBe(action === "status" ? 1 : 0);
+      // The start replaced them with its own daemon's.
+      expect({ action, files: daemonFiles(h) }).toEqual({ action, files: action === "start" ? ["daemon.pid", "daemon.sock"] : [] });
+    }
+    const pid = (await status(h))!.pid;
+    expect(readFileSync(`${h}/daemon.pid`, "utf8")).toBe(`${pid}\n`);
+    expect((await cachet(["daemon", "stop"], { home: h })).code).toBe(0);
+    expect(daemonFiles(h)).toEqual([]);
+    // A pid file left alone (no socket) naming a process that is gone: removed; one naming a live process: left.
+    writeFileSync(`${h}/daemon.pid`, `${await deadPid()}\n`);
+    expect((await cachet(["daemon", "status"], { home: h })).stdout).toBe("cachet daemon: not running\n");
+    expect(daemonFiles(h)).toEqual([]);
+    await deadDaemonFiles(h, process.pid);
+    expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
+    expect(daemonFiles(h)).toEqual(["daemon.pid", "daemon.sock"]);
+  });
+
+  // Only root can give a file to another user.
+  test.skipIf(process.getuid?.() !== 0)("a dead daemon's socket and pid file of another user's are left by status, stop and start", async () => {
+    const h = freshHome();
+    await deadDaemonFiles(h, await deadPid());
+    for (const name of ["daemon.pid", "daemon.sock"]) chownSync(`${h}/${name}`, 65534, 65534);
+    for (const action of ["status", "stop"]) {
+      expect((await cachet(["daemon", action], { home: h })).stdout).toBe(action === "status" ? "cachet daemon: not running\n" : "");
+      expect({ action, files: daemonFiles(h) }).toEqual({ action, files: ["daemon.pid", "daemon.sock"] });
     }
   });
 
