@@ -3,6 +3,7 @@
  * (tests and scripts use it); otherwise the platform's conventions apply:
  * XDG on Linux, ~/Library on macOS, %APPDATA%/%LOCALAPPDATA% on Windows.
  */
+import { workingDirectory } from "./working-dir.ts";
 
 /**
  * node:path's join, node:path loaded at the first call: Bun's JS builtin costs
@@ -13,7 +14,10 @@ function join(...parts: string[]): string {
   return process.getBuiltinModule("node:path").join(...parts);
 }
 
-/** The directories cachet reads and writes. All absolute paths. */
+/**
+ * The directories cachet reads and writes: absolute paths, unless a variable they come from (CACHET_HOME, XDG_*,
+ * HOME, …) is a relative one, which is relative to the working directory.
+ */
 export interface StatePaths {
   /** Holds `config.toml`. */
   config: string;
@@ -22,26 +26,36 @@ export interface StatePaths {
 }
 
 /**
- * Resolves the state directories from the environment. Pure: creates nothing.
+ * Resolves the state directories from the environment. Creates nothing.
  * @param env the environment to read (defaults to `process.env`)
+ * @throws CachetError WORKING_DIR_GONE (exit 1) when a variable a directory comes from is a relative path and the
+ *   working directory was removed: everything there would read as missing, and a store be refused with ENOENT
  */
 export function statePaths(env: Record<string, string | undefined> = process.env): StatePaths {
-  const home = env.CACHET_HOME;
+  /** The variable `name`, once a relative path in it has a working directory to be relative to. */
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    // Not node:path's isAbsolute on POSIX: a turn handed to the daemon under CACHET_HOME loads no node:path.
+    const absolute = process.platform === "win32" ? process.getBuiltinModule("node:path").isAbsolute(value ?? "") : value?.startsWith("/");
+    if (value && !absolute) workingDirectory(`${name}'s relative path "${value}"`);
+    return value;
+  };
+  const home = read("CACHET_HOME");
   if (home) return { config: home, data: home };
-  // node:os only when neither is set: Bun's JS builtin costs ~0.5 ms to load.
-  const user = env.HOME ?? env.USERPROFILE ?? process.getBuiltinModule("node:os").homedir();
+  // node:os only when neither is set: Bun's JS builtin costs ~0.5 ms to load. Read only when a directory comes from it.
+  const user = () => read("HOME") ?? read("USERPROFILE") ?? process.getBuiltinModule("node:os").homedir();
   if (process.platform === "win32") {
-    const roaming = env.APPDATA ?? join(user, "AppData", "Roaming");
-    const local = env.LOCALAPPDATA ?? join(user, "AppData", "Local");
+    const roaming = read("APPDATA") ?? join(user(), "AppData", "Roaming");
+    const local = read("LOCALAPPDATA") ?? join(user(), "AppData", "Local");
     return { config: join(roaming, "cachet"), data: join(local, "cachet") };
   }
   if (process.platform === "darwin" && !env.XDG_CONFIG_HOME && !env.XDG_DATA_HOME) {
-    const support = join(user, "Library", "Application Support", "cachet");
+    const support = join(user(), "Library", "Application Support", "cachet");
     return { config: support, data: support };
   }
   return {
-    config: join(env.XDG_CONFIG_HOME || join(user, ".config"), "cachet"),
-    data: join(env.XDG_DATA_HOME || join(user, ".local", "share"), "cachet"),
+    config: join(read("XDG_CONFIG_HOME") || join(user(), ".config"), "cachet"),
+    data: join(read("XDG_DATA_HOME") || join(user(), ".local", "share"), "cachet"),
   };
 }
 

@@ -28,11 +28,12 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   if (commandOf(argv, stdinTerminal) !== "run") return false;
   // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
   if (argv.some((word) => word.includes("\ufffd"))) return false;
-  const path = socketPath(statePaths().data);
-  if (!socketPathFits(path) || !mayExist(path)) return false;
-  // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process.
+  // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process
+  // (which also says so when a relative CACHET_HOME needs it, src/paths.ts).
   const cwd = workingDirectoryOrUndefined();
   if (cwd === undefined) return false;
+  const path = socketPath(statePaths().data);
+  if (!socketPathFits(path) || !mayExist(path)) return false;
   // The socket connects while the hello is made: the connection opens on a later turn of the event loop.
   const connecting = connect(path);
   const hello: Hello = {

@@ -32,9 +32,15 @@ export function startEnvDifference(client: Record<string, string | undefined>, s
  * the socket, but a config directory elsewhere is another installation.
  */
 export function otherStateDirs(client: Record<string, string | undefined>, server: Record<string, string | undefined>): boolean {
-  const a = statePaths(client);
-  const b = statePaths(server);
-  return a.config !== b.config || a.data !== b.data;
+  try {
+    const a = statePaths(client);
+    const b = statePaths(server);
+    return a.config !== b.config || a.data !== b.data;
+  } catch {
+    // A relative directory with no working directory to be relative to (the daemon's data directory removed): the
+    // client's own process tells the user.
+    return true;
+  }
 }
 
 /**

@@ -66,7 +66,9 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
  * file but the package.json of a plugin named by package; when that file is
  * not a valid manifest (src/plugin/manifest.ts) or its entry is outside the
  * package directory, the source is the package.json with the `problem` (the
- * plugin fails to load, named, as any bad plugin does). Never throws.
+ * plugin fails to load, named, as any bad plugin does). Never throws for a plugin.
+ * @throws CachetError WORKING_DIR_GONE from src/paths.ts statePaths (a relative state directory, the working
+ *   directory removed)
  */
 export function externalPluginSources(options: LoadOptions): PluginSource[] {
   const env = options.env ?? process.env;

@@ -61,3 +61,22 @@ test.skipIf(process.platform === "win32")("a relative path in a removed working 
   expect(listed.code).toBe(1);
   expect(listed.stderr + listed.stdout).toContain("CACHET_PLUGINS names the relative path acme.js, but the current working directory no longer exists");
 });
+
+test.skipIf(process.platform === "win32")("a relative CACHET_HOME or XDG directory in a removed working directory is that one line, exit 1, for a turn and for commands that only read", async () => {
+  const home = freshHome();
+  const line = (name: string, value: string) => `cachet: the current working directory no longer exists (ENOENT), and ${name}'s relative path "${value}" needs it`;
+  for (const args of [["--emulate", "hi"], ["sessions"], ["cost"], ["daemon", "status"]]) {
+    const r = await inRemovedDirectory(args, home, { CACHET_HOME: "relhome" });
+    expect({ args, code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({
+      args,
+      code: 1,
+      stdout: "",
+      stderr: `${line("CACHET_HOME", "relhome")}\n  hint: cd into an existing directory and run the command again, or give an absolute path\n`,
+    });
+  }
+  // Without CACHET_HOME the XDG variables name the directories: a relative one is refused alike.
+  const xdg = await inRemovedDirectory(["--emulate", "hi"], home, { CACHET_HOME: "", XDG_CONFIG_HOME: join(home, "config"), XDG_DATA_HOME: "reldata" });
+  expect({ code: xdg.code, first: xdg.stderr.split("\n")[0] }).toEqual({ code: 1, first: line("XDG_DATA_HOME", "reldata") });
+  // A command that reads no state directory still runs.
+  expect((await inRemovedDirectory(["--version"], home, { CACHET_HOME: "relhome" })).code).toBe(0);
+});
