@@ -158,7 +158,7 @@ export class Leases {
   }
 
   /**
-   * The new sessions' shells ({@link emptyShell}) whose lease is abandoned: their first turn's process ended
+   * The shells ({@link emptyShell}) of new sessions and forks whose lease is abandoned: their first turn's process ended
    * before it stored anything, and it did not remove them.
    * @returns their ids
    */

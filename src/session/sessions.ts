@@ -20,14 +20,16 @@ const INSERT_SESSION = `INSERT INTO sessions (id, name, model, parent_id, fork_p
   SELECT ?2, ?3, ?4, ?5, ?6, ?7, t, t FROM (SELECT ${NEXT_UPDATE_TIME} AS t) WHERE true`;
 
 /**
- * SQL condition: the session row aliased `s` is a new session's shell, one of cachet's own that is not a fork,
- * with no message, no ledger row and no fork. Its first turn has stored nothing yet, or ended before it could:
- * a turn that fails by an error removes its shell (src/run/stages/session.ts), one whose process ended abruptly
- * (a plugin's process.exit, SIGKILL) leaves it to the next turn (Store.dropAbandoned). Listings and `-c` skip
- * shells: a session exists for the user once something is stored in it, as its `session` line says.
+ * SQL condition: the session row aliased `s` is a shell, a new session or a fork of cachet's own with no message
+ * of its own, no ledger row and no fork. Its first turn has stored nothing yet, or ended before it could: a turn
+ * that fails by an error (a refusal before sending, a plugin hook that throws) removes its shell
+ * (src/run/stages/session.ts), one whose process ended abruptly (a plugin's process.exit, SIGKILL) leaves it to
+ * the next turn (Store.dropAbandoned). Listings, `-c` and a bare `--fork` skip shells: a session exists for the
+ * user once something is stored in it, as its `session` line says. A fork's shared messages are its parent's
+ * rows, so a fork's own count only its first turn.
  */
 export function emptyShell(s: string): string {
-  return `(${s}.source = 'own' AND ${s}.parent_id IS NULL
+  return `(${s}.source = 'own'
     AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = ${s}.id)
     AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.session_id = ${s}.id)
     AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_id = ${s}.id))`;
@@ -85,6 +87,11 @@ export class SessionTable {
   /** Every session, most recently updated first, shells ({@link emptyShell}) aside. */
   list(): SessionRecord[] {
     return (this.core.db.query(`SELECT * FROM sessions WHERE NOT ${emptyShell("sessions")} ORDER BY updated_at DESC, rowid DESC`).all() as SessionRow[]).map(toSession);
+  }
+
+  /** Whether the session is a shell ({@link emptyShell}); false for one that does not exist. */
+  isShell(sessionId: string): boolean {
+    return this.core.db.query(`SELECT 1 FROM sessions WHERE id = ? AND ${emptyShell("sessions")}`).get(sessionId) !== null;
   }
 
   forksOf(sessionId: string): SessionRecord[] {

@@ -172,6 +172,34 @@ describe("sessions", () => {
     expect(store.dropAbandoned()).toEqual([]);
     for (const s of [killed, expired, running, answered, billed]) s.release();
   });
+
+  test("a fork with nothing of its own stored is a shell like a new session: not listed, not latest, removed by dropShell or, abandoned, by dropAbandoned", () => {
+    const parent = store.startSession({ model: "m/a", prefix: prefix("x") });
+    const parentId = parent.loaded.session.id;
+    store.appendMessage(parentId, user("u1", "hi"));
+    store.appendMessage(parentId, assistant("a1", "hello"));
+    parent.release();
+    const fork = () => store.startSession({ model: "m/a", parentId, forkPoint: "a1", prefix: prefix("x") });
+    const refused = fork();
+    const killed = fork();
+    const kept = fork();
+    // The shared messages are the parent's rows: the forks' visible logs hold them, their own rows are none.
+    expect(store.sessionCounts(refused.loaded.session.id)).toEqual({ messages: 2, requests: 0 });
+    expect(store.listSessions().map((s) => s.id)).toEqual([parentId]);
+    expect(store.latestSession()!.id).toBe(parentId);
+
+    expect(store.dropShell(refused.loaded.session.id)).toBe(true);
+    refused.release();
+    store.appendMessage(kept.loaded.session.id, user("u2", "branch"));
+    expect(store.dropShell(kept.loaded.session.id)).toBe(false);
+    kept.release();
+    const ended = Bun.spawnSync(["true"]).pid;
+    store.database.query("UPDATE turn_leases SET owner_pid = ? WHERE session_id = ?").run(ended, killed.loaded.session.id);
+    expect(store.dropAbandoned()).toEqual([killed.loaded.session.id]);
+    killed.release();
+    expect(store.forksOf(parentId).map((s) => s.id)).toEqual([kept.loaded.session.id]);
+    expect(store.listSessions().map((s) => s.id)).toEqual([kept.loaded.session.id, parentId]);
+  });
 });
 
 describe("stable prefix", () => {

@@ -190,13 +190,13 @@ export class Store {
 
   /**
    * The most recently updated of cachet's own sessions (not those recorded by `cachet proxy`), or null when there
-   * is none; a new session with nothing stored in it yet (or ever: sessions.ts, emptyShell) is not one.
+   * is none; a new session or a fork with nothing stored in it yet (or ever: sessions.ts, emptyShell) is not one.
    */
   latestSession(): SessionRecord | null {
     return this.sessions.latest();
   }
 
-  /** Every session, most recently updated first; a new session with nothing stored in it is not listed (sessions.ts, emptyShell). */
+  /** Every session, most recently updated first; a new session or a fork with nothing stored in it is not listed (sessions.ts, emptyShell). */
   listSessions(): SessionRecord[] {
     return this.sessions.list();
   }
@@ -223,15 +223,29 @@ export class Store {
   }
 
   /**
-   * Removes the shells (sessions.ts, emptyShell) of new sessions whose first turn's process ended before it stored
-   * anything (a plugin's process.exit, SIGKILL, a crash) and so could not remove them: no message, no ledger row,
-   * no fork, and a turn lease whose holder is gone. Reads first; writes only when there is one.
+   * Removes the shells (sessions.ts, emptyShell) of new sessions and forks whose first turn's process ended before
+   * it stored anything (a plugin's process.exit, SIGKILL, a crash) and so could not remove them: no message of their
+   * own, no ledger row, no fork, and a turn lease whose holder is gone. Reads first; writes only when there is one.
    * @returns the ids removed
    * @throws CachetError STORE when the file cannot be written
    */
   dropAbandoned(): string[] {
     if (this.leases.abandonedShells().length === 0) return [];
     return this.core.write(() => this.leases.abandonedShells().flatMap((id) => this.removeSession(id)));
+  }
+
+  /**
+   * Removes the session when it is a shell (sessions.ts, emptyShell): the turn that created it is ending before
+   * it stored anything in it. Call under its turn lease.
+   * @returns whether it was removed
+   * @throws CachetError STORE when the file cannot be written
+   */
+  dropShell(sessionId: string): boolean {
+    return this.core.write(() => {
+      if (!this.sessions.isShell(sessionId)) return false;
+      this.removeSession(sessionId);
+      return true;
+    });
   }
 
   /**
