@@ -43,7 +43,11 @@ export interface Hooks {
   "usage:record": (event: UsageRecordEvent) => void | Promise<void>;
   /** Volatile text for this request's overlay (date, budget, plan). Collected in plugin order. */
   "context:overlay": (context: RequestContext) => string | undefined | Promise<string | undefined>;
-  /** After a session is forked. */
+  /**
+   * After a session is forked, once the fork is kept: its first turn's request is cleared to go (the window, the
+   * budget and the settings checks passed), just before its prompt or a ledger row is stored in it. A fork whose
+   * first turn is refused before that, or whose `request:before` hook throws, is removed and never announced.
+   */
   "session:fork": (event: ForkEvent) => void | Promise<void>;
 }
 

@@ -86,7 +86,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
 }
 
 /**
- * A sink for a turn in a session created for it: the `session` line waits
+ * A sink for a turn in a session created for it (a new session or a fork): the `session` line waits
  * for the next line, which comes only once the prompt is stored (an answer,
  * usage, or the turn's own error). A turn refused before that (too long for
  * the window, over a budget) leaves no session, so it names none.

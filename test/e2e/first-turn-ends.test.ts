@@ -5,15 +5,16 @@
  * daemon), a SIGKILL, a plugin hook that throws. `cachet sessions` lists none,
  * `-c` finds none, a NAME starts afresh, and the next turn removes the row an
  * abrupt end left in the store. A first turn whose request was sent keeps its
- * session even without an answer: the ledger row of the attempt stays.
+ * session even without an answer: the ledger row of the attempt stays. A fork's
+ * first turn that ends so leaves no fork, however it ends (the last describe).
  *
  * Every wait is on an event: a file the test plugin writes, the socket answering.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -174,4 +175,132 @@ test("a hook that throws on the first turn: exit 1 and no session, as process.ex
   const cont = await cachet(["--emulate", "-c", "first question"], { home });
   expect(cont.code).toBe(0);
   expect(await listed(home)).toMatchObject([{ messages: 2, requests: 2 }]);
+});
+
+/**
+ * A fork's first turn that ends before its prompt is stored leaves no fork, as a new session's leaves no session:
+ * `sessions` lists the parent alone, `-c` and a bare `--fork` pick the parent, `sessions rm` removes the parent
+ * without --force, and `session:fork` (logged by an observer plugin loaded beside the one under test) never fires.
+ */
+describe("a fork's first turn that ends before its prompt is stored", () => {
+  /** Logs each `session:fork` event it receives as a JSON line in $FORK_LOG. */
+  const OBSERVE_FORKS = `import { appendFileSync } from "node:fs";
+export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:fork", (event) => appendFileSync(process.env.FORK_LOG, JSON.stringify(event) + "\\n")); } };
+`;
+
+  /** A home with the named session `par` (one answered turn) and the observer plugin; returns what the cases need. */
+  async function withParent(): Promise<{ home: string; parentId: string; env: (plugin?: string) => Record<string, string>; announced: () => unknown[] }> {
+    const home = freshHome();
+    const observer = plugin(home, "observer.mjs", OBSERVE_FORKS);
+    const log = join(home, "forks.log");
+    const base = await cachet(["--emulate", "--json", "--session", "par", "base"], { home });
+    expect(base.code).toBe(0);
+    const parentId = ofType(events(base.stdout), "session")[0]!.id as string;
+    return {
+      home,
+      parentId,
+      env: (extra) => ({ CACHET_PLUGINS: extra ? `${observer},${extra}` : observer, FORK_LOG: log, CACHET_NO_DAEMON: "1" }),
+      announced: () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []),
+    };
+  }
+
+  /** The parent alone is listed, with its one turn. */
+  async function parentAlone(home: string, parentId: string): Promise<void> {
+    expect((await listed(home)).map((s) => ({ id: s.id, messages: s.messages, requests: s.requests }))).toEqual([{ id: parentId, messages: 2, requests: 1 }]);
+  }
+
+  /** `-c` continues the parent (its `session` line names it, no fork), after which the store holds the parent's row only. */
+  async function continuesParent(home: string, parentId: string, env: Record<string, string>): Promise<void> {
+    const cont = await cachet(["--emulate", "--json", "-c", "which one"], { home, env });
+    expect(cont.code).toBe(0);
+    const [line] = ofType(events(cont.stdout), "session");
+    expect(line).toMatchObject({ id: parentId });
+    expect(line!.forked_from).toBeUndefined();
+    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
+  }
+
+  /** `sessions rm par` without --force removes the parent alone: it has no fork. */
+  async function removableWithoutForce(home: string, parentId: string): Promise<void> {
+    const rm = await cachet(["sessions", "rm", "par", "--json"], { home });
+    expect({ code: rm.code, stderr: rm.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(rm.stdout)).toMatchObject({ removed: [parentId] });
+    expect(sessionRows(home)).toEqual([]);
+  }
+
+  test("refused by a budget (exit 6): only the error line on stdout, no fork stored; a later bare --fork forks the parent, which then has that one fork", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    const refused = await cachet(["--emulate", "--json", "--fork=par", "--max-cost", "0.0000001", "fork refused"], { home, env: env() });
+    expect(refused.code).toBe(6);
+    expect(events(refused.stdout).map((e) => [e.type, e.code])).toEqual([["error", "BUDGET_EXCEEDED"]]);
+    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+    await continuesParent(home, parentId, env());
+
+    const fork = await cachet(["--emulate", "--json", "--fork", "a branch"], { home, env: env() });
+    expect(fork.code).toBe(0);
+    const [line] = events(fork.stdout);
+    expect(line).toMatchObject({ type: "session", forked_from: parentId });
+    expect(announced()).toEqual([{ parentId, childId: line!.id, exact: true }]);
+    const rm = await cachet(["sessions", "rm", "par"], { home });
+    expect(rm.code).toBe(2);
+    expect(rm.stderr).toContain(`session par has forks; --force would remove it and 1 more: ${line!.id} (fork of par)`);
+  });
+
+  test("a prompt too large for the model's window (exit 3, refused before sending): no session line, no fork", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    // About 300,000 tokens: over claude-3-haiku's 200,000-token window. https://docs.claude.com/en/docs/about-claude/models/overview
+    const big = "word ".repeat(300_000);
+    const refused = await cachet(["--emulate", "--json", "--no-compact", "-m", "anthropic/claude-3-haiku-20240307", "--fork=par"], { home, env: env(), stdin: big });
+    expect(refused.code).toBe(3);
+    expect(events(refused.stdout).map((e) => [e.type, e.code])).toEqual([["error", "CONTEXT_TOO_LONG"]]);
+    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+    await continuesParent(home, parentId, env());
+  });
+
+  test("a request:before hook that throws (exit 1): no session line, no fork", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    const thrown = await cachet(["--emulate", "--json", "--fork=par", "fork refused"], { home, env: env(plugin(home, "t.mjs", THROW_IN_HOOK)) });
+    expect(thrown.code).toBe(1);
+    expect(events(thrown.stdout).map((e) => e.type)).toEqual(["error"]);
+    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+    await removableWithoutForce(home, parentId);
+  });
+
+  test("a request:before hook calling process.exit (exit 7): the row it left is not listed, and -c removes it and continues the parent", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    const run = await cachet(["--emulate", "--json", "--fork=par", "fork refused"], { home, env: env(plugin(home, "p.mjs", EXIT_IN_HOOK)) });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 7, stdout: "" });
+    expect(sessionRows(home)).toHaveLength(2);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+    await continuesParent(home, parentId, env());
+    await removableWithoutForce(home, parentId);
+  });
+
+  test("SIGKILL while a request:before hook blocks: not listed, and `sessions rm` of the parent needs no --force, removing what the kill left", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    const gate = freshHome();
+    const proc = Bun.spawn([BINARY, "--emulate", "--fork=par", "fork killed"], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", GATE_DIR: gate, ...env(plugin(gate, "block.mjs", BLOCK_IN_HOOK)) },
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(join(gate, "ready"))) {
+      if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
+      await Bun.sleep(5);
+    }
+    proc.kill("SIGKILL");
+    await proc.exited;
+    expect(sessionRows(home)).toHaveLength(2);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+    await removableWithoutForce(home, parentId);
+  });
 });

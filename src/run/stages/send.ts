@@ -9,6 +9,7 @@ import type { Reservation } from "../../budget/budget.ts";
 import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
+import type { AssembledContext } from "./context.ts";
 import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
@@ -85,7 +86,7 @@ const HUGE_INPUT_CHARS = 8 << 20;
  *   refuse the request before sending (the window, the model's parameters, a budget, a signal) have passed
  * @throws CachetError CONTEXT_TOO_LONG for a request larger than the model's window (nothing stored or sent); STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
  */
-export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: (() => void)[] = []): Promise<SendOutcome> {
+export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: AssembledContext["pending"] = []): Promise<SendOutcome> {
   const { store, host } = runtime;
   await checkpoint(options.signal);
   // With a huge input (100 MB on stdin) each step makes a transient copy of it
@@ -121,7 +122,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   }
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
-  for (const write of pending.splice(0)) write();
+  for (const write of pending.splice(0)) await write();
   // Stored with the first attempt's in-flight row, in one write (below); a huge one first, on its own.
   let prompt: Message | undefined = input.userMessage;
   if (huge) {

@@ -22,8 +22,14 @@ export interface OpenedSession {
   exactFork?: boolean;
   /** The parent's last ledger row: the cache a fork's first request inherits. */
   parentLast?: LedgerRow | null;
-  /** Created for this turn: removed again if the turn fails before storing anything in it. */
+  /** Created for this turn (a new session or a fork): removed again if the turn fails before storing anything in it. */
   created?: boolean;
+  /**
+   * For a fork: fires `session:fork` (src/plugin/hooks.ts) the first time it is called, and does nothing after.
+   * Called once the fork is about to be kept: its first request cleared to go, before its prompt or a ledger row of
+   * it is stored (sendRequest's held writes, an auxiliary call), so a fork refused before sending is never announced.
+   */
+  announce?: () => Promise<void>;
 }
 
 /**
@@ -38,9 +44,9 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
 }
 
 /**
- * The existing session the options name, or undefined for a new one. New sessions that a process ended before
- * their first turn stored anything (a plugin's process.exit, SIGKILL) are removed first, as a failed first turn
- * removes its own: a NAME of one starts afresh, and `-c` never picks one.
+ * The existing session the options name, or undefined for a new one. New sessions and forks that a process ended
+ * before their first turn stored anything (a plugin's process.exit, SIGKILL) are removed first, as a failed first
+ * turn removes its own: a NAME of one starts afresh, and neither `-c` nor `--fork` picks one.
  * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions of cachet's own, an unknown id (or a name shaped like one), or a fork target that does not exist;
  *   SESSION_RECORDED for a session `cachet proxy` recorded (src/session/recorded-refusal.ts);
  *   STORE when an abandoned session cannot be removed (the store cannot be written)
@@ -49,7 +55,7 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
   const { store } = runtime;
   if (!runtime.ephemeral) {
     const dropped = store.dropAbandoned();
-    if (dropped.length > 0) void import("../../log.ts").then((log) => log.verbose(`removed ${dropped.join(", ")}: new session${dropped.length === 1 ? "" : "s"} whose first turn ended before anything was stored`));
+    if (dropped.length > 0) void import("../../log.ts").then((log) => log.verbose(`removed ${dropped.join(", ")}: session${dropped.length === 1 ? "" : "s"} (new or forked) whose first turn ended before anything was stored`));
   }
   switch (options.session.mode) {
     case "continue": {
@@ -123,8 +129,9 @@ function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRe
  * Leases `target`, loads it, resolves the input against it (nothing is stored
  * if that throws), then runs `body` in the session the turn belongs to: the
  * target itself, a fork of it (the parent's lease is released, the child's
- * taken, `session:fork` fired), or a new session (removed again when `body` fails before anything was
- * stored in it, so `-c` does not pick up an empty session). A new NAME is found or
+ * taken, `session:fork` fired once the child is about to be kept: {@link OpenedSession.announce}), or a new
+ * session. A fork or a new session is removed again when `body` fails before anything was stored in it, so
+ * neither `-c` nor `--fork` picks up an empty session, and a parent gets no fork that holds nothing. A new NAME is found or
  * created in one write, which also leases it when it created it; one found is leased
  * like a stored session: processes starting the same new name at once take turns in
  * it. Every lease taken is released exactly once.
@@ -194,10 +201,15 @@ async function leased<T>(
         keeper,
       );
       try {
-        await announceFork(host, options, { parentId: loaded.session.id, childId: child.loaded.session.id, exact });
         release();
-        const opened = { loaded: child.loaded, forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id) };
-        return await body(opened, input);
+        let announced = false;
+        const announce = async () => {
+          if (announced) return;
+          announced = true;
+          await announceFork(host, options, { parentId: loaded.session.id, childId: child.loaded.session.id, exact });
+        };
+        const opened = { loaded: child.loaded, forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id), created: true, announce };
+        return await removedIfEmpty(store, child.loaded.session.id, body(opened, input));
       } finally {
         child.release();
       }
@@ -216,16 +228,16 @@ async function leased<T>(
 }
 
 /**
- * `turn`'s result; when it fails before anything was stored in the new session `sessionId` (a plugin hook threw
- * while rendering), the session is removed: no empty session is left for -c to pick up. A session whose only
- * prompt got no answer keeps its ledger rows (and so stays): a billed attempt is never dropped.
+ * `turn`'s result; when it fails before anything was stored in the new session or fork `sessionId` (a refusal
+ * before sending, a plugin hook that threw), the session is removed (Store.dropShell): no empty session is left
+ * for -c or --fork to pick up, nor counted as its parent's fork. A session whose only prompt got no answer keeps
+ * its ledger rows (and so stays): a billed attempt is never dropped.
  */
 async function removedIfEmpty<T>(store: Store, sessionId: string, turn: Promise<T>): Promise<T> {
   try {
     return await turn;
   } catch (error) {
-    const counts = store.sessionCounts(sessionId);
-    if (counts.messages === 0 && counts.requests === 0) store.removeSession(sessionId);
+    store.dropShell(sessionId);
     throw error;
   }
 }
