@@ -29,7 +29,7 @@ import { resolveInput } from "./stages/input.ts";
 import { recordCall } from "./stages/record.ts";
 import { applyCacheStrategies, finishRequest, markRequest, renderRequest } from "./stages/render.ts";
 import { sendRequest, type SendOutcome } from "./stages/send.ts";
-import { chooseSession, inSession } from "./stages/session.ts";
+import { chooseSession, inSession, type OpenedSession } from "./stages/session.ts";
 import type { TurnOptions, TurnResult } from "./turn-types.ts";
 
 export { DEFAULT_MODEL } from "./stages/input.ts";
@@ -47,15 +47,18 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
   const target = chooseSession(runtime, options);
   return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     // The stages see the generation settings as sent: the flags over the session's (sticky-generation.ts).
-    const turn: TurnOptions = { ...options, generation: input.generation.settings, ...(opened.created ? { sink: sessionLineOnceKept(options.sink) } : {}) };
+    // A session created for this turn (new or forked) is named on stdout once it is kept (OpenedSession.kept).
+    const held = opened.created ? sessionLineOnceKept(options.sink) : undefined;
+    const turn: TurnOptions = { ...options, generation: input.generation.settings, ...(held ? { sink: held.sink } : {}) };
+    const session: OpenedSession = held ? { ...opened, kept: async () => { held.release(); await opened.kept?.(); } } : opened;
     // Between the stages a signal stops the turn before anything is sent (src/run/interrupt.ts).
     await checkpoint(options.signal);
-    const context = await assembleContext(runtime, turn, opened, input);
+    const context = await assembleContext(runtime, turn, session, input);
     await checkpoint(options.signal);
     // Rendered and marked once: the compaction check estimates (and hashes) this very request, which goes out
     // unless it compacts or a request:before hook changes it.
     const marked = markRequest(runtime.host, renderRequest(input, context.context), context.context);
-    let assembled = await compactIfDue(runtime, turn, input, opened, context, marked);
+    let assembled = await compactIfDue(runtime, turn, input, session, context, marked);
     await checkpoint(options.signal);
     const remarked = assembled.context === context.context ? marked : markRequest(runtime.host, renderRequest(input, assembled.context), assembled.context);
     let wire = await finishRequest(runtime.host, remarked, assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
@@ -66,49 +69,52 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     } catch (error) {
       // The local window check refused it before anything was sent or stored: one recovery compaction, one retry.
       if (!recover || !tooLong(error)) throw error;
-      assembled = await compactNow(runtime, turn, input, opened, assembled, "too long");
+      assembled = await compactNow(runtime, turn, input, session, assembled, "too long");
       if (!assembled.compaction) throw error;
       wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
       sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire, assembled.pending);
     }
     if (recover && !assembled.compaction && tooLong(sent.failure)) {
       // The provider refused it: one recovery compaction and one retry; the refused attempt stays in the ledger.
-      await recordCall(runtime, { ...turn, sink: QUIET_SINK }, input, opened, assembled, wire, sent);
-      assembled = await compactNow(runtime, turn, input, opened, assembled, "too long");
+      await recordCall(runtime, { ...turn, sink: QUIET_SINK }, input, session, assembled, wire, sent);
+      assembled = await compactNow(runtime, turn, input, session, assembled, "too long");
       if (assembled.compaction) {
         wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
         sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire, assembled.pending);
       }
     }
-    const recorded = await recordCall(runtime, turn, input, opened, assembled, wire, sent);
+    const recorded = await recordCall(runtime, turn, input, session, assembled, wire, sent);
     return finishTurn(runtime, turn, assembled, sent, recorded);
   });
 }
 
 /**
- * A sink for a turn in a session created for it (a new session or a fork): the `session` line waits
- * for the next line, which comes only once the prompt is stored (an answer,
- * usage, or the turn's own error). A turn refused before that (too long for
- * the window, over a budget) leaves no session, so it names none.
+ * A sink for a turn in a session created for it (a new session or a fork): the `session` line is held until
+ * `release` (the session is kept: OpenedSession.kept) or the next line, which comes only once something is
+ * stored (an answer, usage, or the turn's own error). A turn refused before that (too long for the window,
+ * over a budget, a hook that throws) leaves no session, so it names none.
  */
-function sessionLineOnceKept(sink: OutputSink): OutputSink {
+function sessionLineOnceKept(sink: OutputSink): { sink: OutputSink; release: () => void } {
   let held: JsonEvent | undefined;
-  const flush = () => {
+  const release = () => {
     if (held) sink.event(held);
     held = undefined;
   };
   return {
-    text(delta) {
-      flush();
-      sink.text(delta);
+    release,
+    sink: {
+      text(delta) {
+        release();
+        sink.text(delta);
+      },
+      event(event) {
+        if (event.type === "session") held = event;
+        else {
+          release();
+          sink.event(event);
+        }
+      },
+      end: () => sink.end(),
     },
-    event(event) {
-      if (event.type === "session") held = event;
-      else {
-        flush();
-        sink.event(event);
-      }
-    },
-    end: () => sink.end(),
   };
 }

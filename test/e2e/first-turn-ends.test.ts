@@ -303,4 +303,27 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
     expect(announced()).toEqual([]);
     await removableWithoutForce(home, parentId);
   });
+
+  test("one whose compaction sent its summary call before the budget refused the turn's request is kept: named on stdout before the error, announced once, listed with that ledger row", async () => {
+    const { home, parentId, env, announced } = await withParent();
+    // Past the trigger, with user texts (kept whole up to 4 KiB in the extractive render) rendering over the
+    // 800 tokens that make the summary a model call (README, Compaction).
+    writeFileSync(join(home, "config.toml"), "[compaction]\ntrigger_tokens = 3000\n");
+    const words = ["harbor", "lantern", "quartz", "meadow", "signal", "copper", "falcon", "tundra"];
+    for (let i = 1; i <= 5; i++) {
+      const notes = `Notes ${i}: ` + Array.from({ length: 450 }, (_, k) => `${words[(k * 5 + i) % words.length]}${k}`).join(" ");
+      expect((await cachet(["--emulate", "--no-compact", "-c", notes], { home })).code).toBe(0);
+    }
+    // The summary call's forecast (2,048 output tokens at most) fits $0.50; the request's (the model's whole output limit) does not.
+    const run = await cachet(["--emulate", "--json", "--fork", "--max-cost", "0.5", "a branch"], { home, env: env() });
+    expect(run.code).toBe(6);
+    const lines = events(run.stdout);
+    expect(lines.map((e) => e.type)).toEqual(["session", "error"]);
+    expect(lines[1]!.code).toBe("BUDGET_EXCEEDED");
+    const forkId = lines[0]!.id as string;
+    expect(lines[0]!.forked_from).toBe(parentId);
+    expect(announced()).toEqual([{ parentId, childId: forkId, exact: true }]);
+    const fork = (await listed(home)).find((s) => s.id === forkId);
+    expect(fork).toMatchObject({ messages: 12, requests: 1 });
+  });
 });

@@ -67,8 +67,8 @@ export async function auxiliaryCall(
     refused(refusal);
     return undefined;
   }
-  // Its ledger row keeps a fork made for this turn: announced before it is written (OpenedSession.announce).
-  await opened.announce?.();
+  // Its ledger row keeps a session (a fork) made for this turn: said before it is written (OpenedSession.kept).
+  await opened.kept?.();
   await checkpoint(options.signal);
   const startedAt = Date.now();
   // As for the turn's own request: a process killed during the call leaves a row saying it was sent.

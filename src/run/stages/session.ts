@@ -25,11 +25,12 @@ export interface OpenedSession {
   /** Created for this turn (a new session or a fork): removed again if the turn fails before storing anything in it. */
   created?: boolean;
   /**
-   * For a fork: fires `session:fork` (src/plugin/hooks.ts) the first time it is called, and does nothing after.
-   * Called once the fork is about to be kept: its first request cleared to go, before its prompt or a ledger row of
-   * it is stored (sendRequest's held writes, an auxiliary call), so a fork refused before sending is never announced.
+   * For a session created for this turn: called when the turn is about to store the first thing in it, which keeps
+   * it (its request cleared to go: sendRequest's held writes; or an auxiliary call, before its ledger row), so a
+   * session refused before sending is never announced. For a fork it fires `session:fork` (src/plugin/hooks.ts);
+   * runTurn adds printing the `session` line it held. Calls after the first do nothing.
    */
-  announce?: () => Promise<void>;
+  kept?: () => Promise<void>;
 }
 
 /**
@@ -129,7 +130,7 @@ function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRe
  * Leases `target`, loads it, resolves the input against it (nothing is stored
  * if that throws), then runs `body` in the session the turn belongs to: the
  * target itself, a fork of it (the parent's lease is released, the child's
- * taken, `session:fork` fired once the child is about to be kept: {@link OpenedSession.announce}), or a new
+ * taken, `session:fork` fired once the child is about to be kept: {@link OpenedSession.kept}), or a new
  * session. A fork or a new session is removed again when `body` fails before anything was stored in it, so
  * neither `-c` nor `--fork` picks up an empty session, and a parent gets no fork that holds nothing. A new NAME is found or
  * created in one write, which also leases it when it created it; one found is leased
@@ -203,12 +204,12 @@ async function leased<T>(
       try {
         release();
         let announced = false;
-        const announce = async () => {
+        const kept = async () => {
           if (announced) return;
           announced = true;
           await announceFork(host, options, { parentId: loaded.session.id, childId: child.loaded.session.id, exact });
         };
-        const opened = { loaded: child.loaded, forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id), created: true, announce };
+        const opened = { loaded: child.loaded, forkedFrom: loaded.session.id, exactFork: exact, parentLast: store.lastRequest(loaded.session.id), created: true, kept };
         return await removedIfEmpty(store, child.loaded.session.id, body(opened, input));
       } finally {
         child.release();
