@@ -64,9 +64,9 @@ export default defineCommand({
         // A session with forks is refused without --force before waiting on any turn (removalOf). A turn running on
         // the session (or, with --force, on a fork) finishes first: rm takes each turn lease and waits as a second
         // turn would (bounded; SESSION_CONFLICT past it), so no turn loses its ledger rows halfway.
-        // A fork whose first turn's process ended before it stored anything is no fork (sessions.ts, emptyShell): it
-        // is removed first, as the next turn would remove it, and does not stand in the way of its parent's removal.
-        store.dropAbandoned();
+        // A fork whose first turn ended before it stored anything is no fork (sessions.ts, emptyShell): it is removed
+        // first, as the next turn would remove it, and does not stand in the way of its parent's removal.
+        store.dropAbandonedForks(a.session);
         const releases: (() => void)[] = [];
         try {
           for (const id of store.removalOf(a.session, force)) {

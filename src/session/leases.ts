@@ -171,6 +171,12 @@ export class Leases {
     return rows.filter((row) => abandoned(row, host, now)).map((row) => row.session_id);
   }
 
+  /** Whether no turn holds the session: it has no lease, or one free to take over (expired, or its holder gone). */
+  unheld(sessionId: string): boolean {
+    const lease = this.core.db.query("SELECT * FROM turn_leases WHERE session_id = ?").get(sessionId) as LeaseRow | null;
+    return lease === null || abandoned(lease, hostname(), Date.now());
+  }
+
   private tryLease<T>(sessionId: string, token: string, host: string, leaseMs: number, whenTaken: () => T): { holder: LeaseRow | null; taken?: T } {
     try {
       return this.core.write(() => {

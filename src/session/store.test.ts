@@ -200,6 +200,24 @@ describe("sessions", () => {
     expect(store.forksOf(parentId).map((s) => s.id)).toEqual([kept.loaded.session.id]);
     expect(store.listSessions().map((s) => s.id)).toEqual([kept.loaded.session.id, parentId]);
   });
+
+  test("dropAbandonedForks removes the shells under a session that no turn holds, a chain of them too, and keeps a fork whose first turn is under way", () => {
+    const parent = store.startSession({ model: "m/a", prefix: prefix("x") });
+    const parentId = parent.loaded.session.id;
+    store.appendMessage(parentId, user("u1", "hi"));
+    parent.release();
+    // Left without a lease, as a cachet before the rule left a refused fork, and forked again by a bare --fork.
+    const leaked = store.createSession({ model: "m/a", parentId, forkPoint: "u1" });
+    const leakedChild = store.createSession({ model: "m/a", parentId: leaked.id, forkPoint: "u1" });
+    const running = store.startSession({ model: "m/a", parentId, forkPoint: "u1", prefix: prefix("x") });
+    expect(codeOf(() => store.removalOf(parentId))).toBe("SESSION_HAS_FORKS");
+    expect(store.dropAbandonedForks(parentId)).toEqual([leakedChild.id, leaked.id]);
+    expect(store.removalOf(parentId, { force: true })).toEqual([parentId, running.loaded.session.id]);
+    expect(store.dropAbandonedForks(parentId)).toEqual([]);
+    running.release();
+    expect(store.dropAbandonedForks(parentId)).toEqual([running.loaded.session.id]);
+    expect(store.removalOf(parentId)).toEqual([parentId]);
+  });
 });
 
 describe("stable prefix", () => {

@@ -235,6 +235,22 @@ export class Store {
   }
 
   /**
+   * Removes the shells (sessions.ts, emptyShell) among the forks of `idOrName` and theirs that no turn holds, deepest
+   * first, so that a chain of them goes: forks whose first turn's process ended before it stored anything, as
+   * {@link dropAbandoned} removes them, and those a cachet before this rule left without a lease (a fork's first
+   * turn refused before sending was kept, and a later bare `--fork` could fork it). Run before `sessions rm`
+   * counts the session's forks. A fork whose first turn is under way is kept. Reads first; writes only when there is one.
+   * @returns the ids removed
+   * @throws CachetError SESSION_NOT_FOUND; STORE when the file cannot be written
+   */
+  dropAbandonedForks(idOrName: string): string[] {
+    const forks = () => this.sessions.descendants(this.sessions.find(idOrName)).slice(1).reverse();
+    const gone = (id: string) => this.sessions.isShell(id) && this.leases.unheld(id);
+    if (!forks().some((s) => gone(s.id))) return [];
+    return this.core.write(() => forks().flatMap((s) => (gone(s.id) ? this.removeSession(s.id) : [])));
+  }
+
+  /**
    * Removes the session when it is a shell (sessions.ts, emptyShell): the turn that created it is ending before
    * it stored anything in it. Call under its turn lease.
    * @returns whether it was removed
