@@ -27,9 +27,8 @@ export interface AssembledContext {
    * Writes of this turn held until its request is cleared to go (the model and settings switch, a compaction made
    * for it): run, and emptied, by sendRequest once the checks that can refuse the turn before sending have passed,
    * so that a turn refused before sending leaves the session as it was. Shared by reference along the stages.
-   * The first, for a session created for this turn, is OpenedSession.kept (awaited): it is kept from here on.
    */
-  pending: (() => void | Promise<void>)[];
+  pending: (() => void)[];
 }
 
 /**
@@ -52,7 +51,7 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
   await checkGeneration(runtime.catalogEntry, catalogRefOf(input.resolved.spec, input.ref.model), generation);
   let prefixVersion = loaded.prefix;
   const change = prefixChange(prefixVersion.prefix, input.prefix);
-  const pending: AssembledContext["pending"] = opened.kept ? [opened.kept] : [];
+  const pending: (() => void)[] = [];
   if (change) {
     // Under the turn lease nobody else stores a version: the next number is this one's, stored once the request is cleared.
     prefixVersion = { version: prefixVersion.version + 1, prefix: input.prefix, createdAt: Date.now(), reason: change };

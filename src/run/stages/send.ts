@@ -9,7 +9,6 @@ import type { Reservation } from "../../budget/budget.ts";
 import { reserveCall } from "./budget.ts";
 import { newId } from "../../context/ids.ts";
 import type { Message, RequestContext } from "../../context/types.ts";
-import type { AssembledContext } from "./context.ts";
 import { CachetError, ProviderError, isCachetError, withHintText } from "../../errors.ts";
 import type { UsageEvent } from "../../plugin/stream.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
@@ -84,9 +83,11 @@ const HUGE_INPUT_CHARS = 8 << 20;
  * stored and marked incomplete.
  * @param pending the turn's held writes (AssembledContext.pending): run, and emptied, once the checks that can
  *   refuse the request before sending (the window, the model's parameters, a budget, a signal) have passed
+ * @param kept OpenedSession.kept of a session made for this turn: awaited once the window and budget checks have
+ *   passed, before the last signal check and before anything is stored
  * @throws CachetError CONTEXT_TOO_LONG for a request larger than the model's window (nothing stored or sent); STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
  */
-export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: AssembledContext["pending"] = []): Promise<SendOutcome> {
+export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: (() => void)[] = [], kept?: () => Promise<void>): Promise<SendOutcome> {
   const { store, host } = runtime;
   await checkpoint(options.signal);
   // With a huge input (100 MB on stdin) each step makes a transient copy of it
@@ -120,9 +121,12 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
     (await import("../../tokenizer/o200k.ts")).unloadO200k();
     Bun.gc(true);
   }
+  // A session made for this turn is kept from here: its held `session` line and `session:fork` (a plugin hook,
+  // which may take its time) come before the last checkpoint, so that a signal during them still stores nothing.
+  await kept?.();
   // The last moment nothing is stored or sent (a signal after it aborts the attempt at once).
   await checkpoint(options.signal);
-  for (const write of pending.splice(0)) await write();
+  for (const write of pending.splice(0)) write();
   // Stored with the first attempt's in-flight row, in one write (below); a huge one first, on its own.
   let prompt: Message | undefined = input.userMessage;
   if (huge) {

@@ -26,7 +26,7 @@ export interface OpenedSession {
   created?: boolean;
   /**
    * For a session created for this turn: called when the turn is about to store the first thing in it, which keeps
-   * it (its request cleared to go: sendRequest's held writes; or an auxiliary call, before its ledger row), so a
+   * it (its request cleared to go: sendRequest, before its held writes; or an auxiliary call, before its ledger row), so a
    * session refused before sending is never announced. For a fork it fires `session:fork` (src/plugin/hooks.ts);
    * runTurn adds printing the `session` line it held. Calls after the first do nothing.
    */
