@@ -3,13 +3,15 @@
  * opened while stdin was read (prepareRunCommand), prints the cost line, and
  * maps failures to exit codes. SIGINT or
  * SIGTERM (the `interrupt` signal) aborts whatever the turn waits for; the
- * partial answer is stored and marked incomplete.
+ * partial answer is stored and marked incomplete. A turn stored whole waits
+ * here, its handlers still installed, until stdout took the answer, so a
+ * signal meanwhile says what was kept too.
  */
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
-import { interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
-import { stdout } from "../stdout.ts";
+import { interruptedAt, interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
+import { stdout, stdoutDrained } from "../stdout.ts";
 import { jsonSink, textSink, type JsonEvent, type OutputSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
 import type { Runtime } from "./runtime.ts";
@@ -202,6 +204,7 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
   }
   const json = o.json ? jsonSinkCheckingLateStdin(late, o.noStore) : undefined;
   const sink = json ?? textSink(stdout, (line) => (o.quiet ? undefined : edges().writeStderr(`${line}\n`)));
+  let sessionId: string;
   try {
     const result = await runTurn(runtime, {
       prompt: o.prompt,
@@ -236,7 +239,7 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
       const { formatCostLine } = await import("../meter/index.ts");
       edges().writeStderr(`${formatCostLine(result.row)}\n`);
     }
-    return EXIT.ok;
+    sessionId = result.sessionId;
   } catch (error) {
     if (o.interrupt.aborted) return reportInterrupt(o.interrupt, error);
     throw error;
@@ -249,4 +252,37 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
       exportInBackground(runtime.config, runtime.env, (m) => void warn(m));
     }
   }
+  // The store is closed (its session lease released) before this wait, which lasts as long as stdout's reader makes it.
+  return answerWritten(o.interrupt, runtime.ephemeral ? undefined : sessionId);
+}
+
+/**
+ * Waits until stdout took the whole answer: the turn is complete and stored
+ * by then, but a reader that stopped reading (a full pipe) holds the writes.
+ * A SIGINT or SIGTERM meanwhile ends the wait with the interrupted line
+ * saying the answer is stored whole and how to read it (README "Exit codes").
+ * The exit that follows does not wait for stdout, nor for stderr: a write to
+ * a full pipe is queued, not waited for, in the process's own edges and the
+ * daemon's client alike.
+ * @param sessionId the session the answer is stored in; undefined under --no-store (nothing was stored)
+ * @returns EXIT.ok once stdout took everything (or failed: reported at the command's end, src/stdout.ts), else 130/143
+ */
+async function answerWritten(signal: AbortSignal, sessionId: string | undefined): Promise<number> {
+  let written = false;
+  // Set before the race settles when stdout had already taken everything, whether or not a signal came too.
+  const drained = stdoutDrained().then(() => {
+    written = true;
+  });
+  let onAbort = () => {};
+  const interrupted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  await Promise.race([drained, interrupted]);
+  signal.removeEventListener("abort", onAbort);
+  // A signal that came once stdout had taken everything stops nothing: the command ends as it would have.
+  if (written) return EXIT.ok;
+  const kept = sessionId === undefined ? "the answer came whole but nothing was stored (--no-store), so what stdout did not take is lost" : `the whole answer is stored (\`cachet export ${sessionId}\` prints it)`;
+  return reportInterrupt(signal, interruptedAt(signal, `while writing the answer to stdout, which had not taken all of it: ${kept}`));
 }
