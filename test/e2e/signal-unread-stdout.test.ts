@@ -86,12 +86,13 @@ async function blockedTurn(home: string, env: Record<string, string>, stderrFull
   if (err) closeSync(err.writer);
   const stderr = err ? Promise.resolve("") : new Response(proc.stderr as ReadableStream<Uint8Array>).text();
   for (;;) {
-    const stored = await storedTurn(home);
-    if (stored) {
+    if (await storedTurn(home)) {
       expect(proc.exitCode).toBeNull();
       return {
         proc,
-        stored,
+        // Read again: export reads the messages, then the ledger, not as one snapshot, so the read that saw the row ok
+        // may hold the answer as it was a moment before; the answer is stored before its row, so this read has it whole.
+        stored: (await storedTurn(home))!,
         stderr,
         close: () => {
           closeSync(out.reader);
