@@ -9,22 +9,32 @@ import { CachetError } from "./errors.ts";
 const HOST_HINT = "give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
 const PORT_HINT = "pick another --port, or 0 for a free one";
 
+/** `--port` read and `--host` checked: the address to listen on, brackets of an IPv6 literal removed. */
+export interface ListenFlags {
+  /** 0 to 65535; 0 picks a free port. */
+  port: number;
+  /** A name or a bare IP address (`::1`, never `[::1]`), as Bun.serve takes it and a URL is built from. */
+  host: string;
+}
+
 /**
  * Reads `--port` and checks `--host`: a whole port number from 0 to 65535; a
  * host that is an IP address or a name that resolves (a path, a dotted quad
  * that is no IPv4 address and a name no resolver knows are refused here, where
- * Bun would report them as a taken port or with a file-system error).
- * @returns the port
+ * Bun would report them as a taken port or with a file-system error). An IPv6
+ * address may come in URL brackets (`[::1]`) and is returned bare.
+ * @returns the port and the host to listen on
  * @throws CachetError BAD_FLAG (exit 2) naming the flag
  */
-export async function checkListenFlags(portText: string, host: string): Promise<number> {
+export async function checkListenFlags(portText: string, host: string): Promise<ListenFlags> {
   const port = Number(portText);
   if (portText.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65_535) {
     throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${portText}"`, { hint: "use --port 0 for a free port" });
   }
   const { isIP } = await import("node:net");
-  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host;
-  if (isIP(bare) !== 0) return port;
+  const bracketed = host.startsWith("[") && host.endsWith("]");
+  if (bracketed && isIP(host.slice(1, -1)) === 6) return { port, host: host.slice(1, -1) };
+  if (isIP(host) !== 0) return { port, host };
   if (/^[\d.]+$/.test(host)) throw new CachetError("BAD_FLAG", `--host ${host} is not an IPv4 address`, { hint: HOST_HINT });
   // A host name is letters, digits, dots and dashes; anything else (a socket path, a URL, spaces) is no name.
   if (!/^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) throw new CachetError("BAD_FLAG", `--host ${host} is not a host name or an IP address`, { hint: HOST_HINT });
@@ -34,7 +44,7 @@ export async function checkListenFlags(portText: string, host: string): Promise<
   } catch (error) {
     throw new CachetError("BAD_FLAG", `--host ${host}: no such host (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { hint: HOST_HINT, cause: error });
   }
-  return port;
+  return { port, host };
 }
 
 /**

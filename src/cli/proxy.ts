@@ -24,12 +24,12 @@ export default defineCommand({
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
     const { checkListenFlags } = await import("../listen.ts");
-    const port = await checkListenFlags(args.port, args.host);
+    const { port, host } = await checkListenFlags(args.port, args.host);
     const log = await import("../log.ts");
     const { startProxy } = await import("../proxy/index.ts");
     const proxy = await startProxy({
       port,
-      host: args.host,
+      host,
       ...(args.upstream !== undefined ? { upstream: args.upstream } : {}),
       ...(args.provider !== undefined ? { provider: args.provider } : {}),
       emulate: args.emulate === true,
@@ -41,8 +41,8 @@ export default defineCommand({
         ),
     });
     // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.
-    if (!isLoopback(args.host)) {
-      await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
+    if (!isLoopback(host)) {
+      await log.warn(`listening on ${host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
     }
     // Handlers first: a caller may signal as soon as it has read the URL.
     const stopped = new Promise<void>((resolve) => {
@@ -65,5 +65,5 @@ export default defineCommand({
 });
 
 function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
