@@ -61,3 +61,20 @@ export function listenError(error: unknown, host: string, port: number): CachetE
   const why = code === "EADDRNOTAVAIL" ? "not an address of this machine" : code === "EADDRINUSE" ? "the address cannot be bound" : (error as Error).message;
   return new CachetError("BAD_FLAG", `cannot listen on --host ${host}: ${why}`, { hint: HOST_HINT, cause: error });
 }
+
+/**
+ * Whether `host` (as {@link checkListenFlags} returns it: no brackets) only
+ * listens on this machine: the name localhost in any case (host names are
+ * case-insensitive, RFC 4343), any address of 127.0.0.0/8 and ::1 in any of
+ * their spellings, including IPv4-mapped (`::ffff:127.0.0.1`). Names other
+ * than localhost are not resolved: what they point at may change.
+ */
+export async function isLoopback(host: string): Promise<boolean> {
+  const { BlockList, isIP } = await import("node:net");
+  const family = isIP(host);
+  if (family === 0) return /^localhost\.?$/i.test(host);
+  const loopback = new BlockList();
+  loopback.addSubnet("127.0.0.0", 8, "ipv4");
+  loopback.addAddress("::1", "ipv6");
+  return loopback.check(host, family === 6 ? "ipv6" : "ipv4");
+}

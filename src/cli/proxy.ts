@@ -23,7 +23,7 @@ export default defineCommand({
     if (args.emulate && args.upstream !== undefined) {
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
-    const { checkListenFlags } = await import("../listen.ts");
+    const { checkListenFlags, isLoopback } = await import("../listen.ts");
     const { port, host } = await checkListenFlags(args.port, args.host);
     const log = await import("../log.ts");
     const { startProxy } = await import("../proxy/index.ts");
@@ -41,7 +41,7 @@ export default defineCommand({
         ),
     });
     // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.
-    if (!isLoopback(host)) {
+    if (!(await isLoopback(host))) {
       await log.warn(`listening on ${host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
     }
     // Handlers first: a caller may signal as soon as it has read the URL.
@@ -63,7 +63,3 @@ export default defineCommand({
     await log.info(`proxy stopped: ${proxy.recorded()} exchange(s) recorded; see \`cachet sessions --recorded\`, \`cachet stats --recorded --by client\``);
   },
 });
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
