@@ -22,7 +22,8 @@ export interface ListenFlags {
  * host that is an IP address or a name that resolves (a path, a dotted quad
  * that is no IPv4 address and a name no resolver knows are refused here, where
  * Bun would report them as a taken port or with a file-system error). An IPv6
- * address may come in URL brackets (`[::1]`) and is returned bare.
+ * address may come in URL brackets (`[::1]`) and is returned bare; brackets
+ * around anything else (`[127.0.0.1]`, `[localhost]`) are refused, as in a URL.
  * @returns the port and the host to listen on
  * @throws CachetError BAD_FLAG (exit 2) naming the flag
  */
@@ -32,8 +33,11 @@ export async function checkListenFlags(portText: string, host: string): Promise<
     throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${portText}"`, { hint: "use --port 0 for a free port" });
   }
   const { isIP } = await import("node:net");
-  const bracketed = host.startsWith("[") && host.endsWith("]");
-  if (bracketed && isIP(host.slice(1, -1)) === 6) return { port, host: host.slice(1, -1) };
+  if (host.startsWith("[") && host.endsWith("]")) {
+    const bare = host.slice(1, -1);
+    if (isIP(bare) === 6) return { port, host: bare };
+    throw new CachetError("BAD_FLAG", `--host ${host}: only an IPv6 address goes in brackets`, { hint: HOST_HINT });
+  }
   if (isIP(host) !== 0) return { port, host };
   if (/^[\d.]+$/.test(host)) throw new CachetError("BAD_FLAG", `--host ${host} is not an IPv4 address`, { hint: HOST_HINT });
   // A host name is letters, digits, dots and dashes; anything else (a socket path, a URL, spaces) is no name.
@@ -49,15 +53,15 @@ export async function checkListenFlags(portText: string, host: string): Promise<
 
 /**
  * The one-line error for a server that could not listen on `host`:`port`: a
- * taken port names the port; anything else (an address of another machine,
+ * taken port names --port; anything else (an address of another machine,
  * a name that does not resolve) names the host.
  * @param error what Bun.serve threw
  */
 export function listenError(error: unknown, host: string, port: number): CachetError {
   const code = (error as NodeJS.ErrnoException).code;
   // Bun says EADDRINUSE for a host it cannot resolve too: with port 0 (any free port) it can only be the host.
-  if (code === "EADDRINUSE" && port !== 0) return new CachetError("BAD_FLAG", `cannot listen on ${host}:${port}: the port is in use`, { hint: PORT_HINT, cause: error });
-  if (code === "EACCES" && port !== 0 && port < 1024) return new CachetError("BAD_FLAG", `cannot listen on ${host}:${port}: ports below 1024 need privileges`, { hint: PORT_HINT, cause: error });
+  if (code === "EADDRINUSE" && port !== 0) return new CachetError("BAD_FLAG", `cannot listen on --port ${port}: the port is in use on ${host}`, { hint: PORT_HINT, cause: error });
+  if (code === "EACCES" && port !== 0 && port < 1024) return new CachetError("BAD_FLAG", `cannot listen on --port ${port}: ports below 1024 need privileges`, { hint: PORT_HINT, cause: error });
   const why = code === "EADDRNOTAVAIL" ? "not an address of this machine" : code === "EADDRINUSE" ? "the address cannot be bound" : (error as Error).message;
   return new CachetError("BAD_FLAG", `cannot listen on --host ${host}: ${why}`, { hint: HOST_HINT, cause: error });
 }

@@ -145,7 +145,8 @@ test("emulate and proxy fail to listen alike: a taken port and a bad host are ea
   const hostHint = "  hint: give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
   try {
     for (const [flags, line, hint] of [
-      [["--port", String(taken.port)], `cachet: cannot listen on 127.0.0.1:${taken.port}: the port is in use`, portHint],
+      [["--port", String(taken.port)], `cachet: cannot listen on --port ${taken.port}: the port is in use on 127.0.0.1`, portHint],
+      [["--host", "[127.0.0.1]"], "cachet: --host [127.0.0.1]: only an IPv6 address goes in brackets", hostHint],
       [["--host", "notahost.invalid"], /^cachet: --host notahost\.invalid: no such host \(\w+\)$/, hostHint],
       [["--host", "/tmp/x.sock"], "cachet: --host /tmp/x.sock is not a host name or an IP address", hostHint],
       // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): no machine's own address.
