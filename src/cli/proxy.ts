@@ -23,7 +23,7 @@ export default defineCommand({
     if (args.emulate && args.upstream !== undefined) {
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
-    const { checkListenFlags, isLoopback } = await import("../listen.ts");
+    const [{ checkListenFlags, isLoopback }, { dollars }] = await Promise.all([import("../listen.ts"), import("../meter/money.ts")]);
     const { port, host } = await checkListenFlags(args.port, args.host);
     const log = await import("../log.ts");
     const { startProxy } = await import("../proxy/index.ts");
@@ -37,7 +37,7 @@ export default defineCommand({
       notice: (message) => void log.warn(message),
       onRecorded: (row, exchange) =>
         void log.verbose(
-          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}$${row.costUsd}${row.usageLowerBound ? " (at least)" : ""}`}`,
+          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}${dollars(row.costUsd)}${row.usageLowerBound ? " (at least)" : ""}`}`,
         ),
     });
     // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.

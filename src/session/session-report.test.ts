@@ -86,7 +86,7 @@ describe("library", () => {
     expect(text).toContain("v1");
     expect(text).toMatch(/v2 .* system changed/);
     expect(text).toContain("[tool_use calc]");
-    expect(text).toMatch(/r_1\s+main\s+openai\/gpt-5\s+ok\s+100\s+1024\s+\?\s+20\s+0\.000420/);
+    expect(text).toMatch(/r_1\s+main\s+openai\/gpt-5\s+ok\s+100\s+1024\s+\?\s+20\s+0\.00042\n/);
   });
 });
 

@@ -202,3 +202,21 @@ test("emulate and proxy take an IPv6 --host with or without URL brackets and pri
     }
   }
 });
+
+test("a cost below a millionth of a dollar is printed with its digits, never in exponent notation: cost, cost --tree, sessions show, stats", async () => {
+  const home = freshHome();
+  // Gemini 2.0 Flash-Lite: $0.075/M input, $0.30/M output (https://ai.google.dev/gemini-api/docs/pricing): 1 + 1 tokens cost $0.000000375.
+  const ran = await cachet(["--emulate", "-m", "google/gemini-2.0-flash-lite", "--max-tokens", "1", "--session", "tiny", "hi"], { home });
+  expect(ran.code).toBe(0);
+  const outputs: string[] = [];
+  for (const args of [["cost", "tiny"], ["cost", "tiny", "--tree"], ["sessions", "show", "tiny"], ["stats"], ["stats", "--by", "request"]]) {
+    const r = await cachet(args, { home });
+    expect({ args, code: r.code }).toEqual({ args, code: 0 });
+    outputs.push(r.stdout);
+  }
+  for (const text of outputs) expect(text).not.toMatch(/\de-\d/);
+  const [cost, tree, show] = outputs;
+  expect(cost!.split("\n")[0]).toMatch(/ \$0\.000000375 {2}in 1 /);
+  expect(tree).toContain("$0.000000075");
+  expect(show).toMatch(/ 0\.000000375\n$/);
+});
