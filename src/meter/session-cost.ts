@@ -36,6 +36,8 @@ export interface RequestCostView {
   usage: Usage;
   /** Cost recorded in the ledger, USD. */
   costUsd: number | null;
+  /** Why `costUsd` is a flagged estimate or lower bound (printed with `~`, as `cost` without `--tree` does); null when exact. */
+  costEstimate: string | null;
   /** Billed prompt tokens, and the sum over the nodes (always equal when the chain is not empty). */
   billedPrompt: number;
   nodeTokens: number;
@@ -113,6 +115,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         startedAt: row.startedAt,
         usage: row.usage,
         costUsd: row.costUsd,
+        costEstimate: row.costEstimate ?? null,
         billedPrompt: a.billedPrompt,
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
         estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
@@ -241,7 +244,7 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
   for (const v of views) {
     const u = v.usage;
     lines.push(
-      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : dollars(v.costUsd)}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
+      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `${v.costEstimate ? "~" : ""}${dollars(v.costUsd)}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
     if (!v.attributed) {

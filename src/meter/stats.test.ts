@@ -139,6 +139,12 @@ describe("session cost tree", () => {
     expect(second.charges).toEqual([]);
   });
 
+  test("a flagged estimate's request line is marked ~, as `cost` without --tree marks it", () => {
+    const [view] = sessionCost([row("r1", { chain: links(["sys"], 100), usage: u(100, 0, 0, 10), costUsd: 0.00045, costEstimate: "the stream was cut", messageId: "m2" })], catalog);
+    expect(view!.costEstimate).toBe("the stream was cut");
+    expect(formatSessionCost([view!], false)).toBe("r1  main  anthropic/claude-x  ~$0.00045  in 100 · read 0 · write 0 · out 10\n");
+  });
+
   test("text lists the nodes given billed tokens and counts, not lists, those given none; --json keeps every node", () => {
     // Estimates 1000, 1, 1, 1000 scaled to 100 billed: the second 1-token node's share rounds to no token at all.
     const sized = links(["sys", "tool:a", "tool:b", "m1#0"], 1).map((link, i) => ({ ...link, tokens: [1000, 1, 1, 1000][i]! }));
