@@ -18,7 +18,7 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    const [{ openStore }, { ledgerSums, signedUsd }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts")]);
+    const [{ openStore }, { ledgerSums }, { dollars }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts"), import("../meter/money.ts")]);
     const store = openStore(undefined, { readonly: true });
     try {
       const session = args.session ? store.findSession(args.session) : store.latestSession();
@@ -28,7 +28,7 @@ export default defineCommand({
           new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
       }
       const { total } = await ledgerSums(store, "session", { sessionId: session.id });
-      const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}$${total.costExact}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : `${total.estimatedRequests ? "~" : ""}${signedUsd(total.savingsExact)}`}\n`;
+      const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}${dollars(total.costExact)}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : `${total.estimatedRequests ? "~" : ""}${dollars(total.savingsExact)}`}\n`;
       if (!args.tree) {
         // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
         const requests = store.figures().requests(session.id);

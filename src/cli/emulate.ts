@@ -15,9 +15,9 @@ export default defineCommand({
   },
   async run({ args }) {
     const { checkListenFlags } = await import("../listen.ts");
-    const port = await checkListenFlags(args.port, args.host);
+    const { port, host } = await checkListenFlags(args.port, args.host);
     const { startEmulator } = await import("../emulator/index.ts");
-    const emulator = await startEmulator({ port, host: args.host });
+    const emulator = await startEmulator({ port, host });
     stdout().write(`${emulator.url}\n`);
     // A caller reads the URL line to find the server: if it never arrived, serving on would only hang that caller.
     await settleStdout("output").catch(async (error: unknown) => {

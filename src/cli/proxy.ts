@@ -23,13 +23,13 @@ export default defineCommand({
     if (args.emulate && args.upstream !== undefined) {
       throw new CachetError("BAD_FLAG", "--upstream and --emulate cannot be used together", { hint: "--emulate forwards to the built-in emulator; drop one of them" });
     }
-    const { checkListenFlags } = await import("../listen.ts");
-    const port = await checkListenFlags(args.port, args.host);
+    const [{ checkListenFlags, isLoopback }, { dollars }] = await Promise.all([import("../listen.ts"), import("../meter/money.ts")]);
+    const { port, host } = await checkListenFlags(args.port, args.host);
     const log = await import("../log.ts");
     const { startProxy } = await import("../proxy/index.ts");
     const proxy = await startProxy({
       port,
-      host: args.host,
+      host,
       ...(args.upstream !== undefined ? { upstream: args.upstream } : {}),
       ...(args.provider !== undefined ? { provider: args.provider } : {}),
       emulate: args.emulate === true,
@@ -37,12 +37,12 @@ export default defineCommand({
       notice: (message) => void log.warn(message),
       onRecorded: (row, exchange) =>
         void log.verbose(
-          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}$${row.costUsd}${row.usageLowerBound ? " (at least)" : ""}`}`,
+          `recorded ${row.id} session ${row.sessionId} ${row.provider}/${row.model} HTTP ${exchange.httpStatus ?? "-"} ${row.status} ${row.latencyMs ?? "-"} ms ${row.costUsd === null ? "cost unknown" : `${row.costEstimate ? "~" : ""}${dollars(row.costUsd)}${row.usageLowerBound ? " (at least)" : ""}`}`,
         ),
     });
     // Only once it listens: a proxy that failed to start exposes nothing, and its error is the one line.
-    if (!isLoopback(args.host)) {
-      await log.warn(`listening on ${args.host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
+    if (!(await isLoopback(host))) {
+      await log.warn(`listening on ${host}, not loopback: any machine that reaches this port can send requests through it to the providers, and they are recorded here`);
     }
     // Handlers first: a caller may signal as soon as it has read the URL.
     const stopped = new Promise<void>((resolve) => {
@@ -63,7 +63,3 @@ export default defineCommand({
     await log.info(`proxy stopped: ${proxy.recorded()} exchange(s) recorded; see \`cachet sessions --recorded\`, \`cachet stats --recorded --by client\``);
   },
 });
-
-function isLoopback(host: string): boolean {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
-}

@@ -29,9 +29,13 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
   if (argv.some((word) => word.includes("\ufffd"))) return false;
   // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process
-  // (which also says so when a relative CACHET_HOME needs it, src/paths.ts).
+  // (which also says so when a relative CACHET_HOME needs it, src/paths.ts); with a daemon there to take it, the reason
+  // is said under --verbose as the daemon's own declines are.
   const cwd = workingDirectoryOrUndefined();
-  if (cwd === undefined) return false;
+  if (cwd === undefined) {
+    if (verbose(argv) && daemonMayListen()) processEdges.writeStderr("cachet: the daemon cannot take this command (the working directory was removed, and the daemon runs a turn in its client's); running it in this process\n");
+    return false;
+  }
   const path = socketPath(statePaths().data);
   if (!socketPathFits(path) || !mayExist(path)) return false;
   // The socket connects while the hello is made: the connection opens on a later turn of the event loop.
@@ -184,6 +188,20 @@ function noDaemon(): boolean {
 function mayExist(path: string): boolean {
   const mtime = Bun.file(path).lastModified;
   return mtime > 0 && mtime < 1e14;
+}
+
+/**
+ * Whether a daemon may be listening for this process's state directory (its socket file is there); false too when
+ * that directory cannot be resolved without the working directory (a relative CACHET_HOME): the turn's own process
+ * reports that.
+ */
+function daemonMayListen(): boolean {
+  try {
+    const path = socketPath(statePaths().data);
+    return socketPathFits(path) && mayExist(path);
+  } catch {
+    return false;
+  }
 }
 
 /** This process's working directory, or undefined when it was removed since the process started there. */

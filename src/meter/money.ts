@@ -49,6 +49,36 @@ export function formatUsd(amount: Atto): string {
   return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
 }
 
+/**
+ * A number of USD as a plain decimal string, the digits `String` gives without
+ * its exponent: 3.75e-7 → "0.000000375" (String gives "3.75e-7" below 1e-6),
+ * 0.048291 → "0.048291". No digit is added or rounded away.
+ * @throws RangeError for NaN or an infinity
+ */
+export function plainUsd(amount: number): string {
+  if (!Number.isFinite(amount)) throw new RangeError(`invalid amount ${amount}`);
+  const text = String(amount);
+  const match = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!match) return text;
+  const [, sign, lead, fraction = "", exponent] = match;
+  const digits = lead! + fraction;
+  const point = 1 + Number(exponent);
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${"0".repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/**
+ * USD as cachet prints money everywhere (`cost`, `cost --tree`, `stats`, the
+ * run's cost line, `--verbose` notes): the dollar sign, the sign before it and
+ * every digit, never an exponent: `$0.000000375`, `-$0.0056`, `$0`.
+ * @param amount an exact decimal string (as {@link formatUsd} writes) or a number of USD
+ */
+export function dollars(amount: string | number): string {
+  const exact = typeof amount === "number" ? plainUsd(amount) : amount;
+  return exact.startsWith("-") ? `-$${exact.slice(1)}` : `$${exact}`;
+}
+
 /** An atto-USD amount as a number of USD (the nearest double to the exact decimal). */
 export function toUsd(amount: Atto): number {
   return Number(formatUsd(amount));

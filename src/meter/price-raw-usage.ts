@@ -7,6 +7,7 @@ import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { overlayCatalog, parseCatalog, splitModelId, type Catalog } from "./catalog.ts";
 import { extrasOf, priceUsage, resolvePrice, type CostCategory, type RequestCost } from "./pricing.ts";
+import { plainUsd } from "./money.ts";
 import { invalidTokenCount } from "../plugin/raw-token-counts.ts";
 import { usageJson, type UsageJson, type UsageReport } from "../plugin/usage.ts";
 
@@ -161,7 +162,7 @@ export function formatPriceTable(cost: RequestCost): string {
   const head = `${cost.model}  ${cost.tier ? `tier >${cost.tier.size} tokens (prompt ${cost.tier.promptTokens})` : "base prices"}${cost.serviceTier ? `  service tier ${cost.serviceTier}` : ""}`;
   const notes = [
     ...(cost.unknownReason ? [`cost unknown: ${cost.unknownReason}`] : []),
-    ...(cost.providerCostUsd !== undefined ? [`provider-reported cost: ${cost.providerCostUsd}`] : []),
+    ...(cost.providerCostUsd !== undefined ? [`provider-reported cost: ${plainUsd(cost.providerCostUsd)}`] : []),
     ...cost.estimates.map((e) => `estimate: ${e}`),
   ];
   return [head, ...body, ...notes].join("\n") + "\n";

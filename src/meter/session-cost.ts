@@ -10,7 +10,7 @@ import type { RequestFigures } from "../session/ledger-figures.ts";
 import type { LedgerRow } from "../session/types.ts";
 import { ChainMeter, OUTPUT_CATEGORIES, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
 import type { Catalog } from "./catalog.ts";
-import { costOf, formatUsd, toUsd, type Atto } from "./money.ts";
+import { costOf, dollars, formatUsd, toUsd, type Atto } from "./money.ts";
 import { priceUsage, resolvePrice, type CostCategory, type PriceExtras, type RequestCost } from "./pricing.ts";
 import { plainRef, type CatalogRefOf } from "./stats.ts";
 
@@ -36,6 +36,8 @@ export interface RequestCostView {
   usage: Usage;
   /** Cost recorded in the ledger, USD. */
   costUsd: number | null;
+  /** Why `costUsd` is a flagged estimate or lower bound (printed with `~`, as `cost` without `--tree` does); null when exact. */
+  costEstimate: string | null;
   /** Billed prompt tokens, and the sum over the nodes (always equal when the chain is not empty). */
   billedPrompt: number;
   nodeTokens: number;
@@ -113,6 +115,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         startedAt: row.startedAt,
         usage: row.usage,
         costUsd: row.costUsd,
+        costEstimate: row.costEstimate ?? null,
         billedPrompt: a.billedPrompt,
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
         estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
@@ -213,7 +216,7 @@ export function* requestFigureLines(requests: readonly RequestFigures[], linesPe
   let piece = "";
   let lines = 0;
   for (const r of requests) {
-    const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}$${r.costUsd}`;
+    const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}${dollars(r.costUsd)}`;
     // Only the unusual form is named: an incremental request sent just its new input (the whole context is billed all the same).
     const form = r.requestForm === "incremental" ? "  (incremental)" : "";
     piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}${form}\n`;
@@ -241,7 +244,7 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
   for (const v of views) {
     const u = v.usage;
     lines.push(
-      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `$${v.costUsd}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
+      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `${v.costEstimate ? "~" : ""}${dollars(v.costUsd)}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
     );
     if (!tree) continue;
     if (!v.attributed) {
@@ -261,18 +264,18 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
           unbilled += n.children ? n.children.length : 1;
           continue;
         }
-        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : `$${n.usdExact}`}${text(n.id)}`);
+        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : dollars(n.usdExact)}${text(n.id)}`);
         if (n.children) walk(n.children, depth + 1);
       }
     };
     walk(v.tree, 1);
     if (unbilled > 0) lines.push(`  (${unbilled} node${unbilled === 1 ? "" : "s"} given no billed token not listed; --json lists every node)`);
-    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : `$${v.output.usdExact}`}${text(v.output.messageId)}`);
+    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : dollars(v.output.usdExact)}${text(v.output.messageId)}`);
     // Parts shown only when the output is priced at more than one rate.
     if (v.output.parts.length > 1) {
-      for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${p.usdExact === null ? "?" : `$${p.usdExact}`})`);
+      for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${p.usdExact === null ? "?" : dollars(p.usdExact)})`);
     }
-    for (const c of v.charges) lines.push(`  ${c.kind.padEnd(11)} ${c.id.padEnd(24)} ${String(c.count).padStart(8)}  ${"".padEnd(8)}  ${c.usdExact === null ? "?" : `$${c.usdExact}`}`);
+    for (const c of v.charges) lines.push(`  ${c.kind.padEnd(11)} ${c.id.padEnd(24)} ${String(c.count).padStart(8)}  ${"".padEnd(8)}  ${c.usdExact === null ? "?" : dollars(c.usdExact)}`);
   }
   return lines.length > 0 ? `${lines.join("\n")}\n` : "";
 }

@@ -119,6 +119,8 @@ describe("ledger stats", () => {
   test("formatCostLine", () => {
     expect(formatCostLine({ usage: u(86, 1920, 0, 300), costUsd: 0.005615, providerCostUsd: null })).toBe("cost $0.005615 · in 86 · cache read 1,920 (96% hit) · write 0 · out 300");
     expect(formatCostLine({ usage: { ...u(28, 0, 0, 38), cacheRead: undefined }, costUsd: null, providerCostUsd: 0.000071 })).toBe("cost unknown · in 28 · cache read ? · write 0 · out 38 · provider says $0.000071");
+    // Below a millionth String() writes an exponent: money is printed with its digits.
+    expect(formatCostLine({ usage: u(1, 0, 0, 1), costUsd: 3.75e-7, providerCostUsd: 7.5e-8 })).toBe("cost $0.000000375 · in 1 · cache read 0 (0% hit) · write 0 · out 1 · provider says $0.000000075");
   });
 });
 
@@ -135,6 +137,12 @@ describe("session cost tree", () => {
     expect(promptUsd).toBeCloseTo(0.0084, 12);
     expect(second.output).toEqual({ messageId: "m4", tokens: 100, usd: 0.0015, usdExact: "0.0015", parts: [{ category: "output", tokens: 100, usd: 0.0015, usdExact: "0.0015" }] });
     expect(second.charges).toEqual([]);
+  });
+
+  test("a flagged estimate's request line is marked ~, as `cost` without --tree marks it", () => {
+    const [view] = sessionCost([row("r1", { chain: links(["sys"], 100), usage: u(100, 0, 0, 10), costUsd: 0.00045, costEstimate: "the stream was cut", messageId: "m2" })], catalog);
+    expect(view!.costEstimate).toBe("the stream was cut");
+    expect(formatSessionCost([view!], false)).toBe("r1  main  anthropic/claude-x  ~$0.00045  in 100 · read 0 · write 0 · out 10\n");
   });
 
   test("text lists the nodes given billed tokens and counts, not lists, those given none; --json keeps every node", () => {

@@ -19,7 +19,7 @@ import { openStore, type Store } from "../session/store.ts";
 import { isCachetError } from "../errors.ts";
 import type { LedgerRow } from "../session/types.ts";
 import type { Catalog } from "./catalog.ts";
-import { formatUsd, priceFromNumber, toUsd } from "./money.ts";
+import { dollars, formatUsd, priceFromNumber, toUsd } from "./money.ts";
 import { uncachedCost } from "./pricing.ts";
 
 /** Grouping of {@link ledgerStats}. */
@@ -294,13 +294,13 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
   const hit = prompt && prompt > 0 && u.cacheRead !== undefined ? ` (${Math.round(((u.cacheRead ?? 0) / prompt) * 100)}% hit)` : "";
   const write = (u.cacheWrite5m ?? 0) + (u.cacheWrite1h ?? 0);
   const parts = [
-    row.costUsd === null ? "cost unknown" : `cost $${formatUsd(priceFromNumber(row.costUsd) * 1_000_000n)}`,
+    row.costUsd === null ? "cost unknown" : `cost ${dollars(row.costUsd)}`,
     `in ${n(u.input)}`,
     `cache read ${n(u.cacheRead)}${hit}`,
     `write ${write.toLocaleString("en-US")}${(u.cacheWrite1h ?? 0) > 0 ? ` (1h ${n(u.cacheWrite1h)})` : ""}`,
     `out ${n(u.output)}${u.reasoning ? ` (reasoning ${n(u.reasoning)})` : ""}`,
   ];
-  if (row.providerCostUsd !== null && row.providerCostUsd !== undefined) parts.push(`provider says $${row.providerCostUsd}`);
+  if (row.providerCostUsd !== null && row.providerCostUsd !== undefined) parts.push(`provider says ${dollars(row.providerCostUsd)}`);
   return parts.join(" · ");
 }
 
@@ -308,7 +308,7 @@ export function formatCostLine(row: Pick<LedgerRow, "usage" | "costUsd" | "provi
 export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): string {
   const pct = (v: number | null): string => (v === null ? "-" : `${(v * 100).toFixed(1)}%`);
   // An estimated cost makes the savings against it an estimate too: marked as `cost` marks both.
-  const savings = (g: StatsGroup): string => (g.savingsExact === null ? "?" : `${g.estimatedRequests ? "~" : ""}${signedUsd(g.savingsExact)}${g.savingsLeftOut ? `+${g.savingsLeftOut}?` : ""}`);
+  const savings = (g: StatsGroup): string => (g.savingsExact === null ? "?" : `${g.estimatedRequests ? "~" : ""}${dollars(g.savingsExact)}${g.savingsLeftOut ? `+${g.savingsLeftOut}?` : ""}`);
   const table = [["group", "reqs", "input", "cache read", "write 5m", "write 1h", "output", "hit", "cacheable", "efficiency", "cost", "savings", "tok/s"]];
   for (const g of [...groups, total]) {
     table.push([
@@ -322,7 +322,7 @@ export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): s
       pct(g.hitRate),
       pct(g.cacheableShare),
       pct(g.cacheEfficiency),
-      `${g.estimatedRequests ? "~" : ""}$${g.costExact}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
+      `${g.estimatedRequests ? "~" : ""}${dollars(g.costExact)}${g.unpricedRequests ? `+${g.unpricedRequests}?` : ""}`,
       savings(g),
       g.outputTps === null ? "-" : g.outputTps.toFixed(1),
     ]);
@@ -331,12 +331,4 @@ export function formatStats(groups: readonly StatsGroup[], total: StatsGroup): s
   for (const row of table) row[0] = printable(row[0]!);
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return `${table.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n")}\n`;
-}
-
-/**
- * A signed exact USD decimal with the sign before the dollar sign:
- * `-$0.0056`, `$0.0056`.
- */
-export function signedUsd(exact: string): string {
-  return exact.startsWith("-") ? `-$${exact.slice(1)}` : `$${exact}`;
 }

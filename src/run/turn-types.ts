@@ -70,7 +70,7 @@ export interface TurnOptions {
   notice?: (message: string) => void;
   /**
    * Called once when another process is running a turn of the session (its pid and host), before waiting for it
-   * (bounded like every turn lease wait, Store.acquireTurn); default: a verbose line.
+   * (bounded like every turn lease wait, Store.acquireTurn); default: one stderr line (sayWaiting), none with --quiet.
    */
   onBusy?: (sessionId: string, holder: { pid: number; host: string }) => void;
 }

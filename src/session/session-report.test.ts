@@ -86,7 +86,14 @@ describe("library", () => {
     expect(text).toContain("v1");
     expect(text).toMatch(/v2 .* system changed/);
     expect(text).toContain("[tool_use calc]");
-    expect(text).toMatch(/r_1\s+main\s+openai\/gpt-5\s+ok\s+100\s+1024\s+\?\s+20\s+0\.000420/);
+    expect(text).toMatch(/r_1\s+main\s+openai\/gpt-5\s+ok\s+100\s+1024\s+\?\s+20\s+0\.00042\n/);
+  });
+
+  test("show marks a flagged estimate or lower bound with ~, as cost does", () => {
+    store.recordRequest({ ...ledgerRow("r_3", parent, 3_000), costUsd: 0.048291, costEstimate: "the stream was cut: at least the output that streamed", usageLowerBound: true });
+    const text = formatSessionDetails(sessionOverview(store, "main"));
+    expect(text).toMatch(/r_1 .* 0\.00042\n/);
+    expect(text).toMatch(/r_3 .* ~0\.048291\n/);
   });
 });
 

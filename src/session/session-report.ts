@@ -9,6 +9,7 @@ import { shownName } from "./session-name.ts";
 import type { SessionSource } from "./recorded.ts";
 import type { LogEntry, StoredMessage, Store } from "./store.ts";
 import type { LedgerRow, PrefixVersion, SessionRecord } from "./types.ts";
+import { plainUsd } from "../meter/money.ts";
 
 /** A session with the counts `cachet sessions list` shows. */
 export interface SessionListing extends SessionRecord {
@@ -163,7 +164,7 @@ export function formatSessionDetails(d: SessionOverview): string {
     const rows = [["ID", "ROLE", "MODEL", "STATUS", "INPUT", "CACHE READ", "CACHE WRITE", "OUTPUT", "COST USD"]];
     for (const r of d.requests) {
       const write = r.usage.cacheWrite5m === undefined && r.usage.cacheWrite1h === undefined ? undefined : (r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0);
-      rows.push([r.id, r.role, `${r.provider}/${r.model}`, r.status, count(r.usage.input), count(r.usage.cacheRead), count(write), count(r.usage.output), r.costUsd === null ? "?" : r.costUsd.toFixed(6)]);
+      rows.push([r.id, r.role, `${r.provider}/${r.model}`, r.status, count(r.usage.input), count(r.usage.cacheRead), count(write), count(r.usage.output), r.costUsd === null ? "?" : `${r.costEstimate ? "~" : ""}${plainUsd(r.costUsd)}`]);
     }
     out.push(...table(rows).trimEnd().split("\n").map((line) => `  ${line}`));
   }

@@ -2,12 +2,13 @@
  * Small command-line contracts, through the binary: probe takes --model for a
  * scenario without models; a failed `plugins test` counts its failures; one
  * duration parser and real dates for --since; run --help names the default
- * model; one message for a bad integer flag; proxy names a bad --host.
+ * model; one message for a bad integer flag; proxy names a bad --host;
+ * emulate and proxy print a bracketed IPv6 --host once in their URL.
  */
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -144,7 +145,8 @@ test("emulate and proxy fail to listen alike: a taken port and a bad host are ea
   const hostHint = "  hint: give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
   try {
     for (const [flags, line, hint] of [
-      [["--port", String(taken.port)], `cachet: cannot listen on 127.0.0.1:${taken.port}: the port is in use`, portHint],
+      [["--port", String(taken.port)], `cachet: cannot listen on --port ${taken.port}: the port is in use on 127.0.0.1`, portHint],
+      [["--host", "[127.0.0.1]"], "cachet: --host [127.0.0.1]: only an IPv6 address goes in brackets", hostHint],
       [["--host", "notahost.invalid"], /^cachet: --host notahost\.invalid: no such host \(\w+\)$/, hostHint],
       [["--host", "/tmp/x.sock"], "cachet: --host /tmp/x.sock is not a host name or an IP address", hostHint],
       // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): no machine's own address.
@@ -167,4 +169,54 @@ test("a limit below a millionth of a dollar is shown with its digits, not as $0.
   const r = await cachet(["--emulate", "--max-cost", "0.0000001", "hi"]);
   expect(r.code).toBe(6);
   expect(r.stderr.split("\n")[0]).toMatch(/^cachet: budget: the run limit \(--max-cost\) of \$0\.00000010 would be crossed: spent \$0\.0000 in this run, this call's worst-case forecast \$\d+\.\d{4,}; nothing was sent$/);
+});
+
+/** Starts `cachet ARGS` (emulate or proxy) and stops it once its info line is out: its URL line and stderr. */
+async function served(args: string[]): Promise<{ url: string; stderr: string }> {
+  const home = freshHome();
+  const proc = Bun.spawn([BINARY, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  let stderr = "";
+  const decoder = new TextDecoder();
+  const reader = proc.stderr.getReader();
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const chunk = await reader.read();
+      if (chunk.done) return;
+      stderr += decoder.decode(chunk.value, { stream: true });
+    }
+  };
+  // Stopped only once the info line is out: it is checked too. How the server ends is not what this looks at.
+  await readUntil(() => stderr.includes("Ctrl-C stops it"));
+  proc.kill("SIGTERM");
+  const [stdout] = await Promise.all([new Response(proc.stdout).text(), readUntil(() => false), proc.exited]);
+  return { url: stdout.split("\n")[0]!, stderr };
+}
+
+test("emulate and proxy take an IPv6 --host with or without URL brackets and print it bracketed once", async () => {
+  for (const command of [["emulate"], ["proxy", "--emulate"]]) {
+    for (const host of ["[::1]", "::1"]) {
+      const { url, stderr } = await served([...command, "--host", host, "--port", "0"]);
+      expect({ command, host, url }).toEqual({ command, host, url: expect.stringMatching(/^http:\/\/\[::1\]:\d+$/) });
+      expect(stderr).toContain(`on ${url}`);
+      expect(stderr).not.toContain("[[");
+    }
+  }
+});
+
+test("a cost below a millionth of a dollar is printed with its digits, never in exponent notation: cost, cost --tree, sessions show, stats", async () => {
+  const home = freshHome();
+  // Gemini 2.0 Flash-Lite: $0.075/M input, $0.30/M output (https://ai.google.dev/gemini-api/docs/pricing): 1 + 1 tokens cost $0.000000375.
+  const ran = await cachet(["--emulate", "-m", "google/gemini-2.0-flash-lite", "--max-tokens", "1", "--session", "tiny", "hi"], { home });
+  expect(ran.code).toBe(0);
+  const outputs: string[] = [];
+  for (const args of [["cost", "tiny"], ["cost", "tiny", "--tree"], ["sessions", "show", "tiny"], ["stats"], ["stats", "--by", "request"]]) {
+    const r = await cachet(args, { home });
+    expect({ args, code: r.code }).toEqual({ args, code: 0 });
+    outputs.push(r.stdout);
+  }
+  for (const text of outputs) expect(text).not.toMatch(/\de-\d/);
+  const [cost, tree, show] = outputs;
+  expect(cost!.split("\n")[0]).toMatch(/ \$0\.000000375 {2}in 1 /);
+  expect(tree).toContain("$0.000000075");
+  expect(show).toMatch(/ 0\.000000375\n$/);
 });

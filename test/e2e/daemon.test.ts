@@ -7,6 +7,8 @@
  * on an event: the socket answering, answer text on stdout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
@@ -524,6 +526,18 @@ describe("declining and the daemon command", () => {
     expect(d.code).toBe(0);
     expect(d.stderr).toContain("the daemon declined this command (https_proxy differs from the daemon's (read once, when a process starts)); running it in this process");
     expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    expect((await status())!.served).toBe(served);
+  });
+
+  test("a turn from a working directory removed since: run in its own process, the reason said under --verbose as a decline is", async () => {
+    const { served } = await serving();
+    const gone = join(freshHome(), "gone");
+    mkdirSync(gone);
+    // The shell enters the directory and removes it: the turn starts where no directory is any more.
+    const r = Bun.spawn(["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" --emulate --verbose "from nowhere"', "sh", gone, BINARY], { env: BASE_ENV, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+    expect({ code, answered: stdout.length > 0 }).toEqual({ code: 0, answered: true });
+    expect(stderr).toContain("cachet: the daemon cannot take this command (the working directory was removed, and the daemon runs a turn in its client's); running it in this process\n");
     expect((await status())!.served).toBe(served);
   });
 

@@ -34,6 +34,14 @@ describe("cachet proxy flags", () => {
     expect(out.stderr).toMatch(/listening on 0\.0\.0\.0, not loopback/);
   });
 
+  test("a loopback host in another spelling gets no warning: LOCALHOST, IPv4-mapped ::ffff:127.0.0.1, 127.0.0.2", async () => {
+    for (const host of ["LOCALHOST", "::ffff:127.0.0.1", "127.0.0.2"]) {
+      const proxy = await spawnProxy(freshHome(), ["--emulate", "--host", host]);
+      const out = await proxy.stop();
+      expect({ host, code: out.code, warned: out.stderr.includes("not loopback") }).toEqual({ host, code: 0, warned: false });
+    }
+  });
+
   test("--keep-bodies keeps both bodies with the credentials cut out; without it only their hashes", async () => {
     const key = "sk-ant-api03-FAKEKEY-bodies-7777";
     for (const keep of [true, false]) {

@@ -10,6 +10,7 @@ import type { RequestContext } from "../../context/types.ts";
 import type { UsagePass, UsageReport } from "../../plugin/usage.ts";
 import type { WireRequest } from "../../plugin/wire.ts";
 import type { LedgerRow } from "../../session/types.ts";
+import { dollars } from "../../meter/money.ts";
 import { DEFAULT_CACHE_RULES, LIVE_ENTRY_ROWS, liveCacheableMaximum, OTHER_SESSIONS, otherSessionsSince } from "../../wire/divergence.ts";
 import { usageEvent } from "../output.ts";
 import type { Priced, Runtime } from "../runtime.ts";
@@ -285,7 +286,7 @@ function withNote(failure: unknown, note: string): unknown {
 function ledgerWriteFailed(error: unknown, rows: readonly LedgerRow[], answer: Pick<PartialAnswer, "saved" | "complete">): unknown {
   if (!refusedWrite(error)) return error;
   const cachetError = error as CachetError;
-  const billed = rows.map((r) => `${r.id} attempt ${r.attempt ?? 1}: input ${r.usage.input ?? "?"}, cache read ${r.usage.cacheRead ?? "?"}, cache write ${(r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0)}, output ${r.usage.output ?? "?"}, ${r.costUsd === null ? "cost unknown" : `$${r.costUsd}`}`);
+  const billed = rows.map((r) => `${r.id} attempt ${r.attempt ?? 1}: input ${r.usage.input ?? "?"}, cache read ${r.usage.cacheRead ?? "?"}, cache write ${(r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0)}, output ${r.usage.output ?? "?"}, ${r.costUsd === null ? "cost unknown" : dollars(r.costUsd)}`);
   const kept = !answer.saved ? "" : answer.complete ? " and the answer" : " and the answer as far as it was stored (marked incomplete)";
   const fix = cachetError.code === "SESSION_CONFLICT" ? "the process that took the session over goes on with it; then" : "free space or fix permissions, then";
   return new CachetError(cachetError.code, `${cachetError.message}; the ledger rows of this turn were not written (${billed.join("; ")})`, {

@@ -152,6 +152,22 @@ export async function inSession<T>(
 }
 
 /**
+ * The one stderr line of a turn that waits for another process's turn on its
+ * session (up to the lease wait, 180 s): said as `sessions rm` and `compact`
+ * say it, naming the holder, so a run never waits in silence. `--quiet` drops
+ * it; `--verbose` says it as its `[log]` line instead (scripts and tests read
+ * that form). Never on stdout: a `--json` run's stdout stays JSON lines.
+ */
+export async function sayWaiting(sessionId: string, holder: { pid: number; host: string }): Promise<void> {
+  const log = await import("../../log.ts");
+  const level = log.getLogLevel();
+  if (level === "quiet") return;
+  if (level === "verbose" || level === "debug") return log.verbose(`session ${sessionId} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`);
+  const { edges } = await import("../../edges.ts");
+  edges().writeStderr(`cachet: session ${sessionId} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before sending this one\n`);
+}
+
+/**
  * {@link inSession} once the target is known; `created`: this run just created it (removed again when `body`
  * stores nothing); `taken`: its lease, when it was taken with its creation.
  */
@@ -170,8 +186,7 @@ async function leased<T>(
     ? (taken ?? await store.beginTurn(target.id, {
         ...keeper,
         ...(options.signal ? { signal: options.signal } : {}),
-        onBusy: (holder) =>
-          options.onBusy ? options.onBusy(target.id, holder) : void import("../../log.ts").then((log) => log.verbose(`session ${target.id} is busy (process ${holder.pid} on ${holder.host} is running a turn): waiting for it`)),
+        onBusy: (holder) => (options.onBusy ? options.onBusy(target.id, holder) : void sayWaiting(target.id, holder)),
       }))
     : undefined;
   let held = lease !== undefined;
