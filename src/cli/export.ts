@@ -47,6 +47,8 @@ export default defineCommand({
     const { exportPieces } = await import("../session/session-report.ts");
     const { writeOut } = await import("./write-out.ts");
     const store = openStore(undefined, { readonly: true });
+    // One snapshot: a turn writing the session meanwhile is exported as it was, or not at all, never half.
+    const endSnapshot = store.readSnapshot();
     try {
       const ref = a.session ?? store.latestSession()?.id;
       if (ref === undefined) {
@@ -57,6 +59,7 @@ export default defineCommand({
       // Written as read, a stored part of a message at a time: the peak is a part's, not the session's.
       await writeOut(exportPieces(store, ref));
     } finally {
+      endSnapshot();
       store.close();
     }
   },

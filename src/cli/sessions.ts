@@ -56,8 +56,14 @@ export default defineCommand({
             new CachetError("SESSION_NOT_FOUND", "there are no sessions yet", { hint: 'start one with `cachet "PROMPT"`' });
         }
         const { writeOut } = await import("./write-out.ts");
-        // A message is read a stored part at a time (a session may hold one of hundreds of MB): never whole.
-        await writeOut(a.json ? report.detailsJsonPieces(store, ref) : [report.formatSessionDetails(report.sessionOverview(store, ref))]);
+        // One snapshot, as export reads: a turn writing the session meanwhile is shown as it was, never half.
+        const endSnapshot = store.readSnapshot();
+        try {
+          // A message is read a stored part at a time (a session may hold one of hundreds of MB): never whole.
+          await writeOut(a.json ? report.detailsJsonPieces(store, ref) : [report.formatSessionDetails(report.sessionOverview(store, ref))]);
+        } finally {
+          endSnapshot();
+        }
       } else {
         if (a.session === undefined) throw new CachetError("MISSING_ARGUMENT", "`cachet sessions rm` needs a session ID or NAME", { hint: "run `cachet sessions` to list sessions" });
         const force = { force: a.force === true };

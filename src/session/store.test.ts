@@ -260,6 +260,25 @@ describe("log", () => {
     expect(loaded.summary).toEqual({ messages: [], coversThrough: null });
   });
 
+  test("a read snapshot sees the log as its first read found it, while another connection writes; its end sees the writes", () => {
+    const s = store.createSession({ model: "m/a" });
+    store.setPrefix(s.id, prefix("p"), null);
+    store.appendMessage(s.id, user("u1", "a"));
+    const reader = openStore(undefined, { readonly: true });
+    try {
+      const end = reader.readSnapshot();
+      expect([...reader.storedLog(s.id)].map((m) => m.id)).toEqual(["u1"]);
+      store.appendMessage(s.id, assistant("a1", "b"));
+      expect([...reader.storedLog(s.id)].map((m) => m.id)).toEqual(["u1"]);
+      expect(reader.requests(s.id)).toEqual([]);
+      end();
+      end();
+      expect([...reader.storedLog(s.id)].map((m) => m.id)).toEqual(["u1", "a1"]);
+    } finally {
+      reader.close();
+    }
+  });
+
   test("loaded messages are frozen and the returned array is the caller's", () => {
     const s = store.createSession({ model: "m/a" });
     store.setPrefix(s.id, prefix("p"), null);

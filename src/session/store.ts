@@ -105,6 +105,21 @@ export class Store {
     return this.core.write(() => fn(this.db));
   }
 
+  /**
+   * Holds one read snapshot of the store until the returned function is called: every read in between sees the store
+   * as the first of them found it (a WAL read transaction), so a reader streaming a session out while a turn writes it
+   * never mixes two states (a ledger row already ok beside its answer still half written). Writers are not blocked;
+   * a checkpoint waits for the snapshot's end. Inside a transaction it joins it and the function does nothing.
+   * @returns the end of the snapshot (idempotent)
+   */
+  readSnapshot(): () => void {
+    if (this.db.inTransaction) return () => {};
+    this.db.run("BEGIN");
+    return () => {
+      if (this.db.inTransaction) this.db.run("COMMIT");
+    };
+  }
+
   /** The store's connection, for reads by modules that keep their own tables in the store. */
   get database(): Database {
     return this.db;
