@@ -18,6 +18,11 @@ export default defineCommand({
     const { port, host } = await checkListenFlags(args.port, args.host);
     const { startEmulator } = await import("../emulator/index.ts");
     const emulator = await startEmulator({ port, host });
+    // Listened for before the URL is out: a caller that stops the server as soon as it read the URL gets a clean stop.
+    const stopped = new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
     stdout().write(`${emulator.url}\n`);
     // A caller reads the URL line to find the server: if it never arrived, serving on would only hang that caller.
     await settleStdout("output").catch(async (error: unknown) => {
@@ -26,10 +31,7 @@ export default defineCommand({
     });
     const { info } = await import("../log.ts");
     await info(`emulator serving on ${emulator.url} (Anthropic /v1/messages, OpenAI /v1/chat/completions and /v1/responses, Gemini /v1beta/models/...); Ctrl-C stops it`);
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    await stopped;
     await emulator.stop();
   },
 });

@@ -192,6 +192,24 @@ async function served(args: string[]): Promise<{ url: string; stderr: string }> 
   return { url: stdout.split("\n")[0]!, stderr };
 }
 
+test("emulate and proxy stopped by SIGTERM as soon as their URL line is read stop cleanly, exit 0", async () => {
+  for (const command of [["emulate"], ["proxy", "--emulate"]]) {
+    const home = freshHome();
+    const proc = Bun.spawn([BINARY, ...command, "--port", "0"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+    const reader = proc.stdout.getReader();
+    const decoder = new TextDecoder();
+    let out = "";
+    while (!out.includes("\n")) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      out += decoder.decode(chunk.value, { stream: true });
+    }
+    expect(out).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+    proc.kill("SIGTERM");
+    expect({ command, code: await proc.exited }).toEqual({ command, code: 0 });
+  }
+});
+
 test("emulate and proxy take an IPv6 --host with or without URL brackets and print it bracketed once", async () => {
   for (const command of [["emulate"], ["proxy", "--emulate"]]) {
     for (const host of ["[::1]", "::1"]) {
