@@ -7,7 +7,7 @@
  */
 import { defineCommand } from "citty";
 import { edges } from "../edges.ts";
-import { CachetError } from "../errors.ts";
+import { CachetError, isCachetError } from "../errors.ts";
 import { globalArgs, jsonArg, refuseMisplacedFlags } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
@@ -75,12 +75,25 @@ export default defineCommand({
         store.dropAbandonedForks(a.session);
         const releases: (() => void)[] = [];
         try {
-          for (const id of store.removalOf(a.session, force)) {
-            releases.push(
-              await store.acquireTurn(id, {
-                onBusy: (holder) => edges().writeStderr(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
-              }),
-            );
+          const [root, ...forks] = store.removalOf(a.session, force);
+          for (const id of [root!, ...forks]) {
+            try {
+              releases.push(
+                await store.acquireTurn(id, {
+                  onBusy: (holder) => edges().writeStderr(`cachet: session ${id} is running a turn (process ${holder.pid} on ${holder.host}): waiting for it to finish before removing it\n`),
+                }),
+              );
+            } catch (error) {
+              // Gone while waiting: the turn was the first of a new session or fork and ended before storing anything,
+              // so its shell went with it (src/run/stages/session.ts). A fork so gone is no fork; the session itself
+              // never existed for the user (`sessions` never listed it), as if rm had run after that turn.
+              if (!isCachetError(error) || error.code !== "SESSION_NOT_FOUND") throw error;
+              if (id === root) {
+                throw new CachetError("SESSION_NOT_FOUND", `no session "${a.session}": its first turn ended before anything was stored in it, so there was nothing to remove`, {
+                  hint: "run `cachet sessions` to list sessions",
+                });
+              }
+            }
           }
           // The ledger rows go with the session (README): said, with what they cost, never silently.
           const rows = store.removalOf(a.session, force).flatMap((id) => store.requests(id));

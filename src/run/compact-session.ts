@@ -49,8 +49,7 @@ export async function compactSession(
     notice,
     ...(onBusy ? { onBusy } : {}),
   };
-  const target = chooseSession(runtime, options) ?? runtime.store.findSession(ref ?? "");
-  return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
+  return inSession(runtime, options, () => chooseSession(runtime, options) ?? runtime.store.findSession(ref ?? ""), (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     const { loaded } = opened;
     const sticky = stickyCache(options.cache, runtime.store.lastRequest(loaded.session.id), runtime.config);
     const context = {

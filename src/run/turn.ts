@@ -44,8 +44,7 @@ export type { SessionChoice, TurnOptions, TurnResult } from "./turn-types.ts";
  *   `--schema` answer does not validate (the raw answer is stored).
  */
 export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<TurnResult> {
-  const target = chooseSession(runtime, options);
-  return inSession(runtime, options, target, (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
+  return inSession(runtime, options, () => chooseSession(runtime, options), (loaded) => resolveInput(runtime, options, loaded), async (opened, input) => {
     // The stages see the generation settings as sent: the flags over the session's (sticky-generation.ts).
     // A session created for this turn (new or forked) is named on stdout once it is kept (OpenedSession.kept).
     const held = opened.created ? sessionLineOnceKept(options.sink) : undefined;

@@ -136,9 +136,36 @@ function findIdShaped(store: Pick<Store, "findSession">, ref: string): SessionRe
  * created in one write, which also leases it when it created it; one found is leased
  * like a stored session: processes starting the same new name at once take turns in
  * it. Every lease taken is released exactly once.
- * @throws CachetError SESSION_NOT_FOUND when forking without a session; whatever `resolve` and `body` throw
+ *
+ * `choose` names the target from what the user asked ({@link chooseSession}, or compact's lookup): called once, and
+ * again when the target vanished before its lease was taken. That happens to a new session or fork whose first turn,
+ * run by another process this one waited for, ended before storing anything (its shell is removed): a NAME then
+ * starts afresh in this turn, `-c` and a bare `--fork` pick again, and a target that must exist is SESSION_NOT_FOUND
+ * naming the word the user typed, never the vanished id.
+ * @throws CachetError SESSION_NOT_FOUND when forking without a session; whatever `choose`, `resolve` and `body` throw
  */
 export async function inSession<T>(
+  runtime: Pick<Runtime, "store" | "host">,
+  options: TurnOptions,
+  choose: () => SessionRecord | undefined,
+  resolve: (loaded: LoadedSession | undefined) => TurnInput,
+  body: (opened: OpenedSession, input: TurnInput) => Promise<T>,
+): Promise<T> {
+  // Each vanished target is a shell another process removed as its turn failed: the loop ends when a choice holds.
+  for (;;) {
+    try {
+      return await inChosen(runtime, options, choose(), resolve, body);
+    } catch (error) {
+      if (!(error instanceof TargetVanished)) throw error;
+    }
+  }
+}
+
+/** Thrown by {@link leased} when the session it was to lease no longer exists: {@link inSession} chooses again. */
+class TargetVanished extends Error {}
+
+/** {@link inSession} for one choice of target. */
+async function inChosen<T>(
   runtime: Pick<Runtime, "store" | "host">,
   options: TurnOptions,
   target: SessionRecord | undefined,
@@ -183,11 +210,17 @@ async function leased<T>(
   const { store, host } = runtime;
   const keeper = keeperDelay(options);
   const lease = target
-    ? (taken ?? await store.beginTurn(target.id, {
-        ...keeper,
-        ...(options.signal ? { signal: options.signal } : {}),
-        onBusy: (holder) => (options.onBusy ? options.onBusy(target.id, holder) : void sayWaiting(target.id, holder)),
-      }))
+    ? (taken ??
+      await store
+        .beginTurn(target.id, {
+          ...keeper,
+          ...(options.signal ? { signal: options.signal } : {}),
+          onBusy: (holder) => (options.onBusy ? options.onBusy(target.id, holder) : void sayWaiting(target.id, holder)),
+        })
+        .catch((error: unknown) => {
+          // The lease row's foreign key found no session: removed since it was chosen (inSession chooses again).
+          throw isCachetError(error) && error.code === "SESSION_NOT_FOUND" ? new TargetVanished(target.id) : error;
+        }))
     : undefined;
   let held = lease !== undefined;
   const release = () => {
