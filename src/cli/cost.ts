@@ -21,7 +21,7 @@ export default defineCommand({
     const [{ openStore }, { ledgerSums }, { dollars }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts"), import("../meter/money.ts")]);
     const store = openStore(undefined, { readonly: true });
     try {
-      const session = args.session ? store.findSession(args.session) : store.latestSession();
+      const session = args.session ? store.findStoredSession(args.session) : store.latestSession();
       if (!session) {
         const { onlyRecordedError } = await import("../session/recorded-refusal.ts");
         throw onlyRecordedError(store, "cachet cost", "there is no session of cachet's own to show", "shows") ??

@@ -41,12 +41,12 @@ export default defineCommand({
     try {
       if (args.budget) {
         const [{ budgetReport, formatBudgetReport }, { loadConfig }] = await Promise.all([import("../budget/budget-report.ts"), import("../config.ts")]);
-        const sessionId = args.session === undefined ? (store.latestSession()?.id ?? null) : store.findSession(args.session).id;
+        const sessionId = args.session === undefined ? (store.latestSession()?.id ?? null) : store.findStoredSession(args.session).id;
         const report = budgetReport(store, await loadConfig(), { sessionId, emulated: args.emulate === true });
         stdout().write(args.json ? `${JSON.stringify(report)}\n` : formatBudgetReport(report, args.emulate === true));
         return;
       }
-      const sessionId = args.session === undefined ? undefined : store.findSession(args.session).id;
+      const sessionId = args.session === undefined ? undefined : store.findStoredSession(args.session).id;
       // Recorded traffic is other clients': it is shown apart, never mixed into cachet's own figures.
       const source = sessionId !== undefined ? undefined : args.recorded ? "recorded" : "own";
       const by = (args.by as (typeof GROUPS)[number] | undefined) ?? "session";

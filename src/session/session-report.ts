@@ -65,7 +65,7 @@ export function listSessions(store: Store, origin: SessionOrigin = () => undefin
  * @throws CachetError SESSION_NOT_FOUND
  */
 export function sessionOverview(store: Store, idOrName: string): SessionOverview {
-  const session = store.findSession(idOrName);
+  const session = store.findStoredSession(idOrName);
   const messages: MessageHead[] = [];
   for (const m of store.storedLog(session.id)) {
     messages.push({ sessionId: m.sessionId, seq: m.seq, id: m.id, role: m.role, incomplete: m.incomplete, preview: messagePreview(m) });
@@ -85,7 +85,7 @@ export function sessionOverview(store: Store, idOrName: string): SessionOverview
  * @throws CachetError SESSION_NOT_FOUND (on the first piece)
  */
 export function* exportPieces(store: Store, idOrName: string): Generator<string> {
-  const session = store.findSession(idOrName);
+  const session = store.findStoredSession(idOrName);
   yield `${JSON.stringify({ type: "session", session })}\n`;
   for (const prefix of store.prefixVersions(session.id)) yield `${JSON.stringify({ type: "prefix", prefix })}\n`;
   const summary = store.summary(session.id);
@@ -103,7 +103,7 @@ export function* exportPieces(store: Store, idOrName: string): Generator<string>
  * @throws CachetError SESSION_NOT_FOUND (on the first piece)
  */
 export function* detailsJsonPieces(store: Store, idOrName: string): Generator<string> {
-  const session = store.findSession(idOrName);
+  const session = store.findStoredSession(idOrName);
   const head = JSON.stringify({ session, prefixes: store.prefixVersions(session.id), summary: store.summary(session.id) });
   yield `${head.slice(0, -1)},"messages":[`;
   let first = true;

@@ -16,7 +16,7 @@ import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
 import { keepPrivate } from "../private-files.ts";
 import { CompactionTable, type CompactionRecord } from "./compactions.ts";
-import { StoreCore } from "./core.ts";
+import { sessionNotFound, StoreCore } from "./core.ts";
 import { forksRefusal } from "./forks-refusal.ts";
 import { closeDatabase, type OpenOptions } from "./database.ts";
 import { Ledger, type LedgerFilter, type LedgerPatch } from "./ledger.ts";
@@ -201,6 +201,21 @@ export class Store {
    */
   findSession(idOrName: string): SessionRecord {
     return this.sessions.find(idOrName);
+  }
+
+  /**
+   * {@link findSession} for the commands that read a session (`sessions show`, `export`, `cost`, `why`, `stats`): a
+   * new session or fork with nothing stored in it (sessions.ts, emptyShell) is not one, as listings skip it, since a
+   * failed first turn removes it again. The error names `idOrName`, the word the user typed.
+   * @throws CachetError SESSION_NOT_FOUND, saying so when the session's first turn is still running
+   */
+  findStoredSession(idOrName: string): SessionRecord {
+    const session = this.sessions.find(idOrName);
+    if (!this.sessions.isShell(session.id)) return session;
+    if (this.leases.unheld(session.id)) throw sessionNotFound(idOrName);
+    throw new CachetError("SESSION_NOT_FOUND", `no session "${idOrName}" yet: its first turn is still running and has stored nothing`, {
+      hint: "a session is stored with its first prompt: try again once that turn has finished",
+    });
   }
 
   /**

@@ -45,21 +45,23 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     const settled = (r: LedgerRow) => r.status !== "in_flight" && r.status !== "lost";
     if (ref?.startsWith("r_")) {
       current = store.request(ref);
-      if (!settled(current)) {
-        throw new CachetError("SESSION_NOT_FOUND", `request ${current.id} never finished (status ${current.status}): its wire chain and usage were not recorded, so there is nothing to explain`, {
-          hint: "run `cachet why` on a finished request (`cachet sessions show` lists them)",
-        });
-      }
+      if (!settled(current)) throw neverFinished(current);
       rows = store.requests(current.sessionId).filter(settled);
     } else {
-      const session = ref ? store.findSession(ref) : store.latestSession();
+      const session = ref ? store.findStoredSession(ref) : store.latestSession();
       if (!session) {
         throw onlyRecordedError(store, "cachet why", "there is no request of cachet's own to explain", "explains") ??
           new CachetError("SESSION_NOT_FOUND", "there is no request to explain yet", { hint: "run a prompt first" });
       }
-      rows = store.requests(session.id).filter(settled);
+      const all = store.requests(session.id);
+      rows = all.filter(settled);
       const last = rows.at(-1);
-      if (!last) throw new CachetError("SESSION_NOT_FOUND", `session ${session.id} has no requests`, { hint: "run a prompt in it first" });
+      if (!last) {
+        // Requests that never finished (one in flight now, or lost) are its requests all the same: said as `why r_…` says it.
+        const unsettled = all.at(-1);
+        if (unsettled) throw neverFinished(unsettled);
+        throw new CachetError("SESSION_NOT_FOUND", `session ${ref ?? session.id} has no requests`, { hint: "run a prompt in it first" });
+      }
       current = last;
     }
     const index = rows.findIndex((r) => r.id === current.id);
@@ -146,4 +148,11 @@ export function formatWhy(r: WhyReport): string {
     ...r.causes.map((c, i) => `${i === 0 ? "cause" : "     "}     ${printable(c)}`),
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/** The refusal to explain a request that never finished: in flight (its turn is running) or lost (its process ended first). */
+function neverFinished(row: LedgerRow): CachetError {
+  return new CachetError("SESSION_NOT_FOUND", `request ${row.id} never finished (status ${row.status}): its wire chain and usage were not recorded, so there is nothing to explain`, {
+    hint: row.status === "in_flight" ? "its turn is still running: run `cachet why` again once it has finished" : "run `cachet why` on a finished request (`cachet sessions show` lists them)",
+  });
 }
