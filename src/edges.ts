@@ -59,6 +59,19 @@ export interface Edges {
 
 let sink: StdoutSink | undefined;
 
+/**
+ * `process.exit` and `process.reallyExit` (Bun's exit calls it) as the process started with them, taken when this
+ * module is first imported, before any plugin loads: src/plugin/exit-trap.ts makes both throw for plugin code, and
+ * cachet's own exits must still end the process. Every exit of cachet's goes through {@link processEdges}.exit.
+ */
+const started = { exit: process.exit, reallyExit: (process as unknown as Record<string, unknown>).reallyExit };
+
+/** Ends the process with `code` through the exits it started with, put back first (nothing runs after). */
+function realExit(code: number): never {
+  Object.assign(process, started);
+  return started.exit.call(process, code);
+}
+
 /** The process's own edges (what every command uses unless a daemon bound a client's). */
 export const processEdges: Edges = {
   stdin: processStdin,
@@ -77,7 +90,7 @@ export const processEdges: Edges = {
     process.on(name, handler);
     return () => void process.off(name, handler);
   },
-  exit: (code) => process.exit(code),
+  exit: (code) => realExit(code),
   pid: process.pid,
 };
 

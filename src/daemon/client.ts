@@ -68,7 +68,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     if (answer.signal === "SIGHUP") process.kill(process.pid, answer.signal);
     const { NOTHING_SENT } = await import("../run/interrupt.ts");
     processEdges.writeStderr(`cachet: interrupted by ${answer.signal} ${NOTHING_SENT}\n`);
-    process.exit(answer.signal === "SIGINT" ? 130 : 143);
+    processEdges.exit(answer.signal === "SIGINT" ? 130 : 143);
   }
   if (answer.kind !== "accepted") {
     if (answer.kind === "declined" && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${answer.reason}); running it in this process\n`);
@@ -93,7 +93,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
         `cachet: interrupted by ${name}; the command did not end within ${SIGNAL_WAIT_MS / 1000} s in the daemon (stopped or hung?), so this client stops waiting: what the turn stored is kept (\`cachet sessions show\` and \`cachet export\` show it)\n`,
       );
       if (name === "SIGHUP") process.kill(process.pid, name);
-      process.exit(name === "SIGINT" ? 130 : 143);
+      processEdges.exit(name === "SIGINT" ? 130 : 143);
     }, SIGNAL_WAIT_MS);
   };
   const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
@@ -104,10 +104,10 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     processEdges.writeStderr(
       "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n",
     );
-    process.exit(1);
+    processEdges.exit(1);
   }
   if (exit.signal) process.kill(process.pid, exit.signal);
-  process.exit(exit.code);
+  processEdges.exit(exit.code);
 }
 
 /**

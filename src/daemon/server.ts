@@ -9,7 +9,7 @@
  * only a new process abandons what still runs.
  */
 import type { Socket, Subprocess, UnixSocketListener } from "bun";
-import { bindEdges, type Edges } from "../edges.ts";
+import { bindEdges, type Edges, processEdges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { commandOf } from "../cli/command-line.ts";
 import { type Config, loadConfig, pinConfig } from "../config.ts";
@@ -183,7 +183,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (successor && !halted && socketIdentity() !== bound) return handedOver();
     if (socketIdentity() === bound) successor?.kill("SIGTERM");
     close();
-    process.exit(0);
+    processEdges.exit(0);
   }
 
   /**
@@ -198,11 +198,11 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
       leave();
     }, HANDOVER_DRAIN_MS);
     // A client that never ends its connection does not keep this process.
-    setTimeout(() => process.exit(0), STOP_GRACE_MS).unref();
+    setTimeout(() => processEdges.exit(0), STOP_GRACE_MS).unref();
   }
 
   function leave(): void {
-    if (connections === 0 && !halted) process.exit(0);
+    if (connections === 0 && !halted) processEdges.exit(0);
   }
 
   /**
@@ -249,7 +249,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (restarting) return;
     if (!busy) {
       close();
-      void flushed.then(() => process.exit(0));
+      void flushed.then(() => processEdges.exit(0));
       return;
     }
     if (!endRunning) return;
@@ -314,7 +314,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   /**
    * The config the turn reads (see {@link pinConfig}), or why its client runs it: it would load a third-party plugin,
    * which imported here would keep its module state between turns, write its console output to the daemon's stderr,
-   * end the daemon by process.exit, and be stale after a change of one of its files that keeps its size and
+   * end the daemon by process.kill, and be stale after a change of one of its files that keeps its size and
    * modification time; or the config cannot be read, which the client's own process reports as without a daemon.
    * Called in the client's working directory (CACHET_PLUGINS paths are relative to it).
    */
@@ -345,7 +345,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   /** Stops taking commands, and exits unless one is running (its end exits). */
   function retire(): void {
     close();
-    if (!busy) process.exit(0);
+    if (!busy) processEdges.exit(0);
   }
 
   /** Why the daemon will not run `hello`'s command, or undefined when it will. */
@@ -455,7 +455,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
         // Nothing to tell: without a daemon, turns run in their own process.
       }
     }
-    process.exit(0);
+    processEdges.exit(0);
   }
 
   function control(wire: Wire, request: Control): void {

@@ -10,6 +10,7 @@ import type * as v from "valibot";
 import type { RequestContext } from "../context/types.ts";
 import { CachetError, ProviderError, isCachetError } from "../errors.ts";
 import type { PreviousCall, ProviderAdapter, SendOptions } from "./provider.ts";
+import { inSite } from "./exit-trap.ts";
 import { invalidTokenCount } from "./raw-token-counts.ts";
 import type { StreamEvent } from "./stream.ts";
 import { UNKNOWN_USAGE, USAGE_COUNTS, type Usage, type UsageReport } from "./usage.ts";
@@ -49,7 +50,8 @@ export interface HostAdapter extends ProviderAdapter {
  */
 export function guard<T>(site: CallSite, fn: () => T): T {
   try {
-    return fn();
+    // In the call's site, so a process.exit in it is refused naming the plugin and the call (exit-trap.ts).
+    return inSite(site, fn);
   } catch (cause) {
     throw callError(site, cause);
   }
@@ -75,7 +77,7 @@ export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 export async function guardAsync<T>(site: CallSite, fn: () => T | Promise<T>, limits?: HookLimits): Promise<T> {
   if (!limits) {
     try {
-      return await fn();
+      return await inSite(site, fn);
     } catch (cause) {
       throw callError(site, cause);
     }
@@ -96,7 +98,7 @@ export async function guardAsync<T>(site: CallSite, fn: () => T | Promise<T>, li
     signal?.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    return await Promise.race([Promise.resolve().then(fn).catch((cause) => Promise.reject(callError(site, cause))), bound]);
+    return await Promise.race([Promise.resolve().then(() => inSite(site, fn)).catch((cause) => Promise.reject(callError(site, cause))), bound]);
   } finally {
     clearTimeout(timer);
     if (onAbort) signal?.removeEventListener("abort", onAbort);

@@ -10,6 +10,7 @@ import { CachetError } from "../errors.ts";
 import { checkApiRange } from "./api-range.ts";
 import type { CacheStrategySpec } from "./cache-strategy.ts";
 import { API_VERSION, type Plugin, type PluginApi, type PluginLogger } from "./define-plugin.ts";
+import { inSite } from "./exit-trap.ts";
 import { checked, checkedWire, DEFAULT_HOOK_TIMEOUT_MS, guard, guardAdapter, guardAsync, resultError, type HookLimits, type HostAdapter } from "./guard.ts";
 import { HOOK_KINDS, type HookName, type HookRegistration, type Hooks } from "./hooks.ts";
 import type { ProviderConfig, ProviderSpec } from "./provider.ts";
@@ -74,7 +75,8 @@ export class PluginHost {
       if (this.plugins.some((p) => p.name === valid.name)) {
         throw new CachetError("PLUGIN_LOAD", `plugin "${valid.name}" is loaded twice`);
       }
-      await valid.setup(this.apiFor(valid.name, info, undo, options.builtin === true));
+      const api = this.apiFor(valid.name, info, undo, options.builtin === true);
+      await inSite({ plugin: valid.name, call: "setup()" }, () => valid.setup(api));
       this.plugins.push(info);
       return true;
     } catch (cause) {

@@ -14,6 +14,7 @@ import type { Config } from "../config.ts";
 import { CachetError } from "../errors.ts";
 import { pluginDir, statePaths } from "../paths.ts";
 import { workingDirectoryExists } from "../working-dir.ts";
+import { trapPluginExits } from "./exit-trap.ts";
 import { PluginHost } from "./host.ts";
 import { builtEntries, entryInside, parseManifest } from "./manifest.ts";
 
@@ -49,6 +50,8 @@ export async function loadPlugins(options: LoadOptions): Promise<PluginHost> {
       host.failures.push({ plugin: source, message: `plugin file ${source} does not exist` });
       continue;
     }
+    // From the first third-party import on, a plugin's process.exit throws instead of ending cachet (exit-trap.ts).
+    trapPluginExits();
     const plugin = await importDefault(() => import(source), source, host);
     if (plugin !== undefined) await host.load(plugin, source);
   }

@@ -23,7 +23,7 @@ const INSERT_SESSION = `INSERT INTO sessions (id, name, model, parent_id, fork_p
  * SQL condition: the session row aliased `s` is a shell, a new session or a fork of cachet's own with no message
  * of its own, no ledger row and no fork. Its first turn has stored nothing yet, or ended before it could: a turn
  * that fails by an error (a refusal before sending, a plugin hook that throws) removes its shell
- * (src/run/stages/session.ts), one whose process ended abruptly (a plugin's process.exit, SIGKILL) leaves it to
+ * (src/run/stages/session.ts), one whose process ended abruptly (SIGKILL, a crash) leaves it to
  * the next turn (Store.dropAbandoned). Listings, `-c` and a bare `--fork` skip shells: a session exists for the
  * user once something is stored in it, as its `session` line says. A fork's shared messages are its parent's
  * rows, so a fork's own count only its first turn.

@@ -254,7 +254,7 @@ export class Store {
 
   /**
    * Removes the shells (sessions.ts, emptyShell) of new sessions and forks whose first turn's process ended before
-   * it stored anything (a plugin's process.exit, SIGKILL, a crash) and so could not remove them: no message of their
+   * it stored anything (SIGKILL, a crash) and so could not remove them: no message of their
    * own, no ledger row, no fork, and a turn lease whose holder is gone. Reads first; writes only when there is one.
    * @returns the ids removed
    * @throws CachetError STORE when the file cannot be written

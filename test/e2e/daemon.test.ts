@@ -255,12 +255,13 @@ describe("a turn through the daemon", () => {
       expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
     });
 
-    test("a plugin calling process.exit(7): the turn exits 7, as in-process, and the daemon runs on and serves the next turn", async () => {
+    test("a plugin calling process.exit(7) in setup: refused, the plugin fails to load, as in-process, and the daemon runs on and serves the next turn", async () => {
       const plugin = `${twin}/exits.mjs`;
       await Bun.write(plugin, `export default { name: "exits", api: 1, setup() { process.exit(7); } };\n`);
       const before = await serving();
       const [d, p] = await both(["--emulate", "an exiting plugin"], { env: { CACHET_PLUGINS: plugin } });
-      expect(p.code).toBe(7);
+      expect(p.code).toBe(0);
+      expect(p.stderr).toContain('failed to load: exits: setup() called process.exit(7); a plugin must throw an error instead of ending the process');
       expect(d).toEqual(p);
       expect(await serving()).toMatchObject({ pid: before.pid, served: before.served });
       expect((await cachet(["--emulate", "after the exit"], { home })).code).toBe(0);

@@ -1,8 +1,9 @@
 /**
  * A new session's first turn that ends before anything is stored in it leaves
  * no session, however it ends, through the compiled binary: a plugin that
- * calls process.exit (in a hook or in its adapter, with and without a running
- * daemon), a SIGKILL, a plugin hook that throws. `cachet sessions` lists none,
+ * kills its process (in a hook or in its adapter, with and without a running
+ * daemon; a plugin's process.exit is refused, src/plugin/exit-trap.ts), a
+ * SIGKILL, a plugin hook that throws. `cachet sessions` lists none,
  * `-c` finds none, a NAME starts afresh, and the next turn removes the row an
  * abrupt end left in the store. A first turn whose request was sent keeps its
  * session even without an answer: the ledger row of the attempt stays. A fork's
@@ -18,13 +19,13 @@ import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness
 
 afterAll(cleanHomes);
 
-/** A plugin whose `request:before` hook calls process.exit(7): the turn ends after its session row was written, before its prompt. */
-const EXIT_IN_HOOK = `export default { name: "quitter", api: 1, setup(api) { api.hook("request:before", () => { process.exit(7); }); } };\n`;
+/** A plugin whose `request:before` hook kills its process: the turn ends after its session row was written, before its prompt. */
+const EXIT_IN_HOOK = `export default { name: "quitter", api: 1, setup(api) { api.hook("request:before", () => { process.kill(process.pid, "SIGKILL"); }); } };\n`;
 
-/** A provider plugin whose adapter's render() calls process.exit(7). */
+/** A provider plugin whose adapter's render() kills its process. */
 const EXIT_IN_ADAPTER = `export default { name: "acme", api: 1, setup(api) {
   api.provider({ id: "acme", protocol: "openai-chat", env: ["ACME_API_KEY"], defaultBaseUrl: "https://api.acme.invalid/v1", emulatorPath: "/acme/v1",
-    create(config) { const base = api.adapter("openai-compatible", config); return { ...base, render() { process.exit(7); } }; } });
+    create(config) { const base = api.adapter("openai-compatible", config); return { ...base, render() { process.kill(process.pid, "SIGKILL"); } }; } });
 } };
 `;
 
@@ -65,16 +66,19 @@ async function listed(home: string): Promise<{ id: string; name: string | null; 
 /** What `-c` says with no session to continue. */
 const NOTHING_TO_CONTINUE = "cachet: there is no session to continue: none is stored";
 
-describe("a plugin calling process.exit during a new session's first turn", () => {
+/** How `Bun.spawn` reports a process ended by SIGKILL: 128 + 9. */
+const KILLED = 137;
+
+describe("a plugin killing its process during a new session's first turn", () => {
   for (const [where, text, model] of [
     ["a request:before hook", EXIT_IN_HOOK, []],
     ["its adapter's render()", EXIT_IN_ADAPTER, ["-m", "acme/m1"]],
   ] as const) {
-    test(`in ${where}: exit 7; no session is listed or continued, and the next turn removes the row it left`, async () => {
+    test(`in ${where}: killed; no session is listed or continued, and the next turn removes the row it left`, async () => {
       const home = freshHome();
       const env = { CACHET_PLUGINS: plugin(home, "p.mjs", text), CACHET_NO_DAEMON: "1" };
       const run = await cachet(["--emulate", ...model, "first question"], { home, env });
-      expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 7, stdout: "" });
+      expect({ code: run.code, stdout: run.stdout }).toEqual({ code: KILLED, stdout: "" });
       const [left] = sessionRows(home);
       expect(left).toBeDefined();
       expect(await listed(home)).toEqual([]);
@@ -100,7 +104,7 @@ describe("a plugin calling process.exit during a new session's first turn", () =
         if (daemon.exitCode !== null) throw new Error("the daemon ended before it served");
       }
       const run = await cachet(["--emulate", "first question"], { home, env: { CACHET_PLUGINS: plugin(home, "p.mjs", EXIT_IN_HOOK) } });
-      expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 7, stdout: "" });
+      expect({ code: run.code, stdout: run.stdout }).toEqual({ code: KILLED, stdout: "" });
       expect(sessionRows(home)).toHaveLength(1);
       expect(await listed(home)).toEqual([]);
       const next = await cachet(["--emulate", "--debug", "a new question"], { home });
@@ -118,7 +122,7 @@ describe("a plugin calling process.exit during a new session's first turn", () =
   test("in a named session's first turn: the NAME starts afresh next time", async () => {
     const home = freshHome();
     const run = await cachet(["--emulate", "--session", "work", "first question"], { home, env: { CACHET_PLUGINS: plugin(home, "p.mjs", EXIT_IN_HOOK), CACHET_NO_DAEMON: "1" } });
-    expect(run.code).toBe(7);
+    expect(run.code).toBe(KILLED);
     const [left] = sessionRows(home);
     expect(left).toMatchObject({ name: "work" });
     expect(await listed(home)).toEqual([]);
@@ -134,7 +138,7 @@ describe("a plugin calling process.exit during a new session's first turn", () =
   });
 });
 
-test("SIGKILL while a plugin hook runs before the first prompt is stored: the same as process.exit", async () => {
+test("SIGKILL while a plugin hook runs before the first prompt is stored: the same as a plugin killing its process", async () => {
   const home = freshHome();
   const gate = freshHome();
   const proc = Bun.spawn([BINARY, "--emulate", "first question"], {
@@ -161,7 +165,7 @@ test("SIGKILL while a plugin hook runs before the first prompt is stored: the sa
   expect(await listed(home)).toHaveLength(1);
 });
 
-test("a hook that throws on the first turn: exit 1 and no session, as process.exit; a provider error after sending keeps the session with its ledger row", async () => {
+test("a hook that throws on the first turn: exit 1 and no session, as a killed turn leaves none; a provider error after sending keeps the session with its ledger row", async () => {
   const home = freshHome();
   const thrown = await cachet(["--emulate", "first question"], { home, env: { CACHET_PLUGINS: plugin(home, "t.mjs", THROW_IN_HOOK), CACHET_NO_DAEMON: "1" } });
   expect(thrown.code).toBe(1);
@@ -271,10 +275,10 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
     await removableWithoutForce(home, parentId);
   });
 
-  test("a request:before hook calling process.exit (exit 7): the row it left is not listed, and -c removes it and continues the parent", async () => {
+  test("a request:before hook killing its process: the row it left is not listed, and -c removes it and continues the parent", async () => {
     const { home, parentId, env, announced } = await withParent();
     const run = await cachet(["--emulate", "--json", "--fork=par", "fork refused"], { home, env: env(plugin(home, "p.mjs", EXIT_IN_HOOK)) });
-    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 7, stdout: "" });
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: KILLED, stdout: "" });
     expect(sessionRows(home)).toHaveLength(2);
     await parentAlone(home, parentId);
     expect(announced()).toEqual([]);

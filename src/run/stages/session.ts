@@ -46,7 +46,7 @@ export function needsStoredSession(options: Pick<TurnOptions, "session" | "fork"
 
 /**
  * The existing session the options name, or undefined for a new one. New sessions and forks that a process ended
- * before their first turn stored anything (a plugin's process.exit, SIGKILL) are removed first, as a failed first
+ * before their first turn stored anything (SIGKILL, a crash) are removed first, as a failed first
  * turn removes its own: a NAME of one starts afresh, and neither `-c` nor `--fork` picks one.
  * @throws CachetError SESSION_NOT_FOUND for `-c` without sessions of cachet's own, an unknown id (or a name shaped like one), or a fork target that does not exist;
  *   SESSION_RECORDED for a session `cachet proxy` recorded (src/session/recorded-refusal.ts);
