@@ -9,7 +9,7 @@
  * registry's integrity hash is checked before a tarball is unpacked.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, rename, rm, rmdir, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { loadConfig } from "../config.ts";
 import { CachetError } from "../errors.ts";
@@ -53,7 +53,9 @@ async function install(source: string, options: InstallOptions): Promise<{ recor
   const paths = statePaths(options.env);
   const root = pluginDir(paths);
   makePrivateDir(join(root, ".staging"));
-  const staging = await mkdtemp(join(root, ".staging", "add-"));
+  await removeLeftoverStaging(join(root, ".staging"));
+  // The pid in the name tells a later install whether the directory's install may still be under way.
+  const staging = await mkdtemp(join(root, ".staging", `add-${process.pid}-`));
   try {
     const registry: RegistryOptions = { registry: registryUrl(options.env), fetch: options.fetch };
     const fetched = await fetchSource(source, staging, registry, options.cwd);
@@ -86,6 +88,30 @@ async function install(source: string, options: InstallOptions): Promise<{ recor
     await rm(staging, { recursive: true, force: true });
     // The staging directory goes too once empty; another install under way keeps it (rmdir refuses a non-empty one).
     await rmdir(join(root, ".staging")).catch(() => {});
+  }
+}
+
+/**
+ * Removes the staging directories of installs that ended without removing
+ * theirs (a crash, SIGKILL, a cachet from before plugin exits were refused):
+ * only cachet's own (`add-PID-XXXXXX`, or `add-XXXXXX` from before the pid
+ * was in the name), and none whose process is still running.
+ */
+async function removeLeftoverStaging(dir: string): Promise<void> {
+  for (const entry of await readdir(dir).catch(() => [] as string[])) {
+    const match = /^add-(?:(\d+)-)?[A-Za-z0-9]{6}$/.exec(entry);
+    if (!match || (match[1] !== undefined && processRuns(Number(match[1])))) continue;
+    await rm(join(dir, entry), { recursive: true, force: true });
+  }
+}
+
+/** Whether a process with id `pid` exists (EPERM: it does, another user's). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EPERM";
   }
 }
 
