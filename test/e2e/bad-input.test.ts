@@ -345,7 +345,7 @@ test("a bad flag value is refused before stdin is read: a pipe that never writes
   const r = await spawnWith(["--emulate", "--max-tokens", "0"], freshHome(), "pipe");
   expect(r.stdout).toBe("");
   expect(r.code).toBe(2);
-  expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1");
+  expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1 in decimal digits");
 });
 
 test("a session stored with a blank system part (before -s refused one) continues: the part is left off the wire, the stored prefix keeps it", async () => {
