@@ -43,11 +43,11 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--max-tokens -5", args: () => ["--emulate", "--max-tokens", "-5", "hi"], code: 2, line: /^cachet: --max-tokens -5: / },
   { name: "-o novalue", args: () => ["--emulate", "-o", "novalue", "hi"], code: 2, line: /^cachet: -o novalue: expected key=value$/ },
   // An option that would replace a part cachet prices as nodes (here the system prompt on the wire) is refused before anything is sent.
-  { name: "-o systemInstruction=… (cachet owns the system prompt)", args: () => ["--emulate", "-m", "google/gemini-2.5-flash", "-o", 'systemInstruction={"parts":[{"text":"EVIL"}]}', "hi"], code: 2, line: /^cachet: -o systemInstruction: cachet sets "systemInstruction" itself \(it is part of the session and its cached prefix\); use -s\/--system instead$/ },
-  { name: "-o functions=… (legacy tools outside the frozen prefix)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", 'functions=[{"name":"f","parameters":{"type":"object"}}]', "hi"], code: 2, line: /^cachet: -o functions: cachet sets "functions" itself \(it is part of the session and its cached prefix\); use --tools instead$/ },
-  { name: "-o prompt_cache_key=mine (the session's affinity key)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "prompt_cache_key=mine", "hi"], code: 2, line: /^cachet: -o prompt_cache_key: cachet sets "prompt_cache_key" itself \(it is the session's cache affinity key\); use --cache auto\|off/ },
+  { name: "-o systemInstruction=… (cachet owns the system prompt)", args: () => ["--emulate", "-m", "google/gemini-2.5-flash", "-o", 'systemInstruction={"parts":[{"text":"EVIL"}]}', "hi"], code: 2, line: /^cachet: -o systemInstruction: cachet sets "systemInstruction" itself \(it is part of the session and its cached prefix\)$/ },
+  { name: "-o functions=… (legacy tools outside the frozen prefix)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", 'functions=[{"name":"f","parameters":{"type":"object"}}]', "hi"], code: 2, line: /^cachet: -o functions: cachet sets "functions" itself \(it is part of the session and its cached prefix\)$/ },
+  { name: "-o prompt_cache_key=mine (the session's affinity key)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "prompt_cache_key=mine", "hi"], code: 2, line: /^cachet: -o prompt_cache_key: cachet sets "prompt_cache_key" itself \(it is the session's cache affinity key\)$/ },
   { name: "-o metadata={user_id} (Anthropic's affinity key)", args: () => ["--emulate", "-m", "anthropic/claude-sonnet-4-6", "-o", 'metadata={"user_id":"mine"}', "hi"], code: 2, line: /^cachet: -o metadata: cachet sets "metadata.user_id" itself \(it is the session's cache affinity key\)/ },
-  { name: "-o n=3 (cachet answers one choice)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "n=3", "hi"], code: 2, line: /^cachet: -o n: cachet sets "n" itself \(cachet reads and stores one choice per turn\); use one request per answer \(leave n unset\) instead$/ },
+  { name: "-o n=3 (cachet answers one choice)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "n=3", "hi"], code: 2, line: /^cachet: -o n: cachet sets "n" itself \(cachet reads and stores one choice per turn\)$/ },
   { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 3, line: /^cachet: --tools .*nope\.json: no such file$/ },
   { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
   { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
@@ -590,6 +590,20 @@ test("a session that stored options cachet now sets itself (an older cachet's n,
   const out = await cachet(["--emulate", "--session", "sticky2", "-o", "n=null", "-o", "prompt_cache_key=null", "again"], { home });
   expect(out.code).toBe(0);
   expect((await cachet(["--emulate", "--session", "sticky2", "and again"], { home })).code).toBe(0);
+});
+
+test("-o on a part cachet sets itself: one line naming it, and a hint naming the flag to use instead (-m for -o model); nothing is stored", async () => {
+  const home = freshHome();
+  for (const [pair, part, why, use] of [
+    ["model=x", "model", "it is part of the session and its cached prefix", "-m/--model"],
+    ["stream=true", "stream", "it is part of the session and its cached prefix", "--no-stream"],
+    ["n=3", "n", "cachet reads and stores one choice per turn", "one request per answer (leave n unset)"],
+  ] as const) {
+    const key = pair.split("=")[0]!;
+    const r = await cachet(["--emulate", "-o", pair, "hi"], { home });
+    expect({ pair, code: r.code, stdout: r.stdout, lines: textLines(r.stderr) }).toEqual({ pair, code: 2, stdout: "", lines: [`cachet: -o ${key}: cachet sets "${part}" itself (${why})`, `  hint: use ${use} instead of -o ${key}`] });
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
 });
 
 test("-o with a dotted key is refused with exit 2 and the JSON form (an owned part such as text.format is named as one); nothing is sent", async () => {
