@@ -215,7 +215,17 @@ test("the too-long hint follows the case: --max-tokens when the reserved output 
   expect((await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "hello"], { home: own })).code).toBe(0);
   const later = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "-c", "--no-compact", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
   expect(later.code).toBe(3);
-  expect(textLines(later.stderr)[1]).toBe("  hint: compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, or pick a model with a larger window (`cachet models`)");
+  const [first] = (await cachet(["sessions", "--json"], { home: own })).stdout.trim().split("\n").map((l) => (JSON.parse(l) as { id: string }).id);
+  // Named: `cachet compact` alone compacts the latest session, which need not be this one.
+  expect(textLines(later.stderr)[1]).toBe(`  hint: compact the session (\`cachet compact --session ${first}\`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, or pick a model with a larger window (\`cachet models\`)`);
+  // A fork's first turn: the fork is not kept, so the hint names its parent (not the latest session, made after it).
+  expect((await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "--session", "newer", "hello"], { home: own })).code).toBe(0);
+  const fork = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", `--fork=${first}`, "--no-compact", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
+  expect(fork.code).toBe(3);
+  expect(textLines(fork.stderr)[1]).toBe(
+    `  hint: compact what the fork inherits (its first run compacts it on its own unless --no-compact or compaction.enabled = false; or \`cachet compact --session ${first}\` compacts the parent, then fork it again), send less input, or pick a model with a larger window (\`cachet models\`)`,
+  );
+  expect((await cachet(["sessions", "--json"], { home: own })).stdout.trim().split("\n")).toHaveLength(2);
 });
 
 test("--json, a new session (or new NAME) refused before anything is stored (over the window, over --max-cost): only the error line, no session line for a session that never exists", async () => {
