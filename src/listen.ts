@@ -5,6 +5,7 @@
  * every such command (BAD_FLAG, exit 2).
  */
 import { CachetError } from "./errors.ts";
+import { decimalInteger } from "./flag-number.ts";
 
 const HOST_HINT = "give a name or address of this machine: 127.0.0.1 (loopback, the default), localhost, ::1, or 0.0.0.0 for every interface";
 const PORT_HINT = "pick another --port, or 0 for a free one";
@@ -18,7 +19,7 @@ export interface ListenFlags {
 }
 
 /**
- * Reads `--port` and checks `--host`: a whole port number from 0 to 65535; a
+ * Reads `--port` and checks `--host`: a port from 0 to 65535 in decimal digits (src/flag-number.ts); a
  * host that is an IP address or a name that resolves (a path, a dotted quad
  * that is no IPv4 address and a name no resolver knows are refused here, where
  * Bun would report them as a taken port or with a file-system error). An IPv6
@@ -28,9 +29,9 @@ export interface ListenFlags {
  * @throws CachetError BAD_FLAG (exit 2) naming the flag
  */
 export async function checkListenFlags(portText: string, host: string): Promise<ListenFlags> {
-  const port = Number(portText);
-  if (portText.trim() === "" || !Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535, got "${portText}"`, { hint: "use --port 0 for a free port" });
+  const port = decimalInteger(portText);
+  if (port === undefined || port > 65_535) {
+    throw new CachetError("BAD_FLAG", `--port must be an integer from 0 to 65535 in decimal digits, got "${portText}"`, { hint: "use --port 0 for a free port" });
   }
   const { isIP } = await import("node:net");
   if (host.startsWith("[") && host.endsWith("]")) {

@@ -15,6 +15,7 @@ import type { PreparedRun } from "../run/prepare.ts";
 import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 import { type ArgvView, flagValues, lastFlag } from "./argv.ts";
+import { decimalInteger, decimalNumber } from "../flag-number.ts";
 
 const args = {
   prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt. Words after `--` are prompt text even if they start with -" },
@@ -265,8 +266,8 @@ async function refuseForkWord(prepared: PreparedRun, word: string | undefined): 
  */
 function firstByteWaitMs(env: string | undefined): number {
   if (env === undefined || env === "") return 2_000;
-  const ms = Number(env);
-  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_TIMER_S * 1000) {
+  const ms = decimalInteger(env);
+  if (ms === undefined || ms > MAX_TIMER_S * 1000) {
     throw new CachetError("BAD_FLAG", `CACHET_STDIN_WAIT_MS=${env}: expected milliseconds from 0 to ${MAX_TIMER_S * 1000}`, { hint: "unset it for the default 2000 ms" });
   }
   return ms;
@@ -367,8 +368,8 @@ function parseValue(raw: string): unknown {
 
 function numberFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isFinite(n) || n < 0) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected a non-negative number`, { hint: "run `cachet run --help` for the flags and their values" });
+  const n = decimalNumber(value);
+  if (n === undefined) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected a non-negative number in decimal digits (a fraction allowed)`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
 }
 
@@ -378,7 +379,7 @@ function numberFlag(value: string | undefined, flag: string): number | undefined
  * a limit that silently fires at once.
  */
 function secondsFlag(value: string | undefined, flag: string, fallbackS: number, options: { zero?: boolean } = {}): number {
-  const n = value === undefined ? fallbackS : value.trim() === "" ? Number.NaN : Number(value);
+  const n = value === undefined ? fallbackS : (decimalNumber(value) ?? Number.NaN);
   if (n === 0 && options.zero !== false) return 0;
   const ms = Math.round(n * 1000);
   // One message for every value that is not one (`abc`, `-1`, `0` where 0 is no "no limit", too large).
@@ -393,7 +394,7 @@ function secondsFlag(value: string | undefined, flag: string, fallbackS: number,
 /** An integer flag ≥ `min`: one message for every value that is not one (`abc`, `1.5`, `0` when min is 1). */
 function intFlag(value: string | undefined, flag: string, min: number): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (value.trim() === "" || !Number.isInteger(n) || n < min) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min}`, { hint: "run `cachet run --help` for the flags and their values" });
+  const n = decimalInteger(value);
+  if (n === undefined || n < min) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min} in decimal digits`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
 }

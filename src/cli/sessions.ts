@@ -96,14 +96,26 @@ export default defineCommand({
             }
           }
           // The ledger rows go with the session (README): said, with what they cost, never silently.
-          const rows = store.removalOf(a.session, force).flatMap((id) => store.requests(id));
-          const costUsd = rows.reduce((sum, r) => sum + (r.costUsd ?? 0), 0);
-          const unpriced = rows.filter((r) => r.costUsd === null).length;
+          // Summed exactly in pico-USD, as `cost` and `stats` sum; printed from the exact sum, never a drifting float.
+          let ledgerRows = 0;
+          let unpriced = 0;
+          let costPico = 0n;
+          const figures = store.figures();
+          for (const id of store.removalOf(a.session, force)) {
+            for (const sums of figures.sums("session", { sessionId: id })) {
+              ledgerRows += sums.requests;
+              unpriced += sums.unpriced;
+              costPico += sums.costPico;
+            }
+          }
+          const { formatUsd, toUsd, dollars } = await import("../meter/money.ts");
+          const costAtto = costPico * 1_000_000n;
+          const costExact = formatUsd(costAtto);
           const removed = store.removeSession(a.session, force);
-          if (a.json) stdout().write(`${JSON.stringify({ removed, ledgerRows: rows.length, costUsd, unpricedRows: unpriced })}\n`);
+          if (a.json) stdout().write(`${JSON.stringify({ removed, ledgerRows, costUsd: toUsd(costAtto), costExact, unpricedRows: unpriced })}\n`);
           else {
-            const [{ info }, { usd }] = await Promise.all([import("../log.ts"), import("../budget/budget.ts")]);
-            const spent = rows.length === 0 ? "" : ` with ${removed.length > 1 ? "their" : "its"} ${rows.length} ledger row(s), ${usd(costUsd)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
+            const { info } = await import("../log.ts");
+            const spent = ledgerRows === 0 ? "" : ` with ${removed.length > 1 ? "their" : "its"} ${ledgerRows} ledger row(s), ${dollars(costExact)}${unpriced ? ` and ${unpriced} of unknown cost` : ""} (stats and cost no longer count them)`;
             await info(`removed ${removed.join(", ")}${spent}`);
           }
         } finally {

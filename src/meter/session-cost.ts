@@ -234,6 +234,7 @@ export function* requestFigureLines(requests: readonly RequestFigures[], linesPe
  * `tree` the nodes under it (indented blocks under their message). A
  * message's line, and the output's, end with the message's preview from
  * `previews` (by message id, as `sessions show` previews it) when it has one.
+ * `~` marks a flagged estimate or lower bound on the request's line and on every amount under it.
  */
 export function formatSessionCost(views: readonly RequestCostView[], tree: boolean, previews: ReadonlyMap<string, string> = new Map()): string {
   const text = (id: string | null) => {
@@ -257,6 +258,9 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
       lines.push(`  nodes: estimated ${v.estimatedPrompt} tokens scaled ×${(v.billedPrompt / v.estimatedPrompt).toFixed(4)} to the ${v.billedPrompt} billed`);
     }
     let unbilled = 0;
+    // A node's share of a flagged estimate or lower bound is one too: marked as the request's line marks it.
+    const mark = v.costEstimate ? "~" : "";
+    const usd = (exact: string | null) => (exact === null ? "?" : `${mark}${dollars(exact)}`);
     const walk = (nodes: readonly CostTreeNode[], depth: number): void => {
       for (const n of nodes) {
         // A node given no billed token (its scaled share under one, or no text of its own) carries nothing to read: counted below, not listed.
@@ -264,18 +268,18 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
           unbilled += n.children ? n.children.length : 1;
           continue;
         }
-        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${n.usdExact === null ? "?" : dollars(n.usdExact)}${text(n.id)}`);
+        lines.push(`${"  ".repeat(depth)}${n.kind.padEnd(11)} ${n.id.padEnd(24)} ${String(n.tokens).padStart(8)}  ${n.status.padEnd(8)}  ${usd(n.usdExact)}${text(n.id)}`);
         if (n.children) walk(n.children, depth + 1);
       }
     };
     walk(v.tree, 1);
     if (unbilled > 0) lines.push(`  (${unbilled} node${unbilled === 1 ? "" : "s"} given no billed token not listed; --json lists every node)`);
-    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${v.output.usdExact === null ? "?" : dollars(v.output.usdExact)}${text(v.output.messageId)}`);
+    lines.push(`  ${"output".padEnd(11)} ${(v.output.messageId ?? "-").padEnd(24)} ${String(v.output.tokens ?? "?").padStart(8)}  ${"".padEnd(8)}  ${usd(v.output.usdExact)}${text(v.output.messageId)}`);
     // Parts shown only when the output is priced at more than one rate.
     if (v.output.parts.length > 1) {
-      for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${p.usdExact === null ? "?" : dollars(p.usdExact)})`);
+      for (const p of v.output.parts) lines.push(`    ${p.category.padEnd(11)} ${"".padEnd(24)} ${String(p.tokens).padStart(8)}  ${"".padEnd(8)}  (${usd(p.usdExact)})`);
     }
-    for (const c of v.charges) lines.push(`  ${c.kind.padEnd(11)} ${c.id.padEnd(24)} ${String(c.count).padStart(8)}  ${"".padEnd(8)}  ${c.usdExact === null ? "?" : dollars(c.usdExact)}`);
+    for (const c of v.charges) lines.push(`  ${c.kind.padEnd(11)} ${c.id.padEnd(24)} ${String(c.count).padStart(8)}  ${"".padEnd(8)}  ${usd(c.usdExact)}`);
   }
   return lines.length > 0 ? `${lines.join("\n")}\n` : "";
 }

@@ -120,7 +120,7 @@ export function ownedOption(key: string, value: unknown): { part: string; use: s
  * Refuses the first provider option (in sorted key order) that sets an owned
  * part of the request (see {@link ownedOption}); a null value (which drops a
  * sticky option) is never refused.
- * @throws CachetError BAD_FLAG (exit 2), one line naming the option and what to use instead
+ * @throws CachetError BAD_FLAG (exit 2): one line naming the option, and a hint naming what to use instead (`-m/--model` for `-o model`)
  */
 export function refuseOwnedOptions(options: Record<string, unknown>): void {
   for (const key of Object.keys(options).sort()) {
@@ -128,6 +128,6 @@ export function refuseOwnedOptions(options: Record<string, unknown>): void {
     if (value === null || value === undefined) continue;
     const owned = ownedOption(key, value);
     if (!owned) continue;
-    throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${owned.part}" itself (${owned.why}); use ${owned.use} instead`);
+    throw new CachetError("BAD_FLAG", `-o ${key}: cachet sets "${owned.part}" itself (${owned.why})`, { hint: `use ${owned.use} instead of -o ${key}` });
   }
 }

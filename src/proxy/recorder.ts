@@ -17,6 +17,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { Config } from "../config.ts";
 import { newId } from "../context/ids.ts";
 import type { PluginHost } from "../plugin/host.ts";
+import { UNBILLED_COST, unbilledExchange } from "../run/attempt-billing.ts";
 import type { WireRequest } from "../plugin/wire.ts";
 import { UNKNOWN_USAGE } from "../plugin/usage.ts";
 import type { RecordedExchange, RecordedStore } from "../session/recorded.ts";
@@ -161,7 +162,7 @@ export class Recorder {
       }
     }
     const spec = this.o.host.providers.get(e.route.provider)?.value;
-    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report, read.lowerBound) : UNPRICED;
+    const priced = read?.report ? this.o.price(`${spec?.catalogId ?? e.route.provider}/${model}`, read.report, read.lowerBound) : unbilled(e) ? UNBILLED : UNPRICED;
     return { body, chain, model, streaming, read, decoded, priced };
   }
 
@@ -304,6 +305,24 @@ export interface RecordedPrice {
 
 /** The price of an exchange whose response carried no usage: unknown. */
 const UNPRICED: RecordedPrice = { costUsd: null, noCacheCostUsd: null, costEstimate: null };
+
+/** The price of an exchange the provider provably did not bill: exactly $0, as a run records one. */
+const UNBILLED: RecordedPrice = { ...UNBILLED_COST, costEstimate: null };
+
+/**
+ * Whether an exchange that carried no usage was provably not billed, decided as a run decides it for its attempts
+ * (src/run/attempt-billing.ts): refused with an HTTP error status, or no response at all because the upstream
+ * connection failed (refused, reset before any byte) while the client was still waiting.
+ */
+function unbilled(e: CapturedExchange): boolean {
+  return unbilledExchange({
+    // An error status's body is the provider's refusal, never an answer; a 2xx body is (or begins) one.
+    answered: e.httpStatus !== null && e.httpStatus < 400 && (e.responseBytes?.length ?? 0) > 0,
+    status: e.httpStatus ?? undefined,
+    connectionFailed: e.transportError !== null,
+    aborted: e.clientAborted,
+  });
+}
 
 /** The ledger status and error text of an exchange. */
 function outcome(e: CapturedExchange, read: ReadResponse | undefined, streaming: boolean): { status: RequestStatus; error: string | null } {

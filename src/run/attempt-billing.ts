@@ -55,20 +55,48 @@ export function responseSince(before: ResponsesSeen, now: ResponsesSeen): number
   return now.count > before.count ? now.status : undefined;
 }
 
+/** What decides whether a failed exchange with a provider can have been billed ({@link unbilledExchange}). */
+export interface FailedExchange {
+  /** Something of an answer arrived: content, usage or a finish (a provider's error body is no answer). */
+  answered: boolean;
+  /** HTTP status of the response; undefined when no response (status line) arrived. */
+  status: number | undefined;
+  /** The connection failed (refused, reset, dropped) rather than an answer being judged bad. */
+  connectionFailed: boolean;
+  /** The caller aborted the request (cachet's signal, the proxy's client going away): the provider may have been working on it. */
+  aborted: boolean;
+}
+
 /**
- * True when the failed attempt was provably not billed: nothing of an answer
- * arrived (no content, usage or finish), the adapter failed with a
- * ProviderError, and either the response had an HTTP error status (an error
- * event inside a 200 stream does not count, even when the SDK gives it a
- * status), or no response arrived: the connection failed (PROVIDER_STREAM)
- * without cachet aborting it, or the adapter reports an HTTP status itself.
+ * True when the exchange was provably not billed: nothing of an answer arrived and either the provider refused it
+ * with an HTTP error status (>= 400), or no response came because the connection failed without the caller
+ * aborting it. The one decision behind a run's attempts ({@link unbilledFailure}) and `cachet proxy`'s exchanges
+ * (src/proxy/recorder.ts): both record such a request at exactly $0 ({@link UNBILLED_COST}).
+ */
+export function unbilledExchange(e: FailedExchange): boolean {
+  if (e.answered) return false;
+  if (e.status !== undefined) return e.status >= 400;
+  return e.connectionFailed && !e.aborted;
+}
+
+/** The cost of a provably unbilled request ({@link unbilledExchange}), USD: exactly $0, uncached too. */
+export const UNBILLED_COST = { costUsd: 0, noCacheCostUsd: 0 } as const;
+
+/**
+ * True when the failed attempt was provably not billed ({@link unbilledExchange}): the adapter failed with a
+ * ProviderError and the response had an HTTP error status (an error event inside a 200 stream does not count, even
+ * when the SDK gives it a status), or no response arrived and the adapter reports an HTTP status itself, or the
+ * connection failed (PROVIDER_STREAM) without cachet aborting it.
  * @param error the attempt's own failure (not a later interruption)
  * @param responseStatus HTTP status of the response the attempt got ({@link responseSince}), undefined when none came
  * @param aborted whether cachet aborted the attempt (a signal): the provider may have been working on it
  */
 export function unbilledFailure(error: unknown, partial: ConsumeResult, responseStatus: number | undefined, aborted: boolean): boolean {
-  if (partial.content.length > 0 || partial.partialUsage !== undefined || partial.finish !== undefined) return false;
   if (!(error instanceof ProviderError)) return false;
-  if (responseStatus !== undefined) return responseStatus >= 400;
-  return error.status !== undefined || (!aborted && error.code === "PROVIDER_STREAM");
+  return unbilledExchange({
+    answered: partial.content.length > 0 || partial.partialUsage !== undefined || partial.finish !== undefined,
+    status: responseStatus ?? error.status,
+    connectionFailed: error.code === "PROVIDER_STREAM",
+    aborted,
+  });
 }

@@ -23,14 +23,17 @@ function context(text: string): RequestContext {
   };
 }
 
+/** The session of a request that is not a fork's first. */
+const SESSION = () => ({ id: "s_test", forkOf: null });
+
 const chainOf = (tokens: number) => (): Promise<ChainLink[]> => Promise.resolve([{ nodeId: "m1", kind: "message", content: "0", prefix: "0", tokens } as never]);
 
 test("a prompt with fewer UTF-16 characters than the window but more tokens is refused: the bound is UTF-8 bytes", async () => {
   // 10,000 CJK characters: under the window in characters, 30,000 UTF-8 bytes, and (here) 20,000 tokens.
   const text = "漢".repeat(10_000);
   expect(text.length).toBeLessThan(WINDOW);
-  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(20_000), undefined)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
-  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(10_000), undefined)).resolves.toBeUndefined();
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(20_000), undefined, SESSION)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context(text), chainOf(10_000), undefined, SESSION)).resolves.toBeUndefined();
 });
 
 test("a prompt whose UTF-8 bytes fit the window is let through without asking for the token estimate", async () => {
@@ -39,10 +42,10 @@ test("a prompt whose UTF-8 bytes fit the window is let through without asking fo
     asked++;
     return new Promise<ChainLink[]>(() => {});
   };
-  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("hello"), counting, 1_000)).resolves.toBeUndefined();
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("hello"), counting, 1_000, SESSION)).resolves.toBeUndefined();
   expect(asked).toBe(0);
 });
 
 test("the requested output counts against the window", async () => {
-  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("x".repeat(10_000)), chainOf(10_000), 7_000)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
+  await expect(checkContextWindow(entryOf, "openai/gpt-3.5-turbo", context("x".repeat(10_000)), chainOf(10_000), 7_000, SESSION)).rejects.toMatchObject({ code: "CONTEXT_TOO_LONG" });
 });

@@ -10,6 +10,14 @@ import { ListMemo } from "../list-memo.ts";
 import type { ModelLimits } from "../meter/model-limits.ts";
 import type { ChainLink } from "../session/types.ts";
 
+/** The session a request is for, named in the hint of a request too long for the window ({@link checkContextWindow}). */
+export interface WindowSession {
+  /** The session's id. */
+  id: string;
+  /** The parent's id when the request is a fork's first (the fork is not kept when it fails: only the parent can be compacted); else null. */
+  forkOf: string | null;
+}
+
 /**
  * Refuses a request that cannot fit `provider/model`'s context window.
  * Cheap for ordinary prompts: the limits come from a small table, not the
@@ -23,11 +31,12 @@ import type { ChainLink } from "../session/types.ts";
  * @param maxTokens the max_tokens the request sends (`--max-tokens`, else the
  *   provider's default, ProviderSpec.defaultMaxTokens), reserved in the window as the
  *   provider does; undefined when it sends none
+ * @param sessionOf the session the request is for, read only when the request is refused (its hint names it)
  * Also refuses, as a usage error, the generation settings the model refuses
  * (see {@link checkParameters}).
  * @throws CachetError CONTEXT_TOO_LONG (exit 3) with the estimate and the limit; BAD_FLAG (exit 2) from checkParameters.
  */
-export async function checkContextWindow(entryOf: CatalogEntryOf, catalogRef: string, context: RequestContext, chain: () => Promise<ChainLink[]>, maxTokens: number | undefined): Promise<void> {
+export async function checkContextWindow(entryOf: CatalogEntryOf, catalogRef: string, context: RequestContext, chain: () => Promise<ChainLink[]>, maxTokens: number | undefined, sessionOf: () => WindowSession): Promise<void> {
   const entry = await knownEntry(entryOf, catalogRef);
   if (entry === undefined) return;
   checkParameters(catalogRef, entry, context.generation);
@@ -40,7 +49,7 @@ export async function checkContextWindow(entryOf: CatalogEntryOf, catalogRef: st
   throw new CachetError(
     "CONTEXT_TOO_LONG",
     `the request does not fit ${catalogRef}'s context window: about ${estimate.toLocaleString("en-US")} prompt tokens${output ? ` + ${output.toLocaleString("en-US")} output` : ""} > ${window.toLocaleString("en-US")}; nothing was sent`,
-    { hint: tooLongHint(context.messages.length > 1, estimate < window ? output : 0) },
+    { hint: tooLongHint(context.messages.length > 1 ? sessionOf() : undefined, estimate < window ? output : 0) },
   );
 }
 
@@ -48,15 +57,20 @@ export async function checkContextWindow(entryOf: CatalogEntryOf, catalogRef: st
  * What can make a request fit, and only that: compaction when earlier
  * messages could go into a summary (a session's first prompt has none), a
  * lower --max-tokens when the prompt alone fits and the output reserved is
- * what overflows.
+ * what overflows. The compaction named is the session's own (`cachet compact` alone would compact the latest
+ * session); for a fork's first request, which inherits its parent's messages and is not kept when refused, the
+ * parent's, after which the fork is made again.
+ * @param earlier the session, when earlier messages could be compacted; undefined on a first prompt
  * @param reservedTokens output tokens reserved in the window that lowering --max-tokens would give back; 0 when that cannot help
  */
-function tooLongHint(earlierMessages: boolean, reservedTokens: number): string {
-  const ways = [
-    ...(earlierMessages ? ["compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false)"] : []),
-    "send less input",
-    ...(reservedTokens > 0 ? [`lower --max-tokens (${reservedTokens.toLocaleString("en-US")} output tokens are reserved in the window)`] : []),
-  ];
+function tooLongHint(earlier: WindowSession | undefined, reservedTokens: number): string {
+  const compact =
+    earlier === undefined
+      ? []
+      : earlier.forkOf === null
+        ? [`compact the session (\`cachet compact --session ${earlier.id}\`; runs compact on their own unless --no-compact or compaction.enabled = false)`]
+        : [`compact what the fork inherits (its first run compacts it on its own unless --no-compact or compaction.enabled = false; or \`cachet compact --session ${earlier.forkOf}\` compacts the parent, then fork it again)`];
+  const ways = [...compact, "send less input", ...(reservedTokens > 0 ? [`lower --max-tokens (${reservedTokens.toLocaleString("en-US")} output tokens are reserved in the window)`] : [])];
   return `${ways.join(", ")}, or pick a model with a larger window (\`cachet models\`)`;
 }
 

@@ -43,11 +43,11 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--max-tokens -5", args: () => ["--emulate", "--max-tokens", "-5", "hi"], code: 2, line: /^cachet: --max-tokens -5: / },
   { name: "-o novalue", args: () => ["--emulate", "-o", "novalue", "hi"], code: 2, line: /^cachet: -o novalue: expected key=value$/ },
   // An option that would replace a part cachet prices as nodes (here the system prompt on the wire) is refused before anything is sent.
-  { name: "-o systemInstruction=… (cachet owns the system prompt)", args: () => ["--emulate", "-m", "google/gemini-2.5-flash", "-o", 'systemInstruction={"parts":[{"text":"EVIL"}]}', "hi"], code: 2, line: /^cachet: -o systemInstruction: cachet sets "systemInstruction" itself \(it is part of the session and its cached prefix\); use -s\/--system instead$/ },
-  { name: "-o functions=… (legacy tools outside the frozen prefix)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", 'functions=[{"name":"f","parameters":{"type":"object"}}]', "hi"], code: 2, line: /^cachet: -o functions: cachet sets "functions" itself \(it is part of the session and its cached prefix\); use --tools instead$/ },
-  { name: "-o prompt_cache_key=mine (the session's affinity key)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "prompt_cache_key=mine", "hi"], code: 2, line: /^cachet: -o prompt_cache_key: cachet sets "prompt_cache_key" itself \(it is the session's cache affinity key\); use --cache auto\|off/ },
+  { name: "-o systemInstruction=… (cachet owns the system prompt)", args: () => ["--emulate", "-m", "google/gemini-2.5-flash", "-o", 'systemInstruction={"parts":[{"text":"EVIL"}]}', "hi"], code: 2, line: /^cachet: -o systemInstruction: cachet sets "systemInstruction" itself \(it is part of the session and its cached prefix\)$/ },
+  { name: "-o functions=… (legacy tools outside the frozen prefix)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", 'functions=[{"name":"f","parameters":{"type":"object"}}]', "hi"], code: 2, line: /^cachet: -o functions: cachet sets "functions" itself \(it is part of the session and its cached prefix\)$/ },
+  { name: "-o prompt_cache_key=mine (the session's affinity key)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "prompt_cache_key=mine", "hi"], code: 2, line: /^cachet: -o prompt_cache_key: cachet sets "prompt_cache_key" itself \(it is the session's cache affinity key\)$/ },
   { name: "-o metadata={user_id} (Anthropic's affinity key)", args: () => ["--emulate", "-m", "anthropic/claude-sonnet-4-6", "-o", 'metadata={"user_id":"mine"}', "hi"], code: 2, line: /^cachet: -o metadata: cachet sets "metadata.user_id" itself \(it is the session's cache affinity key\)/ },
-  { name: "-o n=3 (cachet answers one choice)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "n=3", "hi"], code: 2, line: /^cachet: -o n: cachet sets "n" itself \(cachet reads and stores one choice per turn\); use one request per answer \(leave n unset\) instead$/ },
+  { name: "-o n=3 (cachet answers one choice)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "n=3", "hi"], code: 2, line: /^cachet: -o n: cachet sets "n" itself \(cachet reads and stores one choice per turn\)$/ },
   { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 3, line: /^cachet: --tools .*nope\.json: no such file$/ },
   { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
   { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
@@ -215,7 +215,17 @@ test("the too-long hint follows the case: --max-tokens when the reserved output 
   expect((await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "hello"], { home: own })).code).toBe(0);
   const later = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "-c", "--no-compact", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
   expect(later.code).toBe(3);
-  expect(textLines(later.stderr)[1]).toBe("  hint: compact the session (`cachet compact`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, or pick a model with a larger window (`cachet models`)");
+  const [first] = (await cachet(["sessions", "--json"], { home: own })).stdout.trim().split("\n").map((l) => (JSON.parse(l) as { id: string }).id);
+  // Named: `cachet compact` alone compacts the latest session, which need not be this one.
+  expect(textLines(later.stderr)[1]).toBe(`  hint: compact the session (\`cachet compact --session ${first}\`; runs compact on their own unless --no-compact or compaction.enabled = false), send less input, or pick a model with a larger window (\`cachet models\`)`);
+  // A fork's first turn: the fork is not kept, so the hint names its parent (not the latest session, made after it).
+  expect((await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", "--session", "newer", "hello"], { home: own })).code).toBe(0);
+  const fork = await cachet(["--emulate", "-m", "openai/gpt-3.5-turbo", `--fork=${first}`, "--no-compact", "summarise"], { home: own, stdin: "word ".repeat(20_000) });
+  expect(fork.code).toBe(3);
+  expect(textLines(fork.stderr)[1]).toBe(
+    `  hint: compact what the fork inherits (its first run compacts it on its own unless --no-compact or compaction.enabled = false; or \`cachet compact --session ${first}\` compacts the parent, then fork it again), send less input, or pick a model with a larger window (\`cachet models\`)`,
+  );
+  expect((await cachet(["sessions", "--json"], { home: own })).stdout.trim().split("\n")).toHaveLength(2);
 });
 
 test("--json, a new session (or new NAME) refused before anything is stored (over the window, over --max-cost): only the error line, no session line for a session that never exists", async () => {
@@ -345,7 +355,7 @@ test("a bad flag value is refused before stdin is read: a pipe that never writes
   const r = await spawnWith(["--emulate", "--max-tokens", "0"], freshHome(), "pipe");
   expect(r.stdout).toBe("");
   expect(r.code).toBe(2);
-  expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1");
+  expect(textLines(r.stderr)[0]).toBe("cachet: --max-tokens 0: expected an integer ≥ 1 in decimal digits");
 });
 
 test("a session stored with a blank system part (before -s refused one) continues: the part is left off the wire, the stored prefix keeps it", async () => {
@@ -590,6 +600,20 @@ test("a session that stored options cachet now sets itself (an older cachet's n,
   const out = await cachet(["--emulate", "--session", "sticky2", "-o", "n=null", "-o", "prompt_cache_key=null", "again"], { home });
   expect(out.code).toBe(0);
   expect((await cachet(["--emulate", "--session", "sticky2", "and again"], { home })).code).toBe(0);
+});
+
+test("-o on a part cachet sets itself: one line naming it, and a hint naming the flag to use instead (-m for -o model); nothing is stored", async () => {
+  const home = freshHome();
+  for (const [pair, part, why, use] of [
+    ["model=x", "model", "it is part of the session and its cached prefix", "-m/--model"],
+    ["stream=true", "stream", "it is part of the session and its cached prefix", "--no-stream"],
+    ["n=3", "n", "cachet reads and stores one choice per turn", "one request per answer (leave n unset)"],
+  ] as const) {
+    const key = pair.split("=")[0]!;
+    const r = await cachet(["--emulate", "-o", pair, "hi"], { home });
+    expect({ pair, code: r.code, stdout: r.stdout, lines: textLines(r.stderr) }).toEqual({ pair, code: 2, stdout: "", lines: [`cachet: -o ${key}: cachet sets "${part}" itself (${why})`, `  hint: use ${use} instead of -o ${key}`] });
+  }
+  expect((await cachet(["sessions"], { home })).stdout).toBe("no sessions yet\n");
 });
 
 test("-o with a dotted key is refused with exit 2 and the JSON form (an owned part such as text.format is named as one); nothing is sent", async () => {

@@ -75,11 +75,38 @@ test("run --help names the default model as its example", async () => {
   expect(r.stdout).not.toContain("claude-sonnet-4-5");
 });
 
-test("--max-tokens: abc, 1.5 and 0 get the same message", async () => {
-  for (const value of ["abc", "1.5", "0", "-3"]) {
+test("--max-tokens: abc, 1.5, 0 and the exponent and hex forms Number() would read get the same message", async () => {
+  for (const value of ["abc", "1.5", "0", "-3", "1e3", "0x10", " 5"]) {
     const r = await cachet(["--emulate", "--max-tokens", value, "hi"]);
-    expect({ value, code: r.code, line: r.stderr.split("\n")[0] }).toEqual({ value, code: 2, line: `cachet: --max-tokens ${value}: expected an integer ≥ 1` });
+    expect({ value, code: r.code, line: r.stderr.split("\n")[0] }).toEqual({ value, code: 2, line: `cachet: --max-tokens ${value}: expected an integer ≥ 1 in decimal digits` });
   }
+});
+
+test("emulate --port takes decimal digits only: 1e3 and 0x50 are one-line usage errors (exit 2), not ports 1000 and 80", async () => {
+  for (const value of ["1e3", "0x50", "8.0"]) {
+    const r = await cachet(["emulate", "--port", value]);
+    const lines = r.stderr.trim().split("\n");
+    expect({ value, code: r.code, stdout: r.stdout, line: lines[0], lines: lines.length }).toEqual({ value, code: 2, stdout: "", line: `cachet: --port must be an integer from 0 to 65535 in decimal digits, got "${value}"`, lines: 2 });
+    expect(lines[1]).toBe("  hint: use --port 0 for a free port");
+  }
+});
+
+test("--retries, --idle-timeout and --temperature refuse exponent and hex forms before anything is sent", async () => {
+  for (const [flag, value, expected] of [
+    ["--retries", "1e1", "expected an integer ≥ 0 in decimal digits"],
+    ["--retries", "0x2", "expected an integer ≥ 0 in decimal digits"],
+    ["--idle-timeout", "1e1", "expected seconds from 0.001 to 2147483"],
+    ["--idle-timeout", "0x10", "expected seconds from 0.001 to 2147483"],
+    ["--temperature", "5e-1", "expected a non-negative number in decimal digits"],
+  ] as const) {
+    const home = freshHome();
+    const r = await cachet(["--emulate", flag, value, "hi"], { home });
+    expect({ flag, value, code: r.code, stdout: r.stdout }).toEqual({ flag, value, code: 2, stdout: "" });
+    expect(r.stderr.split("\n")[0]).toStartWith(`cachet: ${flag} ${value}: ${expected}`);
+    expect((await cachet(["stats", "--json"], { home })).stdout).toContain('"requests":0');
+  }
+  // Decimal forms still work: a fraction of a second, a fractional temperature.
+  expect((await cachet(["--emulate", "--idle-timeout", "2.5", "--temperature", ".5", "--retries", "007", "hi"])).code).toBe(0);
 });
 
 test("proxy --host 999.1.1.1 names the host, not the port (exit 2)", async () => {

@@ -171,7 +171,7 @@ describe("settings a provider refuses are local usage errors, before anything is
         expect(owned.code).toBe(2);
         expect(owned.stderr).toContain(`-o ${key}: cachet sets "${key}" itself`);
       }
-      // Every wire's system prompt, log and schema, whichever model: one line naming the option and what to use instead.
+      // Every wire's system prompt, log and schema, whichever model: one line naming the option, a hint naming what to use instead.
       const wires = [
         ["systemInstruction", '{"parts":[{"text":"EVIL"}]}', "systemInstruction", "-s/--system"],
         ["instructions", "EVIL", "instructions", "-s/--system"],
@@ -182,7 +182,7 @@ describe("settings a provider refuses are local usage errors, before anything is
       ];
       for (const [key, value, part, use] of wires) {
         const owned = await run(["-o", `${key}=${value}`]);
-        expect({ code: owned.code, stderr: owned.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(new RegExp(`^cachet: -o ${key}: cachet sets "${part!.replace(".", "\\.")}" itself \\(it is part of the session and its cached prefix\\); use ${use!.replace(/[/-]/g, "\\$&")}[^\\n]*\\n$`)) });
+        expect({ code: owned.code, stderr: owned.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(new RegExp(`^cachet: -o ${key}: cachet sets "${part!.replace(".", "\\.")}" itself \\(it is part of the session and its cached prefix\\)\\n  hint: use ${use!.replace(/[/-]/g, "\\$&")}[^\\n]*\\n$`)) });
       }
       expect(await emulator.bodies()).toHaveLength(0);
       // The default is accepted.

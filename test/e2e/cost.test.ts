@@ -167,3 +167,25 @@ test("cost --tree on a request the provider refused prints one line saying its n
   const views = (JSON.parse((await ok(["cost", "--tree", "--json"], { home })).stdout) as { requests: Raw[] }).requests;
   expect(views.map((v) => [v.id, v.attributed, v.tree.length, v.costUsd])).toEqual([[good, true, 2, expect.any(Number)], [bad, false, 0, 0]]);
 });
+
+test("cost --tree marks every amount of a lower-bound request with ~ (its nodes and output, not only its line and the total); an exact request's amounts carry none", async () => {
+  const home = freshHome();
+  await ok(["--emulate", "hello there"], { home });
+  const cut = await cachet(["--emulate", "--retries", "0", "-c", "tell me more"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
+  expect(cut.code).toBe(4);
+  const { requests } = await exportSession(home);
+  expect(requests.map((r) => [r.status, r.usageLowerBound === true])).toEqual([
+    ["ok", false],
+    ["incomplete", true],
+  ]);
+  const text = (await ok(["cost", "--tree"], { home })).stdout;
+  const blocks = text.split(/^(?=r_)/m);
+  const exact = blocks.find((b) => b.startsWith(requests[0]!.id))!;
+  const lower = blocks.find((b) => b.startsWith(requests[1]!.id))!;
+  const amounts = (block: string) => block.split("\n").filter((line) => line.includes("$") && !line.startsWith("total"));
+  // The request line, each message, each text part and the output: all priced, all marked.
+  expect(amounts(lower).length).toBeGreaterThanOrEqual(5);
+  for (const line of amounts(lower)) expect(line).toMatch(/ ~\$[\d.]+/);
+  expect(amounts(exact).length).toBeGreaterThanOrEqual(3);
+  for (const line of amounts(exact)) expect(line).not.toContain("~");
+});

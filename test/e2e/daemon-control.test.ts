@@ -128,6 +128,11 @@ describe("daemon start, stop and status", () => {
     expect(none).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
     const noneStop = await cachet(["daemon", "stop"], { home: h });
     expect(noneStop).toEqual({ code: 0, stdout: "", stderr: "[info] cachet daemon: not running\n" });
+    // Without -q, start says the line README quotes.
+    const loud = await cachet(["daemon", "start"], { home: h });
+    expect({ code: loud.code, stdout: loud.stdout }).toEqual({ code: 0, stdout: "" });
+    expect(loud.stderr).toMatch(/^\[info\] cachet daemon: running \(pid \d+, socket .*daemon\.sock\)\n$/);
+    expect((await cachet(["daemon", "stop"], { home: h })).stderr).toMatch(/^\[info\] cachet daemon: stopped \(pid \d+\)\n$/);
   });
 
   test("a relative CACHET_HOME: daemon run binds the socket it names; a directory where its socket goes is one line naming it, with its stack under --debug", async () => {

@@ -55,7 +55,7 @@ test("words after `--` are prompt text for every reader: -o, --fork=, --tool-res
   // --debug after `--` adds no stack to an error.
   const failed = await cachet(["--emulate", "--max-tokens", "abc", "--", "a", "--debug", "b"], { home });
   expect(failed.code).toBe(2);
-  expect(failed.stderr).toBe("cachet: --max-tokens abc: expected an integer ≥ 1\n  hint: run `cachet run --help` for the flags and their values\n");
+  expect(failed.stderr).toBe("cachet: --max-tokens abc: expected an integer ≥ 1 in decimal digits\n  hint: run `cachet run --help` for the flags and their values\n");
 });
 
 test("`-` after `--` is prompt text, not stdin", async () => {
@@ -167,7 +167,7 @@ test("quiet and json are the flags' last values: -cq, --quiet=true, -q --no-quie
   }
   const json = await cachet(["--emulate", "--json=true", "--max-tokens", "abc"], { home });
   expect(json.code).toBe(2);
-  expect(events(json.stdout)).toEqual([{ type: "error", code: "BAD_FLAG", message: "--max-tokens abc: expected an integer ≥ 1", hint: "run `cachet run --help` for the flags and their values", incomplete: false }]);
+  expect(events(json.stdout)).toEqual([{ type: "error", code: "BAD_FLAG", message: "--max-tokens abc: expected an integer ≥ 1 in decimal digits", hint: "run `cachet run --help` for the flags and their values", incomplete: false }]);
   const off = await cachet(["--emulate", "--json", "--no-json", "--max-tokens", "abc"], { home });
   expect([off.code, off.stdout]).toEqual([2, ""]);
 });

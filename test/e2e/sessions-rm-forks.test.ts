@@ -23,6 +23,12 @@ async function sessionIds(home: string): Promise<string[]> {
   return r.stdout.trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { id: string }).id).sort();
 }
 
+/** An exact decimal USD string (as `costExact` is written) in pico-USD, to sum without a float. */
+function pico(exact: string): bigint {
+  const [whole, fraction = ""] = exact.split(".");
+  return BigInt(whole!) * 10n ** 12n + BigInt(fraction.padEnd(12, "0").slice(0, 12));
+}
+
 const HINT_END = "sessions (`cachet export SESSION` first keeps a copy), or remove the forks first";
 
 test("sessions rm of a session with forks and forks of forks: exit 2 naming every session --force would remove with its parent, nothing removed; --force removes those 4 and no other; a leaf fork goes without --force", async () => {
@@ -54,18 +60,28 @@ test("sessions rm of a session with forks and forks of forks: exit 2 naming ever
   expect(await sessionIds(home)).toEqual(all);
   expect((await cachet(["export"], { home })).stdout).toBe(exported);
 
+  // What `stats` says the 4 sessions cost, each exact: the removal reports their exact sum.
+  const stats = JSON.parse((await cachet(["stats", "--by", "session", "--json"], { home })).stdout) as { groups: { key: string; costExact: string }[] };
+  const family = stats.groups.filter((g) => [main, a, b, c].includes(g.key));
+  expect(family.length).toBe(4);
+  const expected = family.reduce((sum, g) => sum + pico(g.costExact), 0n);
+  expect(expected).toBeGreaterThan(0n);
   const forced = await cachet(["sessions", "rm", "main", "--force", "--json"], { home });
   expect({ code: forced.code, stderr: forced.stderr }).toEqual({ code: 0, stderr: "" });
-  const report = JSON.parse(forced.stdout) as { removed: string[]; ledgerRows: number };
+  const report = JSON.parse(forced.stdout) as { removed: string[]; ledgerRows: number; costUsd: number; costExact: string; unpricedRows: number };
   expect(report.removed).toEqual([main, a, b, c]);
   expect(report.ledgerRows).toBe(4);
+  expect(report.unpricedRows).toBe(0);
+  expect(pico(report.costExact)).toBe(expected);
+  // The number is the nearest double to the exact sum, not a sum of doubles.
+  expect(report.costUsd).toBe(Number(report.costExact));
   expect(await sessionIds(home)).toEqual([other]);
 
   // A fork without forks of its own needs no --force; its parent stays.
   const leaf = await turn(home, ["--fork=other", "a leaf"]);
   const leafRm = await cachet(["sessions", "rm", leaf], { home });
   expect({ code: leafRm.code, stdout: leafRm.stdout }).toEqual({ code: 0, stdout: "" });
-  expect(leafRm.stderr).toStartWith(`[info] removed ${leaf} with its 1 ledger row(s), $`);
+  expect(leafRm.stderr).toMatch(new RegExp(`^\\[info\\] removed ${leaf} with its 1 ledger row\\(s\\), \\$0\\.\\d+ \\(stats and cost no longer count them\\)\\n$`));
   expect(await sessionIds(home)).toEqual([other]);
 });
 

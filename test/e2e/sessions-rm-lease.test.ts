@@ -60,7 +60,9 @@ test("sessions rm during a running turn waits for it, then removes the session a
 
     expect(await rm.exited).toBe(0);
     await rmErrDone;
-    expect(JSON.parse(await rmOut)).toEqual({ removed: [session], ledgerRows: 1, costUsd: cost, unpricedRows: 0 });
+    const removal = JSON.parse(await rmOut) as Record<string, unknown> & { costExact: string };
+    expect(removal).toEqual({ removed: [session], ledgerRows: 1, costUsd: cost, costExact: removal.costExact, unpricedRows: 0 });
+    expect(Number(removal.costExact)).toBe(cost);
     expect((await emulator.received()).length).toBe(1);
     const gone = await cachet(["export", "r"], { home });
     expect(gone.code).toBe(2);

@@ -18,6 +18,9 @@ describe("cachet proxy flags", () => {
     [["--upstream", "ftp://example.com"], /--upstream "ftp:\/\/example.com" is not an http\(s\) URL/],
     [["--provider", "nope", "--emulate"], /nope/],
     [["--port", "99999"], /--port must be an integer from 0 to 65535/],
+    // Number() would read these as 1000 and 80: only decimal digits are a port.
+    [["--emulate", "--port", "1e3"], /^cachet: --port must be an integer from 0 to 65535 in decimal digits, got "1e3"$/],
+    [["--emulate", "--port", "0x50"], /^cachet: --port must be an integer from 0 to 65535 in decimal digits, got "0x50"$/],
   ])("%p is a usage error", async (args, message) => {
     const run = await cachet(["proxy", ...args]);
     expect(run.code).toBe(2);

@@ -14,7 +14,7 @@ import { type EmulatorHandle, startEmulator } from "../../src/emulator/index.ts"
 import { RecordedStore } from "../../src/session/recorded.ts";
 import { openStore } from "../../src/session/store.ts";
 import type { LedgerRow } from "../../src/session/types.ts";
-import { cleanHomes, freshHome } from "../e2e/harness.ts";
+import { cachet, cleanHomes, freshHome } from "../e2e/harness.ts";
 import { type ProxyProcess, spawnProxy } from "./harness.ts";
 
 const CLOCK = "1780000000000";
@@ -55,16 +55,18 @@ function rows(): { row: LedgerRow; httpStatus: number | null }[] {
 }
 
 const CASES = [
-  { fault: "429", stream: false, status: 429, ledger: "error", error: /HTTP 429 rate_limit_error/ },
-  { fault: "529", stream: true, status: 529, ledger: "error", error: /HTTP 529 overloaded_error/ },
-  { fault: "error-before", stream: true, status: 200, ledger: "error", error: /error event in stream: overloaded_error/ },
-  { fault: "error-after", stream: true, status: 200, ledger: "incomplete", error: /error event in stream: overloaded_error/ },
-  { fault: "none", stream: true, status: 200, ledger: "ok", error: null },
-  { fault: "none", stream: false, status: 200, ledger: "ok", error: null },
+  // A refusal with an HTTP error status was provably not billed: $0 exactly, as a run records it (README "Cost").
+  { fault: "429", stream: false, status: 429, ledger: "error", error: /HTTP 429 rate_limit_error/, cost: 0 },
+  { fault: "529", stream: true, status: 529, ledger: "error", error: /HTTP 529 overloaded_error/, cost: 0 },
+  // An error event inside a 200 stream may have been billed: priced from the usage its message_start reported.
+  { fault: "error-before", stream: true, status: 200, ledger: "error", error: /error event in stream: overloaded_error/, cost: "priced" },
+  { fault: "error-after", stream: true, status: 200, ledger: "incomplete", error: /error event in stream: overloaded_error/, cost: "priced" },
+  { fault: "none", stream: true, status: 200, ledger: "ok", error: null, cost: "priced" },
+  { fault: "none", stream: false, status: 200, ledger: "ok", error: null, cost: "priced" },
 ] as const;
 
 describe("faults pass through unchanged and are recorded", () => {
-  test.each(CASES)("$fault (stream: $stream) → HTTP $status, ledger $ledger", async ({ fault, stream, status, ledger, error }) => {
+  test.each(CASES)("$fault (stream: $stream) → HTTP $status, ledger $ledger, cost $cost", async ({ fault, stream, status, ledger, error, cost }) => {
     const question = `fault ${fault} ${stream}`;
     const header = fault === "none" ? "" : fault;
     const before = rows().length;
@@ -81,7 +83,44 @@ describe("faults pass through unchanged and are recorded", () => {
     expect(last.row.status).toBe(ledger);
     if (error === null) expect(last.row.error).toBeNull();
     else expect(last.row.error).toMatch(error);
-    if (ledger === "ok") expect(last.row.costUsd).toBeGreaterThan(0);
+    if (cost === "priced") expect(last.row.costUsd).toBeGreaterThan(0);
+    else expect(last.row.costUsd).toBe(cost);
+  });
+
+  test("an upstream resetting the connection before any byte: 502 to the client, recorded at exactly $0", async () => {
+    const before = rows().length;
+    const proxied = await post(proxy.url, "reset", false, "fault reset");
+    expect(proxied.status).toBe(502);
+    await proxy.recorded(before + 1);
+    const last = rows().at(-1)!;
+    expect(last.httpStatus).toBeNull();
+    expect(last.row.status).toBe("error");
+    expect(last.row.error).toMatch(/upstream unreachable/);
+    expect(last.row.costUsd).toBe(0);
+    expect(last.row.noCacheCostUsd).toBe(0);
+  });
+
+  test("an upstream refusing the connection: recorded at exactly $0, and `cachet cost` says $0, not unknown", async () => {
+    const relayHome = freshHome();
+    // Port 1 is privileged and unused: connecting to it is refused.
+    const relay = await spawnProxy(relayHome, ["--upstream", "http://127.0.0.1:1", "--provider", "anthropic"]);
+    const proxied = await post(relay.url, "", false, "nobody home");
+    expect(proxied.status).toBe(502);
+    const [line] = await relay.recorded(1);
+    expect((await relay.stop()).code).toBe(0);
+    const id = /recorded (r_\w+)/.exec(line!)![1]!;
+    const store = openStore(join(relayHome, "cachet.db"));
+    try {
+      const row = store.ledger().find((r) => r.id === id)!;
+      expect(row.status).toBe("error");
+      expect(row.costUsd).toBe(0);
+      const cost = await cachet(["cost", row.sessionId], { home: relayHome });
+      expect(cost.code).toBe(0);
+      expect(cost.stdout).not.toMatch(/unknown|unpriced/);
+      expect(cost.stdout).toMatch(/\$0\b/);
+    } finally {
+      store.close();
+    }
   });
 
   test("a client disconnecting mid-stream cancels the upstream request; the row is incomplete", async () => {

@@ -19,6 +19,7 @@ import { generationChanged } from "../sticky-generation.ts";
 import type { AssembledContext } from "./context.ts";
 import type { TurnInput } from "./input.ts";
 import { refusedWrite, type FailedAttempt, type SendOutcome } from "./send.ts";
+import { UNBILLED_COST } from "../attempt-billing.ts";
 import type { PartialAnswer } from "./partial-answer.ts";
 import type { OpenedSession } from "./session.ts";
 
@@ -198,7 +199,7 @@ function servedReport(report: UsageReport, serviceTier: string | undefined): Usa
 function unreportedCost(unbilled: boolean, failure: unknown): Priced {
   if (!unbilled) return { costUsd: null, noCacheCostUsd: null, reason: "the provider reported no usage" };
   const why = failure instanceof ProviderError && failure.status !== undefined ? `refused with HTTP ${failure.status}` : "refused with an HTTP error or no response came";
-  return { costUsd: 0, noCacheCostUsd: 0, reason: `${why} before any output: not billed` };
+  return { ...UNBILLED_COST, reason: `${why} before any output: not billed` };
 }
 
 /**

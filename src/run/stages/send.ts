@@ -110,7 +110,9 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const previous = adapter.continueFrom && input.resolved.incremental ? previousCall(store.lastRequest(sessionId), runtime.prefixHashes(wire), { provider: input.ref.provider, model: input.ref.model, protocol: wire.protocol }) : undefined;
   let sending = (previous && adapter.continueFrom?.(wire, previous)) || wire;
   const catalogRef = catalogRefOf(input.resolved.spec, input.ref.model);
-  await checkContextWindow(runtime.catalogEntry, catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens);
+  // A fork's first request has no ledger row of the fork yet: its hint names the parent, the one that stays.
+  const sessionOf = () => ({ id: sessionId, forkOf: store.lastRequest(sessionId) ? null : store.findSession(sessionId).parentId });
+  await checkContextWindow(runtime.catalogEntry, catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens, sessionOf);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
   const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
   if (huge) {
