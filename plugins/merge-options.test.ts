@@ -65,7 +65,7 @@ describe("owned request parts are refused as provider options on every wire", ()
         const error = caught as CachetError;
         expect({ key, code: error.code, exit: error.exitCode, oneLine: !error.message.includes("\n") }).toEqual({ key, code: "BAD_FLAG", exit: 2, oneLine: true });
         expect(error.message).toStartWith(`-o ${key}: cachet sets "${key}`);
-        expect(error.message).toMatch(/; use \S+/);
+        expect(error.hint).toMatch(new RegExp(`^use \\S.* instead of -o ${key}$`));
       }
     });
   }
@@ -82,21 +82,41 @@ describe("owned request parts are refused as provider options on every wire", ()
     expect(fresh.metadata).toEqual({});
   });
 
-  test("the message names what to use instead", () => {
-    expect(() => renderGemini(context({ systemInstruction: { parts: [{ text: "EVIL" }] } }), pluginServices)).toThrow(
-      '-o systemInstruction: cachet sets "systemInstruction" itself (it is part of the session and its cached prefix); use -s/--system instead',
-    );
-    expect(() => renderResponses(context({ text: { format: { type: "text" } } }), pluginServices)).toThrow('-o text: cachet sets "text.format" itself (it is part of the session and its cached prefix); use --schema instead');
-    expect(() => renderAnthropic(context({ metadata: { user_id: "mine" } }), pluginServices)).toThrow(
-      '-o metadata: cachet sets "metadata.user_id" itself (it is the session\'s cache affinity key); use --cache auto|off (cachet places the session\'s affinity key) instead',
-    );
-    expect(() => renderChat(context({ n: 3 }), pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage })).toThrow(
-      '-o n: cachet sets "n" itself (cachet reads and stores one choice per turn); use one request per answer (leave n unset) instead',
-    );
-    expect(() => renderChat(context({ functions: [] }), pluginServices, { maxTokensField: "max_completion_tokens", usage: chatUsage })).toThrow('-o functions: cachet sets "functions" itself (it is part of the session and its cached prefix); use --tools instead');
-    expect(() => renderGemini(context({ generationConfig: { temperature: 0.3, candidateCount: 2 } }), pluginServices)).toThrow(
-      '-o generationConfig: cachet sets "generationConfig.candidateCount" itself (cachet reads and stores one choice per turn); use one request per answer (leave candidateCount unset) instead',
-    );
-    expect(() => renderGemini(context({ generation_config: "x" }), pluginServices)).toThrow('-o generation_config: cachet sets "generation_config" itself');
+  test("the message names what cachet sets, and its hint what to use instead", () => {
+    /** The refusal's line and hint. */
+    const refusal = (render: () => unknown): { message: string; hint: string | undefined } => {
+      try {
+        render();
+      } catch (error) {
+        return { message: (error as CachetError).message, hint: (error as CachetError).hint };
+      }
+      throw new Error("rendered without a refusal");
+    };
+    const chat = { maxTokensField: "max_completion_tokens", usage: chatUsage } as const;
+    expect(refusal(() => renderGemini(context({ systemInstruction: { parts: [{ text: "EVIL" }] } }), pluginServices))).toEqual({
+      message: '-o systemInstruction: cachet sets "systemInstruction" itself (it is part of the session and its cached prefix)',
+      hint: "use -s/--system instead of -o systemInstruction",
+    });
+    expect(refusal(() => renderResponses(context({ text: { format: { type: "text" } } }), pluginServices))).toEqual({
+      message: '-o text: cachet sets "text.format" itself (it is part of the session and its cached prefix)',
+      hint: "use --schema instead of -o text",
+    });
+    expect(refusal(() => renderAnthropic(context({ metadata: { user_id: "mine" } }), pluginServices))).toEqual({
+      message: '-o metadata: cachet sets "metadata.user_id" itself (it is the session\'s cache affinity key)',
+      hint: "use --cache auto|off (cachet places the session's affinity key) instead of -o metadata",
+    });
+    expect(refusal(() => renderChat(context({ n: 3 }), pluginServices, chat))).toEqual({
+      message: '-o n: cachet sets "n" itself (cachet reads and stores one choice per turn)',
+      hint: "use one request per answer (leave n unset) instead of -o n",
+    });
+    expect(refusal(() => renderChat(context({ functions: [] }), pluginServices, chat))).toEqual({
+      message: '-o functions: cachet sets "functions" itself (it is part of the session and its cached prefix)',
+      hint: "use --tools instead of -o functions",
+    });
+    expect(refusal(() => renderGemini(context({ generationConfig: { temperature: 0.3, candidateCount: 2 } }), pluginServices))).toEqual({
+      message: '-o generationConfig: cachet sets "generationConfig.candidateCount" itself (cachet reads and stores one choice per turn)',
+      hint: "use one request per answer (leave candidateCount unset) instead of -o generationConfig",
+    });
+    expect(refusal(() => renderGemini(context({ generation_config: "x" }), pluginServices)).message).toStartWith('-o generation_config: cachet sets "generation_config" itself');
   });
 });

@@ -160,7 +160,7 @@ describe("commands", () => {
     const removed = await cli("sessions", "rm", fork, "--json");
     expect(removed.code).toBe(0);
     // Its one ledger row (r_2, $0.00042) goes with it, and rm says so.
-    expect(JSON.parse(removed.stdout)).toEqual({ removed: [fork], ledgerRows: 1, costUsd: 0.00042, unpricedRows: 0 });
+    expect(JSON.parse(removed.stdout)).toEqual({ removed: [fork], ledgerRows: 1, costUsd: 0.00042, costExact: "0.00042", unpricedRows: 0 });
     const after = openStore();
     expect(after.listSessions().map((s) => s.id)).toEqual([parent]);
     expect(after.loadSession(parent).messages.map((m) => m.id)).toEqual(["u1", "a1"]);

@@ -83,10 +83,11 @@ async function treeSumsToCost(home: string): Promise<Raw[]> {
   const lines = text.stdout.split("\n");
   for (const v of views) {
     // A request's own lines: from its header to the next request's header; the nodes, output and charges are indented by two.
-    // Each line's cost is its first dollar figure: a message or output line ends with a preview of its text after it.
+    // Each line's cost is its first dollar figure (`~$` when the request's cost is an estimate): a message or output
+    // line ends with a preview of its text after it.
     const start = lines.findIndex((l) => l.startsWith(v.id));
     const end = lines.findIndex((l, i) => i > start && !l.startsWith(" "));
-    const dollars = lines.slice(start + 1, end).filter((l) => /^  \S/.test(l) && !l.startsWith("  nodes:")).map((l) => Number(/ \$([0-9.]+)(?: |$)/.exec(l)![1]));
+    const dollars = lines.slice(start + 1, end).filter((l) => /^  \S/.test(l) && !l.startsWith("  nodes:")).map((l) => Number(/ ~?\$([0-9.]+)(?: |$)/.exec(l)![1]));
     const header = Number(/\$([0-9.]+)/.exec(lines[start]!)![1]);
     expect(Math.abs(dollars.reduce((s, d) => s + d, 0) - header)).toBeLessThan(1e-9);
     expect(Math.abs(header - v.costUsd)).toBeLessThan(1e-9);
