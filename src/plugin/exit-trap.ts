@@ -4,7 +4,8 @@
  * `process.exit`, `process.reallyExit` and `process.abort` throw a
  * PLUGIN_HOOK error instead of ending the process: a plugin that ended the
  * process left no error line, no done line, a ledger row in flight and its
- * own exit code (0 included) as cachet's. Inside a guarded call (guard.ts)
+ * own exit code (0 included) as cachet's; setting `process.exitCode` did the
+ * same once cachet ended. Inside a guarded call (guard.ts)
  * the error becomes that call's one-line failure; outside one (a timer the
  * plugin set) it is uncaught, and ends cachet with its one line and exit 1
  * (Bun's own report of an uncaught error quotes the bundle's source). cachet's own exits go
@@ -48,10 +49,37 @@ export function trapPluginExits(): void {
 
 /**
  * Runs `fn` as plugin code of `site`: an exit it (or anything it schedules)
- * attempts names that plugin and call. Just `fn()` before {@link trapPluginExits}.
+ * attempts names that plugin and call, and a `process.exitCode` it set (by
+ * the time its promise settles) is put back and throws the same refusal.
+ * Just `fn()` before {@link trapPluginExits}.
  */
 export function inSite<T>(site: CallSite, fn: () => T): T {
-  return sites ? sites.run(site, fn) : fn();
+  if (!sites) return fn();
+  // process.exitCode cannot be trapped (Bun's property is not configurable): a call that set it gets it put back and
+  // fails as a refused exit, so a plugin's code never becomes cachet's (an answer printed and stored, then exit 7).
+  const before = process.exitCode;
+  const checked = (): void => {
+    const after = process.exitCode;
+    if (after === before) return;
+    // Bun keeps a set code when given undefined back: 0 is what an unset one means.
+    process.exitCode = before ?? 0;
+    throw exitError(site, `process.exitCode = ${String(after)}`);
+  };
+  const result = sites.run(site, fn);
+  if (result instanceof Promise) {
+    return result.then(
+      (value) => {
+        checked();
+        return value;
+      },
+      (error: unknown) => {
+        checked();
+        throw error;
+      },
+    ) as T;
+  }
+  checked();
+  return result;
 }
 
 /** The error a refused exit throws: PLUGIN_HOOK naming the plugin and the call when known. */

@@ -71,6 +71,19 @@ describe("process.exit in a hook is reported as a throw there is", () => {
     expect((exited.types as string[]).some((t) => t === "error" || t === "done")).toBe(true);
   }, 60_000);
 
+  test("process.exitCode set in request:before is put back and fails the hook: exit 1 naming it, not the plugin's code after a stored answer", async () => {
+    const home = freshHome();
+    const threwHome = freshHome();
+    // A session of its own in each store, so that export has one to read after the refused first turn left nothing.
+    for (const h of [home, threwHome]) expect((await cachet(["--emulate", "-q", "--session", "par", "base"], { home: h })).code).toBe(0);
+    const env = { CACHET_PLUGINS: hookPlugin(home, "hx.mjs", "request:before", "process.exitCode = 7") };
+    const run = await cachet(["--emulate", "--json", "--session", "he", "hi"], { home, env });
+    const threw = await cachet(["--emulate", "--json", "--session", "he", "hi"], { home: threwHome, env: { CACHET_PLUGINS: hookPlugin(threwHome, "hx.mjs", "request:before", 'throw new Error("stop")') } });
+    expect(await outcome(home, run)).toEqual(await outcome(threwHome, threw));
+    expect(run.code).toBe(1);
+    expect(run.stderr.split("\n")[0]).toBe(`cachet: hx: hook request:before called process.exitCode = 7; ${REFUSED}`);
+  }, 60_000);
+
   test("usage:record in a plain run: the answer keeps its final newline, exit 0, one warning", async () => {
     const home = freshHome();
     const env = { CACHET_PLUGINS: hookPlugin(home, "hx.mjs", "usage:record", "process.exit(3)") };
@@ -100,6 +113,16 @@ describe("process.exit in setup fails the plugin as a throw in setup does", () =
     expect(list.stdout).toContain(`FAILED sx: plugin "sx" (${env.CACHET_PLUGINS}) failed to load: sx: setup() called process.exit(0); ${REFUSED}`);
     const thrown = await cachet(["plugins", "list"], { home, env: { CACHET_PLUGINS: file(home, 'throw new Error("stop")') } });
     expect(thrown.code).toBe(list.code);
+  }, 60_000);
+
+  test("process.exitCode set in setup fails the plugin and leaves cachet's exit code its own", async () => {
+    const home = freshHome();
+    const env = { CACHET_PLUGINS: file(home, "process.exitCode = 9") };
+    const run = await cachet(["--emulate", "hi"], { home, env });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toContain(`sx: setup() called process.exitCode = 9; ${REFUSED}`);
+    const tested = await cachet(["plugins", "test", env.CACHET_PLUGINS], { home });
+    expect(tested.code).toBe(1);
   }, 60_000);
 
   test("process.reallyExit and process.abort are refused too", async () => {
