@@ -11,11 +11,11 @@
  *
  * Every wait is on an event: a file the test plugin writes, the socket answering.
  */
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { listed, sessionRows } from "./session-rows.ts";
 
 afterAll(cleanHomes);
 
@@ -39,28 +39,19 @@ export default { name: "blocker", api: 1, setup(api) { api.hook("request:before"
 
 const THROW_IN_HOOK = `export default { name: "thrower", api: 1, setup(api) { api.hook("request:before", () => { throw new Error("no"); }); } };\n`;
 
+/** Resolves once the blocking hook of the run `proc` wrote `ready` into `gate`; throws when the run ended first (or 20 s passed). */
+async function hookReached(gate: string, proc: { exitCode: number | null }): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!existsSync(join(gate, "ready"))) {
+    if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
+    await Bun.sleep(5);
+  }
+}
+
 function plugin(home: string, name: string, text: string): string {
   const path = join(home, name);
   writeFileSync(path, text);
   return path;
-}
-
-/** Every session row in the store, read directly: what `cachet sessions` hides is still seen here. */
-function sessionRows(home: string): { id: string; name: string | null }[] {
-  if (!existsSync(join(home, "cachet.db"))) return [];
-  const db = new Database(join(home, "cachet.db"), { readonly: true });
-  try {
-    return db.query("SELECT id, name FROM sessions ORDER BY rowid").all() as { id: string; name: string | null }[];
-  } finally {
-    db.close();
-  }
-}
-
-/** `cachet sessions --json`, parsed: one object per listed session. */
-async function listed(home: string): Promise<{ id: string; name: string | null; messages: number; requests: number }[]> {
-  const r = await cachet(["sessions", "--json"], { home });
-  expect(r.code).toBe(0);
-  return r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /** What `-c` says with no session to continue. */
@@ -147,11 +138,7 @@ test("SIGKILL while a plugin hook runs before the first prompt is stored: the sa
     stdout: "ignore",
     stderr: "ignore",
   });
-  const deadline = Date.now() + 20_000;
-  while (!existsSync(join(gate, "ready"))) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
-    await Bun.sleep(5);
-  }
+  await hookReached(gate, proc);
   proc.kill("SIGKILL");
   await proc.exited;
   const [left] = sessionRows(home);
@@ -295,11 +282,7 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
       stdout: "ignore",
       stderr: "ignore",
     });
-    const deadline = Date.now() + 20_000;
-    while (!existsSync(join(gate, "ready"))) {
-      if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
-      await Bun.sleep(5);
-    }
+    await hookReached(gate, proc);
     proc.kill("SIGKILL");
     await proc.exited;
     expect(sessionRows(home)).toHaveLength(2);

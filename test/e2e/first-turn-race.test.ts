@@ -14,6 +14,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { listed, sessionRows } from "./session-rows.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -58,23 +59,6 @@ function spawnCachet(home: string, args: string[], env: Record<string, string> =
     return { code, stdout: await out.stdout, stderr: out.stderr };
   };
   return { proc, out, done };
-}
-
-/** Every session row in the store, read directly: what `cachet sessions` hides is still seen here. */
-function sessionRows(home: string): { id: string; name: string | null }[] {
-  const db = new Database(join(home, "cachet.db"), { readonly: true });
-  try {
-    return db.query("SELECT id, name FROM sessions ORDER BY rowid").all() as { id: string; name: string | null }[];
-  } finally {
-    db.close();
-  }
-}
-
-/** `cachet sessions --json`, parsed. */
-async function listed(home: string): Promise<{ id: string; name: string | null; messages: number; requests: number }[]> {
-  const r = await cachet(["sessions", "--json"], { home });
-  expect(r.code).toBe(0);
-  return r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 }
 
 /** How A's held first turn ends when the test lets it: its hook throws (exit 1), the budget refuses it (exit 6), SIGINT (exit 130). */
