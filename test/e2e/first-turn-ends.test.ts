@@ -39,13 +39,25 @@ export default { name: "blocker", api: 1, setup(api) { api.hook("request:before"
 
 const THROW_IN_HOOK = `export default { name: "thrower", api: 1, setup(api) { api.hook("request:before", () => { throw new Error("no"); }); } };\n`;
 
-/** Resolves once the blocking hook of the run `proc` wrote `ready` into `gate`; throws when the run ended first (or 20 s passed). */
-async function hookReached(gate: string, proc: { exitCode: number | null }): Promise<void> {
+/**
+ * Runs cachet with ARGS under `home` with the blocking-hook plugin (its file handed to `env`, which gives the plugin's
+ * variables), and SIGKILLs it once the hook runs; throws when the run ended first (or 20 s passed).
+ */
+async function killedInHook(home: string, args: string[], env: (pluginFile: string) => Record<string, string>): Promise<void> {
+  const gate = freshHome();
+  const proc = Bun.spawn([BINARY, ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", GATE_DIR: gate, ...env(plugin(gate, "block.mjs", BLOCK_IN_HOOK)) },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   const deadline = Date.now() + 20_000;
   while (!existsSync(join(gate, "ready"))) {
     if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
     await Bun.sleep(5);
   }
+  proc.kill("SIGKILL");
+  await proc.exited;
 }
 
 function plugin(home: string, name: string, text: string): string {
@@ -131,16 +143,7 @@ describe("a plugin killing its process during a new session's first turn", () =>
 
 test("SIGKILL while a plugin hook runs before the first prompt is stored: the same as a plugin killing its process", async () => {
   const home = freshHome();
-  const gate = freshHome();
-  const proc = Bun.spawn([BINARY, "--emulate", "first question"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_NO_DAEMON: "1", CACHET_PLUGINS: plugin(gate, "block.mjs", BLOCK_IN_HOOK), GATE_DIR: gate },
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "ignore",
-  });
-  await hookReached(gate, proc);
-  proc.kill("SIGKILL");
-  await proc.exited;
+  await killedInHook(home, ["--emulate", "first question"], (file) => ({ CACHET_NO_DAEMON: "1", CACHET_PLUGINS: file }));
   const [left] = sessionRows(home);
   expect(left).toBeDefined();
   expect(await listed(home)).toEqual([]);
@@ -275,16 +278,7 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
 
   test("SIGKILL while a request:before hook blocks: not listed, and `sessions rm` of the parent needs no --force, removing what the kill left", async () => {
     const { home, parentId, env, announced } = await withParent();
-    const gate = freshHome();
-    const proc = Bun.spawn([BINARY, "--emulate", "--fork=par", "fork killed"], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", GATE_DIR: gate, ...env(plugin(gate, "block.mjs", BLOCK_IN_HOOK)) },
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "ignore",
-    });
-    await hookReached(gate, proc);
-    proc.kill("SIGKILL");
-    await proc.exited;
+    await killedInHook(home, ["--emulate", "--fork=par", "fork killed"], env);
     expect(sessionRows(home)).toHaveLength(2);
     await parentAlone(home, parentId);
     expect(announced()).toEqual([]);
