@@ -12,7 +12,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil, until } from "./harness.ts";
 import { against, type EmulatorProcess, exportSession, startEmulatorProcess } from "./session-kit.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
@@ -71,15 +71,6 @@ function turn(home: string, args: string[], env: Record<string, string> = {}) {
   return Bun.spawn([BINARY, ...args], { env: { ...BASE, HOME: home, CACHET_HOME: home, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
 }
 
-/** Polls `ready` until it holds, or fails after 20 s or once `proc` ended. */
-async function until(what: string, ready: () => boolean | Promise<boolean>, proc?: { exitCode: number | null }): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await ready())) {
-    if (Date.now() > deadline || (proc && proc.exitCode !== null)) throw new Error(`never: ${what}`);
-    await Bun.sleep(5);
-  }
-}
-
 /** Whether process `pid` catches `signal` (its handler is installed), from /proc's SigCgt mask. */
 function catches(pid: number, signal: number): boolean {
   const mask = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
@@ -121,7 +112,7 @@ describe("a turn the daemon accepted is never run again by its client", () => {
     const before = (await emulator.received()).length;
     const held = turn(home, [...target.args, "--idle-timeout", "3", "--session", "k9", "k9 hold"], target.env);
     const stderr = new Response(held.stderr).text();
-    await until("the request reaches the emulator", async () => (await emulator.received()).length > before, held);
+    await until("the request reaches the emulator", async () => (await emulator.received()).length > before, () => held.exitCode === null);
     process.kill(pid, "SIGKILL");
     expect(await held.exited).toBe(1);
     expect(await stderr).toBe(STOPPED_LINE);
@@ -158,7 +149,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       // Accepted: the daemon sends the request. Then it stops, the turn still waiting on the held request.
       const held = turn(home, [...target.args, "--session", "frozen", "the request held"], target.env);
       const stderr = new Response(held.stderr).text();
-      await until("the request reaches the emulator", async () => (await emulator.received()).length > before, held);
+      await until("the request reaches the emulator", async () => (await emulator.received()).length > before, () => held.exitCode === null);
       process.kill(pid, "SIGSTOP");
       held.kill("SIGINT");
       expect(await held.exited).toBe(130);
@@ -179,7 +170,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       const sent = async (home: string, env: Record<string, string>) => {
         const before = (await emulator.received()).length;
         const proc = turn(home, args, { ...target.env, ...env });
-        await until("the request reaches the emulator", async () => (await emulator.received()).length > before, proc);
+        await until("the request reaches the emulator", async () => (await emulator.received()).length > before, () => proc.exitCode === null);
         return proc;
       };
       const twin = freshHome();
@@ -210,7 +201,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       const target = against(emulator, "anthropic/claude-sonnet-4-6");
       const { home, pid } = await daemonHome();
       const held = turn(home, [...target.args, "--session", "frozen", "the request held"], target.env);
-      await until("the request reaches the emulator", async () => (await emulator.received()).length > 0, held);
+      await until("the request reaches the emulator", async () => (await emulator.received()).length > 0, () => held.exitCode === null);
       process.kill(pid, "SIGSTOP");
       held.kill("SIGINT");
       expect(await held.exited).toBe(130);
@@ -237,7 +228,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       process.kill(pid, "SIGSTOP");
       const waiting = turn(home, ["--emulate", "--session", "cancelled", "never started"]);
       const stderr = new Response(waiting.stderr).text();
-      await until("the client handles signals", () => catches(waiting.pid, number), waiting);
+      await until("the client handles signals", () => catches(waiting.pid, number), () => waiting.exitCode === null);
       waiting.kill(signal);
       expect(await waiting.exited).toBe(code);
       expect(await stderr).toBe(`cachet: interrupted by ${signal} before the request was sent: nothing was sent, and the prompt was not stored\n`);

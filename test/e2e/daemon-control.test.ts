@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, chownSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil, until } from "./harness.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -50,11 +50,7 @@ function alive(pid: number): boolean {
 
 /** Waits until the process `pid` has exited (it is not this process's child). */
 async function exited(pid: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (alive(pid)) {
-    if (Date.now() > deadline) throw new Error(`process ${pid} still runs after 20 s`);
-    await Bun.sleep(20);
-  }
+  await until(`process ${pid} to exit`, () => !alive(pid));
 }
 
 /** Pids of `cachet daemon run` processes whose CACHET_HOME is `h` (a successor started by a daemon included). */

@@ -9,7 +9,7 @@
  * wait is seen by the line `--verbose` writes as it begins.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil, until } from "./harness.ts";
 import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
 
 const home = freshHome();
@@ -19,8 +19,7 @@ let daemon: ReturnType<typeof Bun.spawn> | undefined;
 
 /** `daemon status` of `h` answers. */
 async function serving(h: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while ((await cachet(["daemon", "status"], { home: h })).code !== 0) if (Date.now() > deadline) throw new Error("no daemon answered within 20 s");
+  await until("a daemon to answer", async () => (await cachet(["daemon", "status"], { home: h })).code === 0);
 }
 
 /** A turn started in `h` (the daemon's home, or the twin's with CACHET_NO_DAEMON=1), stdout and stderr piped. */
@@ -94,11 +93,7 @@ describe("a signal during a daemon turn's wait ends it as in-process", () => {
           const held = (await emulator.received()).length;
           const turn = start(h, [...target.args, ...flags, "the request held"], target.env);
           const stderr = new Response(turn.stderr).text();
-          const deadline = Date.now() + 20_000;
-          while ((await emulator.received()).length === held) {
-            if (Date.now() > deadline || turn.exitCode !== null) throw new Error("the request never reached the emulator");
-            await Bun.sleep(5);
-          }
+          await until("the request to reach the emulator", async () => (await emulator.received()).length > held, () => turn.exitCode === null);
           turn.kill(signal);
           results.push({ code: await turn.exited, lines: cachetLines(await stderr) });
         }

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
 
@@ -33,18 +33,9 @@ async function status(): Promise<{ pid: number; served: number; busy: boolean } 
 
 /** Waits until a daemon answers on the socket (a restarted successor binds it again after its warm-up). */
 async function serving(): Promise<{ pid: number; served: number; busy: boolean }> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const s = await status();
-    if (s) return s;
-    if (Date.now() > deadline) throw new Error("no daemon answered within 20 s");
-  }
-}
-
-/** Waits until `check` holds, re-asking after each await. */
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+  let answered: Awaited<ReturnType<typeof status>>;
+  await until("a daemon to answer", async () => (answered = await status()) !== undefined);
+  return answered!;
 }
 
 /** Session and request ids differ between two homes: replaced by their kind. */

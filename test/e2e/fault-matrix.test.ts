@@ -62,7 +62,7 @@ import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, until } from "./harness.ts";
 import { against, exportSession, startEmulatorProcess, type EmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -283,16 +283,6 @@ beforeAll(async () => {
   db.close();
   before = await exportSession(template);
 });
-
-/** Resolves once `check` returns true; fails after 20 s or when `alive` turns false. */
-async function until(what: string, check: () => boolean | Promise<boolean>, alive: () => boolean = () => true): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    if (!alive()) throw new Error(`the run ended before ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 /** The text of the last stored message when it is the assistant's, read straight from the store file. */
 function storedAnswer(home: string): string | undefined {

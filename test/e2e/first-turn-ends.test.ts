@@ -14,7 +14,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, until } from "./harness.ts";
 import { listed, sessionRows } from "./session-rows.ts";
 
 afterAll(cleanHomes);
@@ -51,11 +51,7 @@ async function killedInHook(home: string, args: string[], env: (pluginFile: stri
     stdout: "ignore",
     stderr: "ignore",
   });
-  const deadline = Date.now() + 20_000;
-  while (!existsSync(join(gate, "ready"))) {
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error("the run did not reach the plugin's hook");
-    await Bun.sleep(5);
-  }
+  await until("the plugin's hook to run", () => existsSync(join(gate, "ready")), () => proc.exitCode === null);
   proc.kill("SIGKILL");
   await proc.exited;
 }

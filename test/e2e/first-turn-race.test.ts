@@ -13,7 +13,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, until } from "./harness.ts";
 import { listed, sessionRows } from "./session-rows.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
@@ -31,14 +31,6 @@ export default { name: "gate", api: 1, setup(api) { api.hook("request:before", a
   return request;
 }); } };
 `;
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 /** A process of the binary whose stderr is read as it comes, so a test can wait for a line. */
 function spawnCachet(home: string, args: string[], env: Record<string, string> = {}) {

@@ -77,6 +77,20 @@ export function ofType(list: Event[], type: string): Event[] {
   return list.filter((e) => e.type === type);
 }
 
+/**
+ * Resolves once `check` holds, asking again every 5 ms: a wait for an event another process makes visible (a file, a
+ * line, a request at the emulator), never a fixed delay. Throws after 20 s, or as soon as `alive` says the process it
+ * waits on has ended.
+ */
+export async function until(what: string, check: () => boolean | Promise<boolean>, alive: () => boolean = () => true): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await check())) {
+    if (!alive()) throw new Error(`the process ended before ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
 /** Reads `stream` until its text contains `needle` (the answer has begun), then releases it; throws if it ends first. */
 export async function readUntil(stream: ReadableStream<Uint8Array>, needle: string): Promise<void> {
   const reader = stream.getReader();

@@ -6,21 +6,13 @@
  * holder's answer back), a line on each waiter's stderr.
  */
 import { afterAll, expect, test } from "bun:test";
-import { BINARY, cleanHomes, events, freshHome } from "./harness.ts";
+import { BINARY, cleanHomes, events, freshHome, until } from "./harness.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
 
 const MODEL = "anthropic/claude-sonnet-4-6";
 const WAITING = /^cachet: session s_\w+ is running a turn \(process (\d+) on .+\): waiting for it to finish before sending this one$/;
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 test("a run waiting on a session lease says so once on stderr, naming the holder's pid; --json keeps stdout JSON", async () => {
   const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });

@@ -9,21 +9,13 @@
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, until } from "./harness.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
 
 const MODEL = "anthropic/claude-sonnet-4-6";
 const ANSWER = "the held answer";
-
-async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 test("sessions rm during a running turn waits for it, then removes the session and says which ledger rows went with it", async () => {
   const fixtures = freshHome();

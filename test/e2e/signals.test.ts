@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, until } from "./harness.ts";
 import { against, exportSession, startEmulatorProcess, type EmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -53,15 +53,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => emulator?.stop());
-
-async function until(what: string, check: () => boolean | Promise<boolean>, alive: () => boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    if (!alive()) throw new Error(`the run ended before ${what}`);
-    await Bun.sleep(5);
-  }
-}
 
 /** A home whose session `z` holds one good turn; the emulator's log is reset after it. */
 async function sessionWithOneTurn(): Promise<{ home: string; target: ReturnType<typeof against> }> {
