@@ -9,6 +9,7 @@ import { CachetError, EXIT } from "../errors.ts";
 import { globalArgs, refuseMisplacedFlags } from "./_args.ts";
 import { parseDuration } from "../duration.ts";
 import { stdout } from "../stdout.ts";
+import { processAlive } from "../process-alive.ts";
 
 /** The words of the ACTION positional (`cachet help daemon ACTION` checks them too). */
 export const actions = ["start", "run", "stop", "status"] as const;
@@ -125,18 +126,9 @@ async function waitForServer(path: string, pid: number): Promise<{ pid: number }
   for (;;) {
     const status = await ask(path, "status");
     if (status) return status;
-    if (!alive(pid)) return undefined;
+    if (!processAlive(pid)) return undefined;
     // The socket appears once the server has loaded what a turn loads: checked again at the next turn of the clock.
     await Bun.sleep(20);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

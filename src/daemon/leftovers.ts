@@ -6,6 +6,7 @@
  * which a server removes when it exits of its own accord, and a killed one leaves ({@link removeDeadDaemon}).
  */
 import { pidPath } from "./protocol.ts";
+import { processAlive } from "../process-alive.ts";
 
 /** The name, in the socket's directory, of the socket server `pid` binds before it renames it over `daemon.sock`. */
 export function bindingName(pid: number): string {
@@ -38,7 +39,7 @@ export function removeLeftovers(dir: string): void {
   }
   for (const name of names) {
     const match = /^\.([spw])([1-9]\d*)$/.exec(name);
-    if (!match || alive(Number(match[2]))) continue;
+    if (!match || processAlive(Number(match[2]))) continue;
     const path = `${dir}/${name}`;
     const stat = fs.lstatSync(path, { throwIfNoEntry: false });
     // Only what is made under that name: a socket, a pid file, or a directory (a warm-up home holds nothing of the user's).
@@ -93,7 +94,7 @@ export async function removeDeadDaemon(socket: string): Promise<void> {
   if (pidStat) {
     const pid = pidStat.isFile() && pidStat.uid === uid ? recordedPid(file) : undefined;
     // A pid file naming a live process (or not cachet's, or another user's): its server may only be starting.
-    if (pid === undefined || alive(pid)) return;
+    if (pid === undefined || processAlive(pid)) return;
     dead = pid;
   }
   const before = identity(socket);
@@ -138,31 +139,4 @@ function recordedPid(file: string): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Whether process `pid` runs (another user's included). A zombie has exited: a killed daemon's parent is the init
- * process, which may reap it only later, and until then signal 0 still reaches it.
- */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  if (process.platform !== "linux") return true;
-  try {
-    // proc(5): "pid (comm) state …", where comm may hold spaces and parentheses.
-    const stat = process.getBuiltinModule("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    // Reaped meanwhile: gone; /proc unreadable: as signal 0 said.
-    return existsProc(pid);
-  }
-}
-
-/** Whether /proc lists `pid`, or /proc cannot tell (not mounted). */
-function existsProc(pid: number): boolean {
-  const fs = process.getBuiltinModule("node:fs");
-  return !fs.existsSync("/proc/self") || fs.existsSync(`/proc/${pid}`);
 }

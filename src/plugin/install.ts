@@ -22,6 +22,7 @@ import { builtEntries, entryInside, parseManifest, sourceEntries, type DeclaredE
 import { warn } from "../log.ts";
 import { downloadTarball, parsePackageSpec, registryUrl, resolveVersion, sri, unpackTarball, type RegistryOptions } from "./npm-registry.ts";
 import { workingDirectoryExists } from "../working-dir.ts";
+import { processAlive } from "../process-alive.ts";
 
 /** Where and how to install. */
 export interface InstallOptions {
@@ -100,18 +101,8 @@ async function install(source: string, options: InstallOptions): Promise<{ recor
 async function removeLeftoverStaging(dir: string): Promise<void> {
   for (const entry of await readdir(dir).catch(() => [] as string[])) {
     const match = /^add-(?:(\d+)-)?[A-Za-z0-9]{6}$/.exec(entry);
-    if (!match || (match[1] !== undefined && processRuns(Number(match[1])))) continue;
+    if (!match || (match[1] !== undefined && processAlive(Number(match[1])))) continue;
     await rm(join(dir, entry), { recursive: true, force: true });
-  }
-}
-
-/** Whether a process with id `pid` exists (EPERM: it does, another user's). */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === "EPERM";
   }
 }
 

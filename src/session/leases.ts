@@ -15,6 +15,7 @@ import { sessionNotFound, type StoreCore } from "./core.ts";
 import type { KeeperStart } from "./lease-keeper.ts";
 import type { LeaseRow } from "./rows.ts";
 import { emptyShell } from "./sessions.ts";
+import { processAlive } from "../process-alive.ts";
 
 /** Options of {@link Store.acquireTurn}. */
 export interface TurnOptions {
@@ -212,14 +213,4 @@ function keeperUrl(): string {
 /** Whether a lease is free to take over: expired unrefreshed, or its holder's process (on this host) is gone. */
 function abandoned(lease: LeaseRow, host: string, now: number): boolean {
   return lease.expires_at <= now || (lease.host === host && !processAlive(lease.owner_pid));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as { code?: string }).code === "EPERM";
-  }
 }
