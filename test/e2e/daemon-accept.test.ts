@@ -14,6 +14,7 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil, until } from "./harness.ts";
 import { against, type EmulatorProcess, exportSession, startEmulatorProcess } from "./session-kit.ts";
+import { processAlive } from "../../src/process-alive.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -75,15 +76,6 @@ function turn(home: string, args: string[], env: Record<string, string> = {}) {
 function catches(pid: number, signal: number): boolean {
   const mask = /SigCgt:\s*([0-9a-f]+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
   return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(signal - 1))) !== 0n;
-}
-
-/** Whether process `pid` runs (a zombie has exited). */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
 }
 
 /** The messages and ledger rows of session "frozen" in `home`, without ids and times. */
@@ -187,7 +179,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       expect(await stderr).toStartWith("cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon");
       process.kill(pid, "SIGCONT");
       // The daemon that ran the turn ends once it has (a fresh one takes over): what it stored is final by then.
-      await until("the continued daemon exits", () => !running(pid));
+      await until("the continued daemon exits", () => !processAlive(pid));
       expect(await stored(home)).toEqual(await stored(twin));
     } finally {
       emulator.stop();
@@ -212,7 +204,7 @@ describe("a stopped (SIGSTOP) daemon", () => {
       const after = await stored(home);
       expect(after).toMatchObject({ messages: [{ role: "user", content: [{ type: "text", text: "the next turn" }] }, { role: "assistant" }], requests: [{ status: "lost" }, { status: "ok" }] });
       process.kill(pid, "SIGCONT");
-      await until("the continued daemon exits", () => !running(pid));
+      await until("the continued daemon exits", () => !processAlive(pid));
       expect(await stored(home)).toEqual(after);
     } finally {
       emulator.stop();

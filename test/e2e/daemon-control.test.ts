@@ -9,6 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, chownSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil, until } from "./harness.ts";
+import { processAlive } from "../../src/process-alive.ts";
 
 const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
 
@@ -39,18 +40,9 @@ async function status(h: string): Promise<{ pid: number; served: number; line: s
   return { pid: Number(m[1]), served: Number(m[2] ?? -1), line: r.stdout };
 }
 
-/** Whether `pid` runs (a daemon's parent is init, which may leave it a zombie for a while: that one has exited). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
-}
-
 /** Waits until the process `pid` has exited (it is not this process's child). */
 async function exited(pid: number): Promise<void> {
-  await until(`process ${pid} to exit`, () => !alive(pid));
+  await until(`process ${pid} to exit`, () => !processAlive(pid));
 }
 
 /** Pids of `cachet daemon run` processes whose CACHET_HOME is `h` (a successor started by a daemon included). */
@@ -304,7 +296,7 @@ describe("daemon start, stop and status", () => {
       if (r.stdout.startsWith("cachet daemon: stopping")) stopping = r.stdout;
       else if (r.code !== 0) {
         // "not running" only once the process is gone.
-        expect(alive(pid)).toBe(false);
+        expect(processAlive(pid)).toBe(false);
         throw new Error("the daemon exited before a status said stopping");
       }
     }
@@ -336,7 +328,7 @@ describe("daemon start, stop and status", () => {
       expect({ code: stop.code, stderr: stopped ? "stopped" : stop.stderr }).toEqual({ code: 0, stderr: "stopped" });
       // Stop returns once the process is gone, and the successor with it.
       expect(daemonsOf(h)).toEqual([]);
-      expect(alive(pid)).toBe(false);
+      expect(processAlive(pid)).toBe(false);
       expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
     }
   });
@@ -352,7 +344,7 @@ describe("daemon start, stop and status", () => {
     let next: number | undefined;
     while (next === undefined) {
       const r = await cachet(["daemon", "status"], { home: h });
-      if (r.code !== 0) throw new Error(`status during the hand-over: ${r.stdout}${r.stderr} (daemons: ${daemonsOf(h)}, the old one alive: ${alive(pid)})`);
+      if (r.code !== 0) throw new Error(`status during the hand-over: ${r.stdout}${r.stderr} (daemons: ${daemonsOf(h)}, the old one alive: ${processAlive(pid)})`);
       const m = /^cachet daemon: (restarting|running) \(pid (\d+)/.exec(r.stdout);
       if (!m) throw new Error(`unexpected status: ${r.stdout}`);
       if (m[1] === "restarting") {
