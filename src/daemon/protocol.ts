@@ -74,7 +74,7 @@ export interface Hello {
   uid: number;
   /** The client's process id: the process running the command as the user sees it, named by a session lease the command holds. */
   pid: number;
-  /** Whether fd 0, 1 and 2 are terminals. What fd 0 is follows in a STDIN_KIND frame (asked while the daemon starts the command). */
+  /** Whether fd 0, 1 and 2 are terminals. What fd 0 is follows in a STDIN_KIND frame, right after the hello. */
   terminal: [boolean, boolean, boolean];
 }
 
