@@ -41,3 +41,14 @@ export function commandOf(args: readonly string[], stdinIsTerminal: boolean): st
   const line = readCommandLine(args, stdinIsTerminal);
   return line.kind === "command" ? line.name : undefined;
 }
+
+/**
+ * Whether the command line `args` asks for its command's help (`--help` or `-h` among the words before `--`): for a
+ * run, that is no turn. The daemon leaves such a line to its client (citty decides help's colour once, when it
+ * loads), and a client that found no daemon starts none after it (src/daemon/autostart.ts).
+ */
+export function asksHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  const words = end === -1 ? args : args.slice(0, end);
+  return words.includes("--help") || words.includes("-h");
+}

@@ -12,6 +12,6 @@ import { viaDaemon } from "../daemon/client.ts";
  */
 export async function launch(argv: string[], failed: unknown): Promise<void> {
   if (failed !== undefined) return (await import("./dispatch.ts")).reportStdoutFailure(failed);
-  if (await viaDaemon(argv)) return;
+  await viaDaemon(argv);
   await (await import("./dispatch.ts")).dispatch(argv);
 }

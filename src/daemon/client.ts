@@ -3,7 +3,8 @@
  * daemon listens on `<data dir>/daemon.sock`, a turn is handed to it and this
  * process only relays: the daemon's stdout and stderr to fds 1 and 2, stdin
  * when (and as much as) the daemon asks for it, signals, and the exit code.
- * Anything else (no socket, a declined command) runs in this process as usual.
+ * Anything else (no socket, a declined command) runs in this process as usual;
+ * after a turn that found no daemon, src/cli/launch.ts starts one for the next.
  */
 import type { FileSink, Socket } from "bun";
 import { fstatSync, type Stats, statSync } from "node:fs";
@@ -18,27 +19,38 @@ import { Wire } from "./wire.ts";
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
- * Runs the command line `argv` through the daemon when one is listening and
- * takes it. Returns false when this process must run it itself (no daemon,
- * `CACHET_NO_DAEMON`, not a turn, declined); otherwise exits the process
- * with the command's exit code and never returns.
+ * Why a command was left to this process to run: "absent", no daemon answered for its state directory (no socket
+ * file, or one whose connect failed: a daemon killed, or one not yet listening); "declined", a daemon answered but
+ * did not take it (running another turn, another build, an environment that differs, no answer within
+ * {@link ACCEPT_WAIT_MS}, …); "unsent", it was never offered (CACHET_NO_DAEMON, not a turn, a U+FFFD word, a removed
+ * working directory, a socket path too long for the platform). Only "absent" leads to starting one
+ * (src/daemon/autostart.ts).
  */
-export async function viaDaemon(argv: string[]): Promise<boolean> {
-  if (noDaemon()) return false;
+export type LeftToProcess = "absent" | "declined" | "unsent";
+
+/**
+ * Runs the command line `argv` through the daemon when one is listening and
+ * takes it: then exits the process with the command's exit code and never
+ * returns. Otherwise resolves to why this process must run it itself
+ * ({@link LeftToProcess}).
+ */
+export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
+  if (noDaemon()) return "unsent";
   const stdinTerminal = processEdges.isTerminal(0);
-  if (commandOf(argv, stdinTerminal) !== "run") return false;
+  if (commandOf(argv, stdinTerminal) !== "run") return "unsent";
   // A word that was not UTF-8 is checked against the raw bytes of this process's command line (argv-encoding.ts).
-  if (argv.some((word) => word.includes("\ufffd"))) return false;
+  if (argv.some((word) => word.includes("\ufffd"))) return "unsent";
   // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process
   // (which also says so when a relative CACHET_HOME needs it, src/paths.ts); with a daemon there to take it, the reason
   // is said under --verbose as the daemon's own declines are.
   const cwd = workingDirectoryOrUndefined();
   if (cwd === undefined) {
     if (verbose(argv) && daemonMayListen()) processEdges.writeStderr("cachet: the daemon cannot take this command (the working directory was removed, and the daemon runs a turn in its client's); running it in this process\n");
-    return false;
+    return "unsent";
   }
   const path = socketPath(statePaths().data);
-  if (!socketPathFits(path) || !mayExist(path)) return false;
+  if (!socketPathFits(path)) return "unsent";
+  if (!mayExist(path)) return "absent";
   // The socket connects while the hello is made: the connection opens on a later turn of the event loop.
   const connecting = connect(path);
   const hello: Hello = {
@@ -55,7 +67,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
   };
   const helloFrame = jsonFrame(FRAME.HELLO, hello);
   const connection = await connecting;
-  if (!connection) return false;
+  if (!connection) return "absent";
   const { wire, frames } = connection;
   // What stdin is follows the hello at once: the daemon opens stdin a few hundred microseconds into the command and
   // waits for the answer there. The signal handlers are installed after (a signal before them ends this process, as
@@ -75,7 +87,7 @@ export async function viaDaemon(argv: string[]): Promise<boolean> {
     if (answer.kind === "declined" && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${answer.reason}); running it in this process\n`);
     if (answer.kind === "unanswered") processEdges.writeStderr(`cachet: the daemon did not answer within ${ACCEPT_WAIT_MS / 1000} s (stopped or hung? \`cachet daemon status\` tells); running this command in this process\n`);
     void wire.end();
-    return false;
+    return "declined";
   }
   // From here on the daemon runs the command: a signal is the command's, and the client never runs it itself.
   let unanswered: ReturnType<typeof setTimeout> | undefined;

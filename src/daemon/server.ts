@@ -11,10 +11,8 @@
 import type { Socket, Subprocess, UnixSocketListener } from "bun";
 import { bindEdges, type Edges, processEdges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
-import { commandOf } from "../cli/command-line.ts";
-import { type Config, loadConfig, pinConfig } from "../config.ts";
-import { configFile, statePaths } from "../paths.ts";
-import { externalPluginSources } from "../plugin/loader.ts";
+import { asksHelp, commandOf } from "../cli/command-line.ts";
+import { type Config, pinConfig } from "../config.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
@@ -22,6 +20,7 @@ import { bindingName, removeLeftovers, removePidFile, warmHomeName } from "./lef
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
+import { residentTurnConfig } from "./turn-config.ts";
 import { Wire } from "./wire.ts";
 import { workingDirectory, workingDirectoryExists } from "../working-dir.ts";
 
@@ -291,7 +290,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     clearTimeout(idle);
     const early: Frame[] = [];
     state.onFrame = (f) => void early.push(f);
-    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await turnConfig(hello));
+    // The config is read in the client's working directory (CACHET_PLUGINS paths are relative to it); the turn runs
+    // with that same config (pinConfig), never one edited in between.
+    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await residentTurnConfig(hello.env));
     const reason = typeof checked === "string" ? checked : undefined;
     const changed = reason === undefined ? await imported.changed() : undefined;
     // The start waits past the frames already received: a client that cancelled (a signal, no answer in time) or
@@ -309,26 +310,6 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     }
     wire.send(encodeFrame(FRAME.ACCEPT));
     await run(wire, hello, state, early, checked);
-  }
-
-  /**
-   * The config the turn reads (see {@link pinConfig}), or why its client runs it: it would load a third-party plugin,
-   * which imported here would keep its module state between turns, write its console output to the daemon's stderr,
-   * end the daemon by process.kill, and be stale after a change of one of its files that keeps its size and
-   * modification time; or the config cannot be read, which the client's own process reports as without a daemon.
-   * Called in the client's working directory (CACHET_PLUGINS paths are relative to it).
-   */
-  async function turnConfig(hello: Hello): Promise<{ path: string; config: Config } | string> {
-    const path = configFile(statePaths(hello.env));
-    let config: Config;
-    try {
-      config = await loadConfig(path);
-    } catch {
-      return `the config ${path} cannot be used: the client reports why`;
-    }
-    const first = externalPluginSources({ config, env: hello.env })[0]?.path;
-    if (first !== undefined) return `the turn loads a third-party plugin (${first}): it runs in its own process`;
-    return { path, config };
   }
 
   /** Moves into the client's working directory; why not when it cannot (it was removed). */
@@ -350,10 +331,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
 
   /** Why the daemon will not run `hello`'s command, or undefined when it will. */
   function refusal(hello: Hello): string | undefined {
-    const words = hello.argv.slice(0, hello.argv.includes("--") ? hello.argv.indexOf("--") : undefined);
     if (commandOf(hello.argv, hello.terminal[0]) !== "run") return "the daemon runs only turns (the run command)";
     // citty decides help's colour once, when it loads: the run's help is printed by the client's own process.
-    if (words.includes("--help") || words.includes("-h")) return "help is shown by the client itself";
+    if (asksHelp(hello.argv)) return "help is shown by the client itself";
     if (hello.uid !== (process.getuid?.() ?? -1)) return "the client runs as another user";
     // Such a word is checked against the raw bytes of the process's own command line (src/cli/argv-encoding.ts).
     if (hello.argv.some((word) => word.includes("\ufffd"))) return "a command-line word holds U+FFFD";
