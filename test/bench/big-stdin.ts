@@ -158,7 +158,7 @@ async function run(args: string[], bytes: number, env: Record<string, string> = 
     stdin: via === "file" ? Bun.file(input) : "pipe",
     stdout: "ignore",
     stderr: "pipe",
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
   });
   const stderr = new Response(proc.stderr).text();
   if (via === "pipe") await writeInput(proc.stdin as import("bun").FileSink, bytes, kind);
@@ -219,7 +219,7 @@ async function counter(url: string, name: string): Promise<number> {
 async function startEmulator(): Promise<{ url: string; stop(): void }> {
   const home = mkdtempSync(join(tmpdir(), "cachet-big-stdin-emulator-"));
   homes.push(home);
-  const proc = Bun.spawn([BINARY, "emulate", "--port", "0"], { stdout: "pipe", stderr: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home } });
+  const proc = Bun.spawn([BINARY, "emulate", "--port", "0"], { stdout: "pipe", stderr: "ignore", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home } });
   const reader = proc.stdout.getReader();
   let out = "";
   while (!out.includes("\n")) {

@@ -41,7 +41,7 @@ function home(url: string | undefined): string {
 
 async function timeRun(dir: string): Promise<{ wall: number; cpu: number }> {
   const started = performance.now();
-  const proc = Bun.spawn([BINARY, "--emulate", "-q", "hello"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, CACHET_HOME: dir, NO_COLOR: "1" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const proc = Bun.spawn([BINARY, "--emulate", "-q", "hello"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: dir, CACHET_HOME: dir, NO_COLOR: "1" }, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
   const code = await proc.exited;
   if (code !== 0) throw new Error(`run exited ${code} in ${dir}`);
   const wall = performance.now() - started;

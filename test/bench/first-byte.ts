@@ -82,7 +82,8 @@ const whole: number[] = [];
 const daemonFresh: number[] = [];
 const daemonContinued: number[] = [];
 const daemonWhole: number[] = [];
-const env = { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench" };
+// The cold turns stay cold: a turn that finds no daemon would start one (src/daemon/autostart.ts) for the next.
+const env = { ...process.env, CACHET_HOME: home, OPENAI_API_KEY: "bench", CACHET_DAEMON_AUTOSTART: "0" };
 
 /** Runs cachet once with `args` before the prompt and returns the time from its spawn to the request's first byte, ms. */
 async function firstByteOf(args: string[], prompt: string): Promise<number> {

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const emulator = await startEmulator({ env: { CACHET_HOME: home }, statePath: null });
   const binary = join(import.meta.dir, "..", "..", "dist", "cachet");
   const proxy = Bun.spawn([binary, "proxy", "--upstream", emulator.url, "--quiet"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home },
     stdout: "pipe",
     stderr: "inherit",
   });

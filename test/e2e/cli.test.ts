@@ -34,7 +34,7 @@ interface Result {
 
 /** Runs the binary with stdin closed, a fresh CACHET_HOME (unless given) and no provider keys. */
 function cachet(args: string[], home = freshHome()): Result {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
   const proc = Bun.spawnSync([BINARY, ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 20_000 });
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }

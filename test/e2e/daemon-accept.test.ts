@@ -16,7 +16,7 @@ import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil, until } fro
 import { against, type EmulatorProcess, exportSession, startEmulatorProcess } from "./session-kit.ts";
 import { processAlive } from "../../src/process-alive.ts";
 
-const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", NO_COLOR: "1" };
 
 const STOPPED_LINE =
   "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n";

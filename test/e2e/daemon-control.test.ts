@@ -8,10 +8,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, chownSync, closeSync, constants, cpSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, type Run, readUntil, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, readLine, type Run, readUntil, until } from "./harness.ts";
 import { processAlive } from "../../src/process-alive.ts";
 
-const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", NO_COLOR: "1" };
 
 afterAll(async () => {
   for (const h of started) await cachet(["daemon", "stop"], { home: h });
@@ -43,22 +43,6 @@ async function status(h: string): Promise<{ pid: number; served: number; line: s
 /** Waits until the process `pid` has exited (it is not this process's child). */
 async function exited(pid: number): Promise<void> {
   await until(`process ${pid} to exit`, () => !processAlive(pid));
-}
-
-/** Pids of `cachet daemon run` processes whose CACHET_HOME is `h` (a successor started by a daemon included). */
-function daemonsOf(h: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
-      if (argv[1] === "daemon" && argv[2] === "run" && env.includes(`CACHET_HOME=${h}`)) pids.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or another user's.
-    }
-  }
-  return pids;
 }
 
 /** The daemon's own files in `h` (its socket and pid file), sorted. */

@@ -14,7 +14,7 @@ import { against, type EmulatorProcess, startEmulatorProcess } from "./session-k
 
 const home = freshHome();
 const twin = freshHome();
-const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", NO_COLOR: "1" };
 let daemon: ReturnType<typeof Bun.spawn> | undefined;
 
 /** `daemon status` of `h` answers. */

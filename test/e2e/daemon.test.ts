@@ -19,7 +19,7 @@ const twin = freshHome();
 const STOPPED_LINE =
   "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n";
 
-const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
 let foreground: ReturnType<typeof Bun.spawn> | undefined;
 
 /** `daemon status` parsed; undefined when none runs, or while one restarts (its successor not yet in its place). */

@@ -17,7 +17,7 @@ afterAll(cleanHomes);
 async function inRemovedDirectory(args: string[], home: string, env: Record<string, string> = {}): Promise<Run> {
   const gone = mkdtempSync(join(tmpdir(), "cachet-gone-"));
   const proc = Bun.spawn(["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", gone, BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -329,6 +329,7 @@ async function runCell(cell: Cell & { plan: Plan }, emulator: EmulatorProcess): 
     const target = against(emulator, MODEL);
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
+      CACHET_DAEMON_AUTOSTART: "0",
       HOME: home,
       CACHET_HOME: home,
       NO_COLOR: "1",

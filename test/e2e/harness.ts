@@ -2,7 +2,7 @@
  * Running the compiled binary in end-to-end tests: a fresh CACHET_HOME per
  * test, no provider keys, optional stdin, and JSON-lines parsing.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -36,7 +36,8 @@ export interface RunOptions {
   home?: string;
   /** Bytes on stdin; undefined means stdin is /dev/null. */
   stdin?: string | Uint8Array;
-  env?: Record<string, string>;
+  /** Variables added to (or, undefined, removed from) the base environment. */
+  env?: Record<string, string | undefined>;
   timeoutMs?: number;
   /** Working directory (default: this process's). */
   cwd?: string;
@@ -47,7 +48,9 @@ export async function cachet(args: string[], options: RunOptions = {}): Promise<
   const home = options.home ?? freshHome();
   const proc = Bun.spawn([BINARY, ...args], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env },
+    // A turn that finds no daemon starts one (src/daemon/autostart.ts): off, or every test's home would keep one
+    // running for 10 minutes and later turns would run in it. A test of auto-start sets it in options.env.
+    env: definedOnly({ PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env }),
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",
     stderr: "pipe",
@@ -55,6 +58,27 @@ export async function cachet(args: string[], options: RunOptions = {}): Promise<
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
+}
+
+/** `env` without its undefined variables: a child's environment. */
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** Pids of `cachet daemon run` processes whose CACHET_HOME is `h` (a successor started by a daemon included), from /proc. */
+export function daemonsOf(h: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      const env = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (argv[1] === "daemon" && argv[2] === "run" && env.includes(`CACHET_HOME=${h}`)) pids.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or another user's.
+    }
+  }
+  return pids;
 }
 
 /** One parsed `--json` line. */

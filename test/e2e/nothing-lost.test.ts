@@ -40,7 +40,7 @@ function textOf(message: Raw): string {
 /** A running binary with stdin, stdout and stderr piped; stderr is collected as it comes. */
 function spawnCachet(home: string, args: string[], env: Record<string, string> = {}, options: { readStdout?: boolean } = {}) {
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
     stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",

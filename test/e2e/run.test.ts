@@ -95,7 +95,7 @@ describe("stdin and PROMPT (CASES.md case 23)", () => {
     const home = freshHome();
     const started = Date.now();
     const proc = Bun.spawn([BINARY, "--emulate", "--json", "hello"], {
-      env: { PATH: process.env.PATH ?? "", CACHET_HOME: home, NO_COLOR: "1" },
+      env: { PATH: process.env.PATH ?? "", CACHET_DAEMON_AUTOSTART: "0", CACHET_HOME: home, NO_COLOR: "1" },
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",

@@ -25,7 +25,7 @@ export interface EmulatorProcess {
 /** Starts `cachet emulate --port 0` with its own state under `home`; `env` reaches the emulator (e.g. CACHET_EMULATOR_SCRIPT). */
 export async function startEmulatorProcess(home: string, env: Record<string, string> = {}): Promise<EmulatorProcess> {
   const proc = Bun.spawn([BINARY, "emulate", "--port", "0"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
     stdout: "pipe",
     stderr: "ignore",
   });

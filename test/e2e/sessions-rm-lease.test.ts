@@ -24,7 +24,7 @@ test("sessions rm during a running turn waits for it, then removes the session a
   try {
     const home = freshHome();
     const target = against(emulator, MODEL);
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env };
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env };
     const turn = Bun.spawn([BINARY, ...target.args, "-m", MODEL, "--session", "r", "--json", "a question"], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const turnOut = new Response(turn.stdout).text();
     const turnErr = new Response(turn.stderr).text();

@@ -21,7 +21,7 @@ afterAll(async () => {
   cleanHomes();
 });
 
-const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" };
+const BASE = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", NO_COLOR: "1" };
 const ARGS = ["--emulate", "--max-tokens", "60000", "--session", "unread", "a long answer"];
 const ANSWER_ENV = { CACHET_EMULATOR_ANSWER_TOKENS: "60000" };
 

@@ -67,7 +67,7 @@ async function sessionWithOneTurn(): Promise<{ home: string; target: ReturnType<
 /** Starts the faulted run of session `z` in the background. */
 function start(home: string, target: ReturnType<typeof against>, env: Record<string, string>, flags: string[] = []) {
   const proc = Bun.spawn([BINARY, ...target.args, "--session", "z", ...flags, "second question"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env, CACHET_PLUGINS: join(fixtures, "signal-gate.mjs"), ...env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env, CACHET_PLUGINS: join(fixtures, "signal-gate.mjs"), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -25,7 +25,7 @@ afterAll(() => {
 function probe(args: string[]): { code: number; stdout: string; stderr: string } {
   const home = mkdtempSync(join(tmpdir(), "cachet-e2e-probe-"));
   homes.push(home);
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
   const proc = Bun.spawnSync([BINARY, "probe", ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 120_000 });
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }
