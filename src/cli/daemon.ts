@@ -1,8 +1,10 @@
 /**
- * `cachet daemon [start|run|stop|status] [--idle DURATION]`: the opt-in
- * resident daemon (src/daemon/server.ts) that turns run in, to skip the
- * start-up cost of a new process. `start` puts it in the background, `run`
- * keeps it in the foreground (systemd, tmux, tests).
+ * `cachet daemon [start|run|stop|status] [--idle DURATION]`: the resident
+ * daemon (src/daemon/server.ts) that turns run in, to skip the start-up cost
+ * of a new process. A turn that finds none starts one itself
+ * (src/daemon/autostart.ts: not in CI, nor under CACHET_DAEMON_AUTOSTART=0);
+ * `start` puts one in the background, `run` keeps it in the foreground
+ * (systemd, tmux, tests).
  */
 import { defineCommand } from "citty";
 import { CachetError, EXIT } from "../errors.ts";
@@ -23,7 +25,7 @@ const args = {
 } as const;
 
 export default defineCommand({
-  meta: { name: "daemon", description: "Start, stop or show the resident daemon that turns run in (faster start-up)" },
+  meta: { name: "daemon", description: "Start, stop or show the resident daemon that turns run in (a turn starts one)" },
   args,
   async run({ args: a }) {
     const action = a.action ?? "start";
@@ -48,7 +50,12 @@ export default defineCommand({
     }
     let status;
     try {
-      status = socketPathFits(path) ? await ask(path, action === "stop" ? "stop" : "status") : undefined;
+      const op = action === "stop" ? "stop" : "status";
+      status = socketPathFits(path) ? await ask(path, op) : undefined;
+      // A daemon a turn started (src/daemon/autostart.ts) listens once warmed up: waited for, so that status and stop
+      // answer for it, and start and run do not start a second. That daemon's own `daemon run` is this process.
+      const starting = status || !socketPathFits(path) ? undefined : (await import("../daemon/leftovers.ts")).startingDaemon(data);
+      if (starting && starting.pid !== process.pid && (await waitForServer(path, starting.pid, starting.until))) status = await ask(path, op);
     } catch (error) {
       // A stopped or hung daemon: said as the one thing to do about it, whatever the action.
       if (!(error instanceof DaemonUnanswered)) throw error;
@@ -118,15 +125,16 @@ export default defineCommand({
 });
 
 /**
- * Waits until a server answers on `path`, or the process `pid` (the one just
- * started) is gone without one answering.
+ * Waits until a server answers on `path`, or the process `pid` (the one
+ * starting) is gone without one answering, or the time is past `until` (ms
+ * since the epoch).
  */
-async function waitForServer(path: string, pid: number): Promise<{ pid: number } | undefined> {
+async function waitForServer(path: string, pid: number, until = Infinity): Promise<{ pid: number } | undefined> {
   const { ask } = await import("../daemon/control.ts");
   for (;;) {
     const status = await ask(path, "status");
     if (status) return status;
-    if (!processAlive(pid)) return undefined;
+    if (!processAlive(pid) || Date.now() > until) return undefined;
     // The socket appears once the server has loaded what a turn loads: checked again at the next turn of the clock.
     await Bun.sleep(20);
   }

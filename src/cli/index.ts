@@ -28,5 +28,5 @@ export const commands: Record<string, CommandEntry> = {
   probe: { description: "Run a multi-turn cache experiment from a scenario file", load: () => import("./probe.ts") },
   schema: { description: "Check a JSON schema against a provider's structured-output contract", load: () => import("./schema.ts") },
   plugins: { description: "List, add, remove, update, scaffold and test plugins", load: () => import("./plugins.ts") },
-  daemon: { description: "Start, stop or show the resident daemon that turns run in (faster start-up)", load: () => import("./daemon.ts") },
+  daemon: { description: "Start, stop or show the resident daemon that turns run in (a turn starts one)", load: () => import("./daemon.ts") },
 };

@@ -2,7 +2,8 @@
  * Every command line the entry (src/cli/main.ts) does not answer itself: a
  * turn goes to the resident daemon when one listens (src/daemon/client.ts),
  * everything else (and a turn the daemon declines) to src/cli/dispatch.ts in
- * this process. Without a daemon this costs one failed connect.
+ * this process. Without a daemon this costs one failed connect, and a turn
+ * then starts one for the next turns (src/daemon/autostart.ts).
  */
 import { viaDaemon } from "../daemon/client.ts";
 
@@ -12,6 +13,8 @@ import { viaDaemon } from "../daemon/client.ts";
  */
 export async function launch(argv: string[], failed: unknown): Promise<void> {
   if (failed !== undefined) return (await import("./dispatch.ts")).reportStdoutFailure(failed);
-  await viaDaemon(argv);
+  const left = await viaDaemon(argv);
   await (await import("./dispatch.ts")).dispatch(argv);
+  // Once the turn's answer is out (dispatch settled stdout); a turn that ended its process (an error's exit) starts none.
+  if (left === "absent") await (await import("../daemon/autostart.ts")).autostart(argv);
 }

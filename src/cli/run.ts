@@ -100,6 +100,8 @@ export default defineCommand({
     const noStore = envFlag(process.env, "CACHET_NO_STORE") || a.store === false;
     // Read by the daemon client (src/daemon/client.ts), which runs a turn here when the value is not one it takes: refused as CACHET_NO_STORE's is.
     envFlag(process.env, "CACHET_NO_DAEMON");
+    // Read after a turn that found no daemon (src/daemon/autostart.ts), which must not fail then: refused before the turn.
+    envFlag(process.env, "CACHET_DAEMON_AUTOSTART");
     if (noStore) refuseSessionWithoutStore(a.session, fork?.value);
     const baseUrl = baseUrlFlag(a["base-url"]);
     // The emulator answers every request itself: the URL would be silently ignored.

@@ -3,7 +3,10 @@
  * over `daemon.sock` (src/daemon/server.ts), and the empty CACHET_HOME of its warm-up turns. A server removes both
  * itself; one killed meanwhile (SIGKILL, a crash, a SIGTERM during its warm-up) leaves them, and the next server
  * to start, or `daemon status`/`stop`, removes those whose process is gone. Likewise `daemon.sock` and `daemon.pid`,
- * which a server removes when it exits of its own accord, and a killed one leaves ({@link removeDeadDaemon}).
+ * which a server removes when it exits of its own accord, and a killed one leaves ({@link removeDeadDaemon}). And
+ * `daemon.autostart`, the stamp a turn that found no daemon leaves while the one it started warms up
+ * (src/daemon/autostart.ts), which that server removes once it listens; one whose server died first is removed by
+ * the next `daemon status`/`stop` or server start, or replaced by a turn once stale.
  */
 import { pidPath } from "./protocol.ts";
 import { processAlive } from "../process-alive.ts";
@@ -18,6 +21,51 @@ export function warmHomeName(pid: number): string {
   return `.w${pid}`;
 }
 
+/** The auto-start stamp's name in the data directory (the socket's). */
+const AUTOSTART_STAMP = "daemon.autostart";
+
+/** The path of the auto-start stamp in the data directory `dir` (the socket's). */
+export function autostartStampPath(dir: string): string {
+  return `${dir}/${AUTOSTART_STAMP}`;
+}
+
+/**
+ * How long an auto-start stamp keeps other turns from starting a daemon, ms. A daemon warms up before it listens
+ * (loading what a turn loads, a few warm-up turns): under a second on an idle machine, several seconds on a loaded
+ * one. A stamp older than this is one whose daemon did not get to listen (it died, or it found the socket taken):
+ * the next turn that finds no daemon replaces it and starts one, so a daemon that cannot start is tried at most
+ * twice a minute.
+ */
+export const AUTOSTART_STAMP_FRESH_MS = 30_000;
+
+/**
+ * Whether the auto-start stamp at `path` no longer stands for a daemon starting: older than
+ * {@link AUTOSTART_STAMP_FRESH_MS}, or, with `orGone`, naming a process that is gone (a stamp naming none yet is
+ * one whose writer is starting the daemon now). A turn replaces only an old stamp: one whose daemon died at once (a
+ * blocked socket path, say) would otherwise have every turn start one more; `daemon status`/`stop` and a server
+ * starting also remove one whose daemon is gone. False when there is no stamp.
+ */
+export function autostartStampStale(path: string, orGone: boolean): boolean {
+  const stat = process.getBuiltinModule("node:fs").lstatSync(path, { throwIfNoEntry: false });
+  if (!stat?.isFile()) return false;
+  if (Date.now() - stat.mtimeMs >= AUTOSTART_STAMP_FRESH_MS) return true;
+  const pid = orGone ? recordedPid(path) : undefined;
+  return pid !== undefined && !processAlive(pid);
+}
+
+/**
+ * The daemon a turn started that is still warming up in the data directory `dir`: the pid its stamp names while
+ * the stamp is fresh and that process runs, and until when (ms since the epoch) the stamp stands for it; undefined
+ * otherwise (no stamp, a stale one, one naming no process yet).
+ */
+export function startingDaemon(dir: string): { pid: number; until: number } | undefined {
+  const path = autostartStampPath(dir);
+  const stat = process.getBuiltinModule("node:fs").lstatSync(path, { throwIfNoEntry: false });
+  if (!stat?.isFile() || autostartStampStale(path, true)) return undefined;
+  const pid = recordedPid(path);
+  return pid === undefined ? undefined : { pid, until: stat.mtimeMs + AUTOSTART_STAMP_FRESH_MS };
+}
+
 /** The name, in the socket's directory, that process `pid` moves `daemon.pid` to while it reads it ({@link removePidFile}). */
 function asideName(pid: number): string {
   return `.p${pid}`;
@@ -25,7 +73,7 @@ function asideName(pid: number): string {
 
 /**
  * Removes from `dir` (the socket's directory) the bound sockets, warm-up homes and set-aside pid files of processes
- * that are gone.
+ * that are gone, and an auto-start stamp that no longer stands for a daemon starting ({@link autostartStampStale}).
  * Those of a live process (a server starting now, or an unrelated process that was given a dead server's pid) are
  * left. Nothing to remove, or a directory that cannot be read, is no error: these files only take space.
  */
@@ -36,6 +84,12 @@ export function removeLeftovers(dir: string): void {
     names = fs.readdirSync(dir);
   } catch {
     return;
+  }
+  const stamp = autostartStampPath(dir);
+  try {
+    if (names.includes(AUTOSTART_STAMP) && autostartStampStale(stamp, true)) fs.rmSync(stamp, { force: true });
+  } catch {
+    // Not this user's to remove: a stamp only holds auto-starts back for a while.
   }
   for (const name of names) {
     const match = /^\.([spw])([1-9]\d*)$/.exec(name);

@@ -16,7 +16,7 @@ import { type Config, pinConfig } from "../config.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
-import { bindingName, removeLeftovers, removePidFile, warmHomeName } from "./leftovers.ts";
+import { autostartStampPath, bindingName, removeLeftovers, removePidFile, warmHomeName } from "./leftovers.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
 import { spawnServer } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
@@ -145,6 +145,13 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   fs.renameSync(own, socket);
   // Named by `daemon status`/`stop` when this server stops answering (src/daemon/control.ts).
   fs.writeFileSync(pidPath(socket), `${process.pid}\n`, { mode: 0o600 });
+  // A turn that found no daemon and started one held the next turns back from starting more (src/daemon/autostart.ts):
+  // they find this socket now.
+  try {
+    fs.rmSync(autostartStampPath(home), { force: true });
+  } catch {
+    // Not removable (another user's file): it goes stale and is replaced.
+  }
   const bound = socketIdentity();
   // The predecessor (this process's parent while it lives) exits once its socket is no longer its own.
   if (predecessor !== undefined && process.ppid === predecessor) process.kill(predecessor, "SIGTERM");
