@@ -1,15 +1,17 @@
 /**
  * A turn that finds no daemon starts one for the next turns (README "Resident daemon", src/daemon/autostart.ts),
  * through the compiled binary: the turn's own stdout, stderr and exit code stay those of CACHET_NO_DAEMON=1's, the
- * next turn runs in the daemon, `$(cachet …)` ends, and no daemon is started in CI, under CACHET_DAEMON_AUTOSTART=0
- * or CACHET_NO_DAEMON=1, for a turn the daemon would decline, or while another turn's daemon still warms up. The
- * harness turns auto-start off; these tests unset it (and CI is not in the harness's environment). `daemon status`
- * waits for a daemon a turn started to listen, so it answers for it at once; every daemon is stopped after the file.
+ * next turn runs in the daemon, `$(cachet …)` ends, a killed daemon's socket counts as none, and no daemon is started
+ * in CI, under CACHET_DAEMON_AUTOSTART=0 or CACHET_NO_DAEMON=1, after a turn a running daemon declined or one it would
+ * decline, or while another turn's daemon still warms up. The harness turns auto-start off; these tests unset it (and
+ * CI is not in the harness's environment). `daemon status` waits for a daemon a turn started to listen, so it answers
+ * for it at once; every daemon is stopped after the file.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, type Run } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, type Run, until } from "./harness.ts";
+import { processAlive } from "../../src/process-alive.ts";
 
 /** Auto-start as on a developer's machine: the harness's CACHET_DAEMON_AUTOSTART=0 removed. */
 const AUTO = { CACHET_DAEMON_AUTOSTART: undefined };
@@ -86,6 +88,32 @@ test("$(cachet …) ends: the daemon a turn starts holds none of its output pipe
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   expect(stdout).toBe(`[${reference.stdout.replace(/\n+$/, "")}]\n`);
   expect(await status(h)).toMatchObject({ served: 0 });
+});
+
+test("a daemon killed (its socket file left, refusing connections) counts as none: the next turn starts another", async () => {
+  const h = home();
+  expect((await cachet(["daemon", "start", "-q"], { home: h })).code).toBe(0);
+  const killed = (await status(h))!.pid;
+  process.kill(killed, "SIGKILL");
+  await until(`daemon ${killed} to be gone`, () => !processAlive(killed));
+  expect(existsSync(join(h, "daemon.sock"))).toBe(true);
+  const r = await cachet(["--emulate", "--verbose", "hello"], { home: h, env: AUTO });
+  expect(r.code).toBe(0);
+  const daemon = await status(h);
+  expect(daemon?.served).toBe(0);
+  expect(daemon!.pid).not.toBe(killed);
+  expect(r.stderr).toBe(startedLine(daemon!.pid));
+});
+
+test("a turn a running daemon declined starts no other", async () => {
+  const h = home();
+  expect((await cachet(["daemon", "start", "-q"], { home: h, env: { TZ: "UTC" } })).code).toBe(0);
+  const running = (await status(h))!.pid;
+  const r = await cachet(["--emulate", "--verbose", "hello"], { home: h, env: { ...AUTO, TZ: "Europe/Paris" } });
+  expect(r.code).toBe(0);
+  expect(r.stderr).toBe("cachet: the daemon declined this command (TZ differs from the daemon's (read once, when a process starts)); running it in this process\n");
+  expect(daemonsOf(h)).toEqual([running]);
+  expect(await status(h)).toEqual({ pid: running, served: 0 });
 });
 
 test("no daemon in CI (CI=true), unless CACHET_DAEMON_AUTOSTART=1; CI=0 or false is no CI", async () => {
