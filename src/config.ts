@@ -157,13 +157,77 @@ export type Config = v.InferOutput<ReturnType<typeof configSchema>>;
  */
 export async function loadConfig(path: string = configFile(statePaths())): Promise<Config> {
   if (pinned?.path === path) return pinned.config;
+  const text = await configText(path);
+  return text === undefined ? {} : parseConfigText(text, path);
+}
+
+/**
+ * {@link loadConfig} for a resident process (src/daemon/server.ts), which reads the config for every turn it runs:
+ * what this process parsed last from `path` is returned again while the file is the same one, unchanged. Unchanged
+ * means the same device, inode, size, modification and change times (one stat, ~10 µs, where reading the file costs
+ * ~0.4 ms and parsing it more), and a change time older than {@link SETTLED_NS} when that was seen: a file can change
+ * again within one tick of the clock that stamps it, keeping its size and times, but any change made after the stat
+ * stamps a later change time than one that old (Git's "racy clean" rule). Until it has settled the file is read every
+ * turn, and parsed again only when its text differs. A missing file is an empty config, and an error is thrown, as
+ * loadConfig does; a text that failed is not kept.
+ * @throws CachetError CONFIG_UNREADABLE, CONFIG_INVALID as {@link loadConfig}
+ */
+export async function loadConfigKept(path: string): Promise<Config> {
+  const seenAt = BigInt(Date.now()) * 1_000_000n;
+  let stat: import("node:fs").BigIntStats | undefined | null;
+  try {
+    stat = process.getBuiltinModule("node:fs").statSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    // Not a missing file (a state directory that is a file): the read below says what is wrong.
+    stat = null;
+  }
+  if (stat === undefined) return {};
+  const identity = stat?.isFile() ? `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}` : undefined;
+  const kept = keptConfigs.get(path);
+  keptConfigs.delete(path);
+  let config: Config;
+  let text: string | undefined;
+  if (identity !== undefined && kept?.identity === identity && kept.settled) {
+    ({ config, text } = kept);
+  } else {
+    text = await configText(path);
+    if (text === undefined) return {};
+    config = kept?.text === text ? kept.config : parseConfigText(text, path);
+  }
+  const settled = identity !== undefined && stat!.ctimeNs + SETTLED_NS < seenAt;
+  keptConfigs.set(path, { identity, settled, text, config });
+  if (keptConfigs.size > KEPT_CONFIGS) keptConfigs.delete(keptConfigs.keys().next().value!);
+  return config;
+}
+
+/**
+ * How old a config file's change time must be for its stat to vouch for its text, ns: longer than the coarsest
+ * timestamp granularity of common file systems (FAT: 2 s) and the tick of the kernel clock that stamps them.
+ */
+const SETTLED_NS = 3_000_000_000n;
+
+/**
+ * The configs {@link loadConfigKept} parsed last, by path, the least recently read first: with the file's identity
+ * when it was read (undefined: not a regular file), and whether its change time was settled then.
+ */
+const keptConfigs = new Map<string, { identity: string | undefined; settled: boolean; text: string; config: Config }>();
+
+/** Most config files a resident process keeps parsed (one per config directory its clients use). */
+const KEPT_CONFIGS = 4;
+
+/** The config file's text; undefined when nothing is at `path` (no config). */
+async function configText(path: string): Promise<string | undefined> {
   // Only a missing file means "no config": a directory or an unreadable file is an error, never dropped settings.
-  if (!(await somethingAt(path))) return {};
-  const text = await readTextFile(path, {
+  if (!(await somethingAt(path))) return undefined;
+  return readTextFile(path, {
     label: `config ${path}`,
     code: "CONFIG_UNREADABLE",
     hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
   });
+}
+
+/** Parses and validates the config file's `text` (read from `path`, which errors name). */
+function parseConfigText(text: string, path: string): Config {
   let data: unknown;
   try {
     data = Bun.TOML.parse(text);
@@ -183,8 +247,7 @@ let pinned: { path: string; config: Config } | undefined;
  * the file, until called with undefined. The resident daemon
  * (src/daemon/server.ts) decides whether it may run a turn from the config it
  * read for it (a third-party plugin's turn runs in its client): the turn runs
- * with that same config, never one edited in between. It is not cached across
- * turns: a file's size and modification time may stay the same when it changes.
+ * with that same config, never one edited in between.
  */
 export function pinConfig(pin: { path: string; config: Config } | undefined): void {
   pinned = pin;

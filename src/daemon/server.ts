@@ -12,7 +12,7 @@ import type { Socket, Subprocess, UnixSocketListener } from "bun";
 import { bindEdges, type Edges, processEdges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { asksHelp, commandOf } from "../cli/command-line.ts";
-import { type Config, pinConfig } from "../config.ts";
+import { type Config, loadConfigKept, pinConfig } from "../config.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
@@ -299,7 +299,8 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     state.onFrame = (f) => void early.push(f);
     // The config is read in the client's working directory (CACHET_PLUGINS paths are relative to it); the turn runs
     // with that same config (pinConfig), never one edited in between.
-    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await residentTurnConfig(hello.env));
+    // Read every turn, but parsed again only when the file changed (src/config.ts loadConfigKept).
+    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await residentTurnConfig(hello.env, loadConfigKept));
     const reason = typeof checked === "string" ? checked : undefined;
     const changed = reason === undefined ? await imported.changed() : undefined;
     // The start waits past the frames already received: a client that cancelled (a signal, no answer in time) or

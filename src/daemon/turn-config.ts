@@ -13,14 +13,15 @@ import { externalPluginSources } from "../plugin/loader.ts";
  * output to the daemon's stderr, end the daemon by process.kill, and be stale after a change of one of its files
  * that keeps its size and modification time; or the config cannot be read, which the client's own process reports
  * as without a daemon. Call it in the turn's working directory (CACHET_PLUGINS paths are relative to it).
+ * @param load reads the config file: the daemon's keeps what it parsed for the next turn (src/config.ts loadConfigKept)
  * @returns the config file's path and its contents, or the reason (one clause, for the client's `--verbose` line)
  * @throws CachetError WORKING_DIR_GONE from src/paths.ts statePaths (a relative state directory, the working directory removed)
  */
-export async function residentTurnConfig(env: Record<string, string | undefined>): Promise<{ path: string; config: Config } | string> {
+export async function residentTurnConfig(env: Record<string, string | undefined>, load: (path: string) => Promise<Config> = loadConfig): Promise<{ path: string; config: Config } | string> {
   const path = configFile(statePaths(env));
   let config: Config;
   try {
-    config = await loadConfig(path);
+    config = await load(path);
   } catch {
     return `the config ${path} cannot be used: the client reports why`;
   }
