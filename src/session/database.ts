@@ -241,12 +241,21 @@ function migrate(db: Database, path: string): void {
   }).immediate();
 }
 
-/** Writes nothing lasting but needs write access: SQLite opens an unwritable file read-only without a word. */
+/**
+ * Writes nothing lasting but needs write access: SQLite opens an unwritable file read-only without a word. Run on
+ * every open, a kept connection's too (once per daemon turn): its statements are cached (db.query), and its
+ * transaction is begun and ended by hand, since bun:sqlite's transaction() builds its wrappers on every call.
+ */
 function probeWritable(db: Database): void {
-  db.transaction(() => {
+  db.query("BEGIN IMMEDIATE").run();
+  try {
     const { user_version: version } = db.query("PRAGMA user_version").get() as { user_version: number };
-    db.exec(`PRAGMA user_version = ${version}`);
-  }).immediate();
+    db.query(`PRAGMA user_version = ${version}`).run();
+    db.query("COMMIT").run();
+  } catch (error) {
+    if (db.inTransaction) db.query("ROLLBACK").run();
+    throw error;
+  }
 }
 
 function openForReading(path: string): Database {
