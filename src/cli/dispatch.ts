@@ -8,6 +8,7 @@ import { edges } from "../edges.ts";
 import { noteStdoutFailure, resetStdout, settleStdout, stdout } from "../stdout.ts";
 import type { ArgvWord } from "./argv.ts";
 import { commands } from "./index.ts";
+import { moduleOnce } from "../module-once.ts";
 import { nearName } from "./near-name.ts";
 
 // The command's state, reset as each command starts (a resident process runs many, one at a time).
@@ -51,11 +52,16 @@ export async function reportStdoutFailure(error: unknown): Promise<void> {
 
 type LogLevel = "debug" | "verbose" | "quiet" | "normal";
 
+// Loaded on every command line; a resident process runs one after another (src/module-once.ts).
+const logModule = moduleOnce(() => import("../log.ts"));
+const commandLineModule = moduleOnce(() => import("./command-line.ts"));
+const argvModule = moduleOnce(() => import("./argv.ts"));
+
 async function main(args: string[]): Promise<void> {
-  const { resetLog, setLogLevel } = await import("../log.ts");
+  const { resetLog, setLogLevel } = await logModule();
   resetLog();
   try {
-    const { readCommandLine } = await import("./command-line.ts");
+    const { readCommandLine } = await commandLineModule();
     const line = readCommandLine(args, edges().isTerminal(0));
     if (line.kind === "help") return await rootHelp(line.rest);
     if (line.kind === "version-misuse") {
@@ -81,7 +87,7 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   if (name !== "run") plainUnlessTerminal();
   const { default: cmd, actions } = await commands[name]!.load();
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
-  const { commandArgs, lastFlag, parseArgv } = await import("./argv.ts");
+  const { commandArgs, lastFlag, parseArgv } = await argvModule();
   const inlineValue = name === "run" ? ["fork"] : [];
   const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue, restWords: name === "run" });
   const on = (flag: string) => lastFlag(view, flag)?.value === true;

@@ -4,6 +4,7 @@
  * `--help` imports no command module.
  */
 import type { CommandDef } from "citty";
+import { moduleOnce } from "../module-once.ts";
 
 /** A command entry: one-line description and its lazy module (`actions`: the words its ACTION positional takes, if it has one). */
 export interface CommandEntry {
@@ -13,7 +14,7 @@ export interface CommandEntry {
 
 /** Every command, by name. `run` is the default: `cachet [PROMPT]`. */
 export const commands: Record<string, CommandEntry> = {
-  run: { description: "Send a prompt (and stdin) to a model and stream the answer (default)", load: () => import("./run.ts") },
+  run: { description: "Send a prompt (and stdin) to a model and stream the answer (default)", load: moduleOnce(() => import("./run.ts")) },
   emulate: { description: "Serve the provider emulator on loopback", load: () => import("./emulate.ts") },
   proxy: { description: "Record any client's LLM traffic: forward it unchanged and meter each request", load: () => import("./proxy.ts") },
   sessions: { description: "List, show or remove sessions", load: () => import("./sessions.ts") },

@@ -16,6 +16,13 @@ import type { SessionChoice } from "../run/turn-types.ts";
 import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 import { type ArgvView, flagValues, lastFlag } from "./argv.ts";
 import { decimalInteger, decimalNumber } from "../flag-number.ts";
+import { moduleOnce } from "../module-once.ts";
+
+// Loaded by every turn; a resident process runs one after another (src/module-once.ts).
+const stdinModule = moduleOnce(() => import("../run/stdin.ts"));
+const commandModule = moduleOnce(() => import("../run/command.ts"));
+const interruptModule = moduleOnce(() => import("../run/interrupt.ts"));
+const toolResultsModule = moduleOnce(() => import("./tool-results.ts"));
 
 const args = {
   prompt: { type: "positional", required: false, description: "The prompt: every word, joined with spaces (no quotes needed); `-` among them stands for stdin there. With stdin piped and no `-`, stdin comes first, then the prompt. Words after `--` are prompt text even if they start with -" },
@@ -57,9 +64,9 @@ export default defineCommand({
   async run({ args: a, data }) {
     // The parsed command line (src/cli/dispatch.ts): repeated flags, `--fork=ID` and which words follow `--`.
     const view = data as ArgvView;
-    const { readStdin, mergeInput } = await import("../run/stdin.ts");
-    const { prepareRunCommand, runCommand } = await import("../run/command.ts");
-    const { handleInterrupts, interruptedBeforeSend } = await import("../run/interrupt.ts");
+    const { readStdin, mergeInput } = await stdinModule();
+    const { prepareRunCommand, runCommand } = await commandModule();
+    const { handleInterrupts, interruptedBeforeSend } = await interruptModule();
     const fork = lastFlag(view, "fork");
     const forkTarget = typeof fork?.value === "string" ? fork.value : undefined;
     checkForkTarget(forkTarget, a.session, a.continue === true);
@@ -71,7 +78,7 @@ export default defineCommand({
     const stdinFlag = a.stdin as "wait" | "skip" | undefined;
     if (dashes > 1) throw new CachetError("BAD_FLAG", "`-` (stdin) appears more than once among the prompt words", { hint: "stdin can be read once: keep one `-`, or quote a literal dash as part of a longer word" });
     if (dashes > 0 && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "`-` reads stdin but --stdin skip ignores it", { hint: "drop one of the two" });
-    const { readsStdin, resolveToolResults } = await import("./tool-results.ts");
+    const { readsStdin, resolveToolResults } = await toolResultsModule();
     const toolResultValues = flagValues(view, "tool-result");
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });

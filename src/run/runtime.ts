@@ -12,7 +12,7 @@ import type { PluginHost } from "../plugin/host.ts";
 import { loadPlugins } from "../plugin/loader.ts";
 import type { UsageReport } from "../plugin/usage.ts";
 import type { Protocol, WireRequest } from "../plugin/wire.ts";
-import { configFile, statePaths } from "../paths.ts";
+import { configFile, statePaths, storeFile } from "../paths.ts";
 import type { Store } from "../session/store.ts";
 import type { Budget } from "../budget/budget.ts";
 import type { ModelLimits } from "../meter/model-limits.ts";
@@ -21,6 +21,12 @@ import { type ChainMemo, prefixChain, rememberTokenTotal, tokenTotal } from "../
 import { signalsDelivered } from "./interrupt.ts";
 import { type ResponsesSeen, watchResponses } from "./attempt-billing.ts";
 import { runtimeFetch } from "./resident-fetch.ts";
+import { moduleOnce } from "../module-once.ts";
+
+// Loaded by every runtime; a resident process opens one per turn (src/module-once.ts).
+const storeModule = moduleOnce(() => import("../session/store.ts"));
+const budgetModule = moduleOnce(() => import("../budget/budget.ts"));
+const modelLimitsModule = moduleOnce(() => import("../meter/model-limits.ts"));
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -159,8 +165,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     timeoutMs: options.hookTimeoutMs ?? (config.hook_timeout !== undefined ? Math.round(config.hook_timeout * 1000) : DEFAULT_HOOK_TIMEOUT_MS),
     ...(options.signal ? { signal: options.signal } : {}),
   };
-  const { openStore } = await import("../session/store.ts");
-  const { storeFile } = await import("../paths.ts");
+  const { openStore } = await storeModule();
   const ephemeral = options.noStore === true;
   const file = options.storePath ?? storeFile(paths);
   // A missing file reads as size 0 (so does an empty one: nothing is stored in it either).
@@ -180,7 +185,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   let counters: Store | undefined;
   let budget: Budget | undefined;
   if (options.budget) {
-    const { Budget, budgetLimits, needsSharedCounters } = await import("../budget/budget.ts");
+    const { Budget, budgetLimits, needsSharedCounters } = await budgetModule();
     const limits = budgetLimits(config, options.budget.maxCostUsd);
     if (limits) {
       // An ephemeral run still counts against the day and month, which other processes share through the store.
@@ -193,7 +198,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
         ephemeral,
         price: (ref, usage) => price(ref, { usage, raw: null }),
         outputLimit: async (ref) => {
-          const { modelLimits } = await import("../meter/model-limits.ts");
+          const { modelLimits } = await modelLimitsModule();
           return (await modelLimits(ref, paths))?.limit?.output;
         },
         notice,
@@ -305,7 +310,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const catalogEntry = (catalogRef: string): Promise<ModelLimits | undefined> => {
     let entry = entries.get(catalogRef);
     if (entry === undefined) {
-      entry = import("../meter/model-limits.ts").then(({ modelLimits }) => modelLimits(catalogRef, paths));
+      entry = modelLimitsModule().then(({ modelLimits }) => modelLimits(catalogRef, paths));
       entries.set(catalogRef, entry);
     }
     return entry;
