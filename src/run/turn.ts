@@ -64,14 +64,14 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     const recover = !assembled.compaction && turn.compact !== false && runtime.config.compaction?.enabled !== false;
     let sent: SendOutcome;
     try {
-      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire, assembled.pending, session.kept);
+      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.prefixVersion.version, assembled.context, wire, assembled.pending, session.kept);
     } catch (error) {
       // The local window check refused it before anything was sent or stored: one recovery compaction, one retry.
       if (!recover || !tooLong(error)) throw error;
       assembled = await compactNow(runtime, turn, input, session, assembled, "too long");
       if (!assembled.compaction) throw error;
       wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire, assembled.pending, session.kept);
+      sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.prefixVersion.version, assembled.context, wire, assembled.pending, session.kept);
     }
     if (recover && !assembled.compaction && tooLong(sent.failure)) {
       // The provider refused it: one recovery compaction and one retry; the refused attempt stays in the ledger.
@@ -79,7 +79,7 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
       assembled = await compactNow(runtime, turn, input, session, assembled, "too long");
       if (assembled.compaction) {
         wire = await applyCacheStrategies(runtime.host, renderRequest(input, assembled.context), assembled.context, input.resolved.spec.cacheRules?.(input.ref.model));
-        sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.context, wire, assembled.pending, session.kept);
+        sent = await sendRequest(runtime, turn, input, assembled.sessionId, assembled.prefixVersion.version, assembled.context, wire, assembled.pending, session.kept);
       }
     }
     const recorded = await recordCall(runtime, turn, input, session, assembled, wire, sent);

@@ -72,7 +72,8 @@ export async function auxiliaryCall(
   await checkpoint(options.signal);
   const startedAt = Date.now();
   // As for the turn's own request: a process killed during the call leaves a row saying it was sent.
-  const flight = inFlightRow(runtime.store, assembled.sessionId, { ...options, role }, input, request, wire, 1, startedAt);
+  // The version stored now: a prefix change of the turn is among its held writes, which run once its own request is cleared.
+  const flight = inFlightRow(runtime.store.currentPrefix(assembled.sessionId)?.version ?? 1, assembled.sessionId, { ...options, role }, input, request, wire, 1, startedAt);
   runtime.store.recordRequest(flight);
   let result: ConsumeResult;
   let failure: unknown;

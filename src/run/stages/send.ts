@@ -81,13 +81,15 @@ const HUGE_INPUT_CHARS = 8 << 20;
  * message, sends `wire` and consumes the answer. Never throws
  * for a provider failure: it is returned in `failure` with the partial answer
  * stored and marked incomplete.
+ * @param prefixVersion the stable prefix version the request is rendered with (AssembledContext.prefixVersion), stored
+ *   once `pending` has run; the in-flight rows carry it, as the turn's final rows do
  * @param pending the turn's held writes (AssembledContext.pending): run, and emptied, once the checks that can
  *   refuse the request before sending (the window, the model's parameters, a budget, a signal) have passed
  * @param kept OpenedSession.kept of a session made for this turn: awaited once the window and budget checks have
  *   passed, before the last signal check and before anything is stored
  * @throws CachetError CONTEXT_TOO_LONG for a request larger than the model's window (nothing stored or sent); STORE when the store refuses a write; the budget's refusal of the first attempt (nothing stored)
  */
-export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, context: RequestContext, wire: WireRequest, pending: (() => void)[] = [], kept?: () => Promise<void>): Promise<SendOutcome> {
+export async function sendRequest(runtime: Runtime, options: TurnOptions, input: TurnInput, sessionId: string, prefixVersion: number, context: RequestContext, wire: WireRequest, pending: (() => void)[] = [], kept?: () => Promise<void>): Promise<SendOutcome> {
   const { store, host } = runtime;
   await checkpoint(options.signal);
   // With a huge input (100 MB on stdin) each step makes a transient copy of it
@@ -153,7 +155,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   for (let attempt = 0; ; attempt++) {
     attempts = attempt + 1;
     // Written as the request leaves, so that a process killed mid-answer leaves a row saying the attempt happened.
-    const flight = inFlightRow(store, sessionId, options, input, context, wire, attempts, startedAt);
+    const flight = inFlightRow(prefixVersion, sessionId, options, input, context, wire, attempts, startedAt);
     // The prompt, then, in the same write, the row: both are stored before the request leaves, or neither.
     const unstored = prompt;
     store.transaction(() => {
@@ -267,14 +269,15 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
 /**
  * The ledger row of an attempt being sent: status `in_flight`, usage and cost
  * unknown, no chain yet; recordCall replaces it (same id) when the answer ends.
+ * @param prefixVersion the session's stable prefix version the request is rendered with (already stored)
  */
-export function inFlightRow(store: Runtime["store"], sessionId: string, options: TurnOptions, input: TurnInput, context: RequestContext, wire: WireRequest, attempt: number, startedAt: number): LedgerRow {
+export function inFlightRow(prefixVersion: number, sessionId: string, options: TurnOptions, input: TurnInput, context: RequestContext, wire: WireRequest, attempt: number, startedAt: number): LedgerRow {
   const unknown = undefined;
   return {
     id: newId("r"),
     sessionId,
     attempt,
-    prefixVersion: store.currentPrefix(sessionId)?.version ?? 1,
+    prefixVersion,
     role: options.role,
     provider: input.ref.provider,
     model: input.ref.model,
