@@ -4,7 +4,8 @@
  * of a new process. A turn that finds none starts one itself
  * (src/daemon/autostart.ts: not in CI, nor under CACHET_DAEMON_AUTOSTART=0);
  * `start` puts one in the background, `run` keeps it in the foreground
- * (systemd, tmux, tests).
+ * (systemd, tmux, tests). A `run` nobody asked for (a turn's, a successor's:
+ * src/daemon/self.ts UNASKED_ENV) never creates the data directory.
  */
 import { defineCommand } from "citty";
 import { CachetError, EXIT } from "../errors.ts";
@@ -34,12 +35,20 @@ export default defineCommand({
     }
     refuseMisplacedFlags(`daemon ${action}`, a, { idle: ["daemon start", "daemon run"] });
     const idleMs = idleFlag(a.idle);
-    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask, DaemonUnanswered }] = await Promise.all([
+    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask, DaemonUnanswered }, { UNASKED_ENV }] = await Promise.all([
       import("../paths.ts"),
       import("../daemon/protocol.ts"),
       import("../daemon/control.ts"),
+      import("../daemon/self.ts"),
     ]);
+    // Read once and removed: the daemon's turns and successors never inherit it (a successor is given its own).
+    const unasked = action === "run" ? process.env[UNASKED_ENV] : undefined;
+    delete process.env[UNASKED_ENV];
     const data = statePaths().data;
+    const fs = process.getBuiltinModule("node:fs");
+    const dataExists = () => fs.statSync(data, { throwIfNoEntry: false })?.isDirectory() === true;
+    // Removed since the turn that started it ended (tens of ms before this line): the home is not to be made again.
+    if (unasked !== undefined && !dataExists()) return;
     const path = socketPath(data);
     // What a daemon killed while it started left next to the socket (a server starting removes it too, src/daemon/server.ts).
     if (action === "status" || action === "stop") (await import("../daemon/leftovers.ts")).removeLeftovers(data);
@@ -97,16 +106,27 @@ export default defineCommand({
     }
     // A daemon restarting is running: only the successor it started (a `daemon run`) takes its socket over (serve checks).
     if (status && !(action === "run" && status.restarting)) {
+      if (unasked !== undefined) await releaseStamp(data);
       await info(`cachet daemon: already running (pid ${status.pid}, socket ${path})`);
       return;
     }
-    const { makePrivateDir } = await import("../private-files.ts");
-    makePrivateDir(data);
+    if (unasked === undefined) (await import("../private-files.ts")).makePrivateDir(data);
     const successorArgs = ["--idle", a.idle ?? DEFAULT_IDLE];
     if (action === "run") {
       const { serve } = await import("../daemon/server.ts");
-      const server = await serve({ socket: path, idleMs, successorArgs });
+      let server;
+      try {
+        server = await serve({ socket: path, idleMs, firstIdleMs: unasked ? firstIdle(unasked) : undefined, successorArgs });
+      } catch (error) {
+        if (unasked === undefined) throw error;
+        // Removed while it warmed up: what failed was making its files there; it leaves quietly (a listener may be open).
+        if (!dataExists()) return (await import("../edges.ts")).processEdges.exit(0);
+        // Another error (a blocked socket path) would fail every daemon a turn starts: its stamp holds them back a while.
+        (await import("../daemon/leftovers.ts")).holdAutostarts(data, process.pid);
+        throw error;
+      }
       if (!server) {
+        if (unasked !== undefined) await releaseStamp(data);
         await info(`cachet daemon: already running (socket ${path})`);
         return;
       }
@@ -138,6 +158,24 @@ async function waitForServer(path: string, pid: number, until = Infinity): Promi
     // The socket appears once the server has loaded what a turn loads: checked again at the next turn of the clock.
     await Bun.sleep(20);
   }
+}
+
+/**
+ * Removes the auto-start stamp in the data directory `data` when it names this process: a daemon a turn started that
+ * found another serving (two turns started one each) leaves no stamp naming a process that is gone.
+ */
+async function releaseStamp(data: string): Promise<void> {
+  const { autostartStampPath, removePidFile } = await import("../daemon/leftovers.ts");
+  removePidFile(autostartStampPath(data), process.pid);
+}
+
+/**
+ * The first idle src/daemon/self.ts UNASKED_ENV gives, ms: at least {@link MIN_IDLE_MS}; a value that is no duration
+ * (it is set by cachet only) is none.
+ */
+function firstIdle(value: string): number | undefined {
+  const ms = parseDuration(value);
+  return ms === undefined ? undefined : Math.max(ms, MIN_IDLE_MS);
 }
 
 /**

@@ -5,8 +5,9 @@
  * to start, or `daemon status`/`stop`, removes those whose process is gone. Likewise `daemon.sock` and `daemon.pid`,
  * which a server removes when it exits of its own accord, and a killed one leaves ({@link removeDeadDaemon}). And
  * `daemon.autostart`, the stamp a turn that found no daemon leaves while the one it started warms up
- * (src/daemon/autostart.ts), which that server removes once it listens; one whose server died first is removed by
- * the next `daemon status`/`stop` or server start, or replaced by a turn once stale.
+ * (src/daemon/autostart.ts), which that server removes once it listens, or when it finds another server listening
+ * (it was started second); one whose server died first is removed by the next `daemon status`/`stop` or server start,
+ * or replaced by a turn, once stale.
  */
 import { pidPath } from "./protocol.ts";
 import { processAlive } from "../process-alive.ts";
@@ -41,9 +42,9 @@ export const AUTOSTART_STAMP_FRESH_MS = 30_000;
 /**
  * Whether the auto-start stamp at `path` no longer stands for a daemon starting: older than
  * {@link AUTOSTART_STAMP_FRESH_MS}, or, with `orGone`, naming a process that is gone (a stamp naming none yet is
- * one whose writer is starting the daemon now). A turn replaces only an old stamp: one whose daemon died at once (a
- * blocked socket path, say) would otherwise have every turn start one more; `daemon status`/`stop` and a server
- * starting also remove one whose daemon is gone. False when there is no stamp.
+ * one whose writer is starting the daemon now, or one {@link holdAutostarts} emptied). A turn passes `orGone`: a
+ * daemon gone without listening (killed, or a second one that found the socket taken) must not keep the next turns
+ * from starting one for 30 s. False when there is no stamp.
  */
 export function autostartStampStale(path: string, orGone: boolean): boolean {
   const stat = process.getBuiltinModule("node:fs").lstatSync(path, { throwIfNoEntry: false });
@@ -64,6 +65,22 @@ export function startingDaemon(dir: string): { pid: number; until: number } | un
   if (!stat?.isFile() || autostartStampStale(path, true)) return undefined;
   const pid = recordedPid(path);
   return pid === undefined ? undefined : { pid, until: stat.mtimeMs + AUTOSTART_STAMP_FRESH_MS };
+}
+
+/**
+ * Empties the auto-start stamp in `dir` if it names process `pid` (a daemon a turn started that failed to start, a
+ * blocked socket path, say), renewing its time: it then holds turns back for {@link AUTOSTART_STAMP_FRESH_MS} as one
+ * naming no process yet does, so a daemon that cannot start is tried at most twice a minute, not once per turn. Any
+ * error is ignored: the stamp is then only stale sooner.
+ */
+export function holdAutostarts(dir: string, pid: number): void {
+  const path = autostartStampPath(dir);
+  try {
+    // Truncated, never written: a file is not created again after its removal, and its time is renewed.
+    if (recordedPid(path) === pid) process.getBuiltinModule("node:fs").truncateSync(path, 0);
+  } catch {
+    // Removed meanwhile, or not this user's.
+  }
 }
 
 /** The name, in the socket's directory, that process `pid` moves `daemon.pid` to while it reads it ({@link removePidFile}). */

@@ -18,7 +18,7 @@ import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
 import { autostartStampPath, bindingName, removeLeftovers, removePidFile, warmHomeName } from "./leftovers.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
-import { spawnServer } from "./self.ts";
+import { PREDECESSOR_ENV, spawnServer, UNASKED_ENV } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { residentTurnConfig } from "./turn-config.ts";
 import { Wire } from "./wire.ts";
@@ -30,6 +30,12 @@ export interface ServerOptions {
   socket: string;
   /** Exit after this long without a command, ms. */
   idleMs: number;
+  /**
+   * Exit after this long without a command while none has been served yet, ms (then {@link idleMs}); undefined:
+   * {@link idleMs} from the start. A daemon a turn started (src/daemon/autostart.ts) waits less for a second turn
+   * that a one-off home never sees.
+   */
+  firstIdleMs?: number;
   /** The arguments a successor is started with (after `daemon run`), e.g. ["--idle", "30m"]. */
   successorArgs: string[];
   /** Restart (a fresh successor) after this many commands, bounding what leaks. */
@@ -92,7 +98,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   const stoppedPromise = new Promise<void>((resolve) => (stopped = resolve));
   const armIdle = () => {
     clearTimeout(idle);
-    idle = setTimeout(() => shutdown(), options.idleMs);
+    idle = setTimeout(() => shutdown(), served === 0 && options.firstIdleMs !== undefined ? options.firstIdleMs : options.idleMs);
   };
 
   const fs = process.getBuiltinModule("node:fs");
@@ -223,7 +229,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (halted) return shutdown();
     let started: Subprocess;
     try {
-      started = spawnServer(options.successorArgs, { env: { ...ownEnv, [PREDECESSOR_ENV]: String(process.pid) }, cwd: launchCwd });
+      started = spawnServer(options.successorArgs, { env: { ...ownEnv, [PREDECESSOR_ENV]: String(process.pid), [UNASKED_ENV]: "" }, cwd: launchCwd });
     } catch {
       // Nothing to tell (a start directory removed since): without a daemon, turns run in their own process.
       return shutdown();
@@ -438,7 +444,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
   function startSuccessorAndExit(): void {
     if (!halted) {
       try {
-        spawnServer(options.successorArgs, { env: ownEnv, cwd: launchCwd });
+        spawnServer(options.successorArgs, { env: { ...ownEnv, [UNASKED_ENV]: "" }, cwd: launchCwd });
       } catch {
         // Nothing to tell: without a daemon, turns run in their own process.
       }
@@ -466,9 +472,6 @@ const STOP_GRACE_MS = 10_000;
 
 /** How long a server handed over still accepts what reached its queue before the successor took the socket, ms. */
 const HANDOVER_DRAIN_MS = 50;
-
-/** The environment variable that names, to a successor, the server it takes the socket over from (its pid). */
-const PREDECESSOR_ENV = "CACHET_DAEMON_PREDECESSOR";
 
 /** How often the server checks that its socket file is still its own, ms. */
 const SOCKET_CHECK_MS = 1000;

@@ -49,7 +49,7 @@ export async function cachet(args: string[], options: RunOptions = {}): Promise<
   const proc = Bun.spawn([BINARY, ...args], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
     // A turn that finds no daemon starts one (src/daemon/autostart.ts): off, or every test's home would keep one
-    // running for 10 minutes and later turns would run in it. A test of auto-start sets it in options.env.
+    // running (a minute, 10 once it ran a turn) and later turns would run in it. A test of auto-start sets it in options.env.
     env: definedOnly({ PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env }),
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",
