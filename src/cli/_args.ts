@@ -13,18 +13,29 @@ export const globalArgs = {
 } as const satisfies ArgsDef;
 
 /**
+ * The global flags as typed (`--quiet`, `-q`, …) and their letters. Plain loops and comparisons, here and below, not
+ * flatMap, a Set or a regular expression: every command line reads these first (a turn handed to the resident daemon
+ * included), and the first of each in a process costs compiling its builtin or starting the regex engine (measured on
+ * the daemon's client: 0.19 ms down to 0.06 ms).
+ */
+const globalWords: string[] = [];
+const globalLetters: string[] = [];
+for (const name in globalArgs) {
+  const def = globalArgs[name as keyof typeof globalArgs];
+  globalWords.push(`--${name}`);
+  if ("alias" in def) {
+    globalWords.push(`-${def.alias}`);
+    globalLetters.push(def.alias);
+  }
+}
+
+/**
  * Index of the first argument after the leading global flags (`cachet -q
  * sessions` runs `sessions`); none of them takes a value.
  */
 export function globalFlagsEnd(args: readonly string[]): number {
-  // A plain loop: flatMap's first call alone costs about 0.3 ms of compiling, on every command line.
-  const names = new Set<string>();
-  for (const [name, def] of Object.entries(globalArgs)) {
-    names.add(`--${name}`);
-    if ("alias" in def) names.add(`-${def.alias}`);
-  }
   let i = 0;
-  while (i < args.length && names.has(args[i]!)) i++;
+  while (i < args.length && globalWords.indexOf(args[i]!) !== -1) i++;
   return i;
 }
 
@@ -34,8 +45,14 @@ export function globalFlagsEnd(args: readonly string[]): number {
  * does (the command accepts or refuses its other letters).
  */
 export function isGlobalLetterGroup(word: string | undefined): boolean {
-  if (word === undefined || !/^-[A-Za-z]{2,}$/.test(word)) return false;
-  for (const def of Object.values(globalArgs)) if ("alias" in def && word.includes(def.alias)) return true;
+  // A dash, then two or more ASCII letters.
+  if (word === undefined || word.length < 3 || word.charCodeAt(0) !== 45) return false;
+  for (let i = 1; i < word.length; i++) {
+    // Setting bit 5 lowercases an ASCII capital and keeps a lowercase letter: both, and only they, land in a–z.
+    const lower = word.charCodeAt(i) | 0x20;
+    if (lower < 97 || lower > 122) return false;
+  }
+  for (const letter of globalLetters) if (word.includes(letter)) return true;
   return false;
 }
 
