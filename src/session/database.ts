@@ -57,8 +57,9 @@ const RESIDENT_MAX = 4;
  * Keeps read-write store connections open between commands for the rest of
  * the process (the daemon, src/daemon/server.ts): a turn then skips opening
  * the file, its pragmas and preparing its statements again, and the close
- * that would checkpoint the WAL. Each open still checks the schema and that
- * the file can be written, as a new connection does.
+ * that would checkpoint the WAL. Each open still checks that the file is the
+ * one opened and its schema; that it can be written was probed when it was
+ * opened (residentConnection).
  */
 export function keepConnectionsOpen(): void {
   resident ??= new Map();
@@ -102,8 +103,11 @@ function residentConnection(kept: NonNullable<typeof resident>, path: string, ke
     kept.delete(path);
     if (entry.file !== "" && entry.file === identity() && usable(entry.db)) {
       try {
+        // No write probe: this connection passed one when it was opened, and SQLite decides at the open whether a
+        // connection can write; a chmod does not affect an open file (core.ts), and the one flag that can take
+        // writing away later, query_only, usable() just cleared. The probe was a write transaction every turn
+        // (~20-50 µs measured before the request).
         if (check(writableSchemaState(entry.db), path)) migrate(entry.db, path);
-        else probeWritable(entry.db);
         kept.set(path, entry);
         return entry.db;
       } catch (error) {
@@ -243,8 +247,9 @@ function migrate(db: Database, path: string): void {
 
 /**
  * Writes nothing lasting but needs write access: SQLite opens an unwritable file read-only without a word. Run on
- * every open, a kept connection's too (once per daemon turn): its statements are cached (db.query), and its
- * transaction is begun and ended by hand, since bun:sqlite's transaction() builds its wrappers on every call.
+ * every new connection (a kept one is not probed again, see residentConnection): its statements are cached
+ * (db.query), and its transaction is begun and ended by hand, since bun:sqlite's transaction() builds its wrappers
+ * on every call.
  */
 function probeWritable(db: Database): void {
   db.query("BEGIN IMMEDIATE").run();
