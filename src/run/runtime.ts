@@ -27,6 +27,8 @@ import { moduleOnce } from "../module-once.ts";
 const storeModule = moduleOnce(() => import("../session/store.ts"));
 const budgetModule = moduleOnce(() => import("../budget/budget.ts"));
 const modelLimitsModule = moduleOnce(() => import("../meter/model-limits.ts"));
+// The compaction check's bound needs it on every -c turn: import() resolves even a loaded module again (3-5 µs measured in a loop, more in a turn).
+const tokenizerModule = moduleOnce(() => import("../tokenizer/o200k.ts"));
 
 /** Result of pricing one request. */
 export interface Priced {
@@ -254,7 +256,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   const countChain = async (wire: WireRequest): Promise<ChainLink[]> => {
     const { links, missing, unknown, made, before, beforeTotal, chains } = lookUp(wire);
     if (missing.size > 0) {
-      const { countOrEstimate, loadO200k } = await import("../tokenizer/o200k.ts");
+      const { countOrEstimate, loadO200k } = await tokenizerModule();
       const countTokens = await loadO200k();
       const counted: [string, number][] = [];
       for (const [hash, text] of missing) {
@@ -343,7 +345,7 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     async chainBound(wire) {
       const { links, missing, made, before, beforeTotal } = lookUp(wire);
       if (missing.size === 0) return tokenTotal(await chainOf(wire));
-      const { tokenBound } = await import("../tokenizer/o200k.ts");
+      const { tokenBound } = await tokenizerModule();
       const count = (link: ChainLink) => {
         const text = missing.get(link.content);
         return text === undefined ? (memo.get(link.content) ?? link.tokens) : tokenBound(text);
