@@ -73,7 +73,9 @@ export class SessionTable {
 
   /** The whole row of {@link find}: with its revision and sticky generation settings. @throws CachetError SESSION_NOT_FOUND */
   findRow(idOrName: string): SessionRow {
-    const row = this.core.db.query("SELECT * FROM sessions WHERE id = ?1 OR name = ?1 ORDER BY id = ?1 DESC LIMIT 1").get(idOrName) as SessionRow | null;
+    // An id first, then a name: one index each. Asked in one statement (id OR name), SQLite merged both indexes
+    // and sorted the result, ~100 µs before a -c turn's request instead of ~30 µs.
+    const row = (this.core.db.query("SELECT * FROM sessions WHERE id = ?").get(idOrName) ?? this.core.db.query("SELECT * FROM sessions WHERE name = ?").get(idOrName)) as SessionRow | null;
     if (!row) throw sessionNotFound(idOrName);
     return row;
   }
