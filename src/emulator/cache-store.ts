@@ -133,8 +133,13 @@ export class CacheStore {
     this.db.run("DELETE FROM stored_response_parts");
   }
 
-  /** Closes the database. */
+  /**
+   * Closes the database. Its prepared statements are finalized first: SQLite defers closing a connection that still
+   * has some (sqlite3_close_v2) until they are garbage-collected, and a resident process (the daemon runs many
+   * `--emulate` turns) kept the file and its WAL open once per turn meanwhile.
+   */
   close(): void {
+    for (const statement of [this.getStmt, this.putStmt, this.refreshStmt, this.bumpStmt]) statement.finalize();
     this.db.close();
   }
 }

@@ -7,7 +7,7 @@
  * on an event: the socket answering, answer text on stdout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
@@ -95,6 +95,16 @@ describe("a turn through the daemon", () => {
     expect(list.stdout.trim().split("\n")).toHaveLength(1);
     expect(await ledgerTotal(home)).toEqual(await ledgerTotal(twin));
     expect((await status())!.served).toBe(before.served + 1);
+  });
+
+  test.skipIf(!existsSync("/proc/self/fd"))("holds no more open files after six --emulate turns than after one (each turn's emulator state is closed)", async () => {
+    const pid = (await status())!.pid;
+    const openFiles = () => readdirSync(`/proc/${pid}/fd`).length;
+    expect((await cachet(["--emulate", "--session", "fds", "first"], { home })).code).toBe(0);
+    const after1 = openFiles();
+    for (let i = 0; i < 5; i++) expect((await cachet(["--emulate", "--session", "fds", `turn ${i}`], { home })).code).toBe(0);
+    expect((await status())!.pid).toBe(pid);
+    expect(openFiles()).toBe(after1);
   });
 
   test("a store deleted or replaced between turns is opened again, as a new process would", async () => {
