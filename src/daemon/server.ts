@@ -353,7 +353,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (hello.argv.some((word) => word.includes("\ufffd"))) return "a command-line word holds U+FFFD";
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
-    if (otherStateDirs(hello.env, ownEnv)) return "the client's config or data directory differs from the daemon's";
+    if (otherStateDirs(hello.env, hello.cwd, ownEnv, launchCwd)) return "the client's config or data directory differs from the daemon's";
     return undefined;
   }
 

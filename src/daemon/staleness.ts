@@ -4,7 +4,8 @@
  * runtime's own options, the time zone), and module files it loaded
  * (a module cannot be unloaded, so a changed file means a stale server).
  */
-import { isAbsolute } from "node:path";
+import { realpathSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
 import { statePaths } from "../paths.ts";
 
 /** Variables read once when the runtime starts (exact names; proxy names are matched in any case). */
@@ -30,16 +31,30 @@ export function startEnvDifference(client: Record<string, string | undefined>, s
  * Whether `client`'s environment names other state directories than
  * `server`'s (CACHET_HOME, XDG_*, HOME): the same data directory reached
  * the socket, but a config directory elsewhere is another installation.
+ * Compared as the directories they are, not as text: each path resolved
+ * against its process's working directory (`clientCwd`, `serverCwd`) and its
+ * symbolic links followed, so `/h/`, `/h/.`, `/x/../h`, a relative `.` run
+ * inside `/h` and a link to it are all `/h`.
  */
-export function otherStateDirs(client: Record<string, string | undefined>, server: Record<string, string | undefined>): boolean {
+export function otherStateDirs(client: Record<string, string | undefined>, clientCwd: string, server: Record<string, string | undefined>, serverCwd: string): boolean {
   try {
     const a = statePaths(client);
     const b = statePaths(server);
-    return a.config !== b.config || a.data !== b.data;
+    return directoryOf(a.config, clientCwd) !== directoryOf(b.config, serverCwd) || directoryOf(a.data, clientCwd) !== directoryOf(b.data, serverCwd);
   } catch {
     // A relative directory with no working directory to be relative to (the daemon's data directory removed): the
     // client's own process tells the user.
     return true;
+  }
+}
+
+/** `path` resolved against `cwd`, its symbolic links followed when it exists (a directory not made yet stays as resolved). */
+function directoryOf(path: string, cwd: string): string {
+  const absolute = resolve(cwd, path);
+  try {
+    return realpathSync.native(absolute);
+  } catch {
+    return absolute;
   }
 }
 

@@ -7,8 +7,8 @@
  * on an event: the socket answering, answer text on stdout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
@@ -609,5 +609,21 @@ describe("declining and the daemon command", () => {
     const frame = await firstFrame({ version: VERSION, build: BUILD, argv: ["sessions", "list"] });
     expect(frame.type).toBe(FRAME.DECLINE);
     expect(frame.payload).toBe("the daemon runs only turns (the run command)");
+  });
+});
+
+describe("the daemon's home named another way", () => {
+  test("a trailing slash, /., a path through .., a symbolic link and a relative path run inside it are its home: each turn is served, none declined", async () => {
+    const link = join(freshHome(), "link");
+    symlinkSync(home, link);
+    const parent = dirname(home);
+    const names: [string, string | undefined][] = [[`${home}/`, undefined], [`${home}/.`, undefined], [`${parent}/../${basename(parent)}/${basename(home)}`, undefined], [link, undefined], [".", home]];
+    for (const [value, cwd] of names) {
+      const before = (await serving()).served;
+      const r = await cachet(["--emulate", "--verbose", "--no-store", `named ${value}`], { home, env: { CACHET_HOME: value }, ...(cwd ? { cwd } : {}) });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain("declined");
+      expect((await serving()).served).toBe(before + 1);
+    }
   });
 });
