@@ -58,7 +58,7 @@ export function autostartWanted(env: Readonly<Record<string, string | undefined>
  * process because no daemon answered (src/daemon/client.ts "absent"), once its output was settled. Resolves once the
  * daemon is spawned, never waiting for it to listen; the turn's stdout, stderr and exit code stay as they were: under
  * `--verbose` (or `--debug`) one stderr line says it started one, why it started none when one was wanted, or why it
- * could not. Starts none when {@link autostartWanted} says no; after a run's help (no turn); when the data directory
+ * could not. Starts none when {@link autostartWanted} says no; after a run's help (no turn); from a turn run at a lowered priority (nice); when the data directory
  * does not exist (the turn stored nothing, e.g. `--no-store` in a new home); when the daemon would decline the turn anyway
  * (src/daemon/turn-config.ts: a third-party plugin, a config it cannot read); or while the daemon another turn started
  * still warms up: an `O_EXCL` stamp in the data directory (src/daemon/leftovers.ts) stands for it while it is younger
@@ -71,7 +71,11 @@ export async function autostart(argv: readonly string[]): Promise<void> {
   const said = getLogLevel() === "verbose" || getLogLevel() === "debug";
   const none = (why: string) => said && processEdges.writeStderr(`cachet: started no daemon for the next turns: ${why}\n`);
   try {
-    if (!autostartWanted(process.env) || asksHelp(argv)) return;
+    if (asksHelp(argv)) return;
+    if (!autostartWanted(process.env)) return void none(process.env.CACHET_DAEMON_AUTOSTART === undefined ? "this looks like CI (CACHET_DAEMON_AUTOSTART=1 starts one there too)" : "CACHET_DAEMON_AUTOSTART turns auto-start off");
+    // A daemon keeps the priority of the process that started it: started from `nice cachet …`, every later turn
+    // would run at that priority, which an unprivileged process cannot raise again.
+    if (process.getBuiltinModule("node:os").getPriority() > 0) return void none("this turn runs at a lowered priority (nice), which a daemon started from it would keep for every later turn");
     const data = statePaths().data;
     const fs = process.getBuiltinModule("node:fs");
     if (!fs.statSync(data, { throwIfNoEntry: false })?.isDirectory()) return void none(`the data directory ${data} does not exist (this turn stored nothing)`);

@@ -149,6 +149,22 @@ test("no daemon in CI (CI=true, or unset with a CI system's variables), unless C
   }
 });
 
+test("--verbose names why none started in CI or with auto-start off; a turn run under nice starts none (a daemon would keep its priority)", async () => {
+  const ci = home();
+  expect((await cachet(["--emulate", "--verbose", "hello"], { home: ci, env: { ...AUTO, CI: "true" } })).stderr).toBe(noneLine("this looks like CI (CACHET_DAEMON_AUTOSTART=1 starts one there too)"));
+  const off = home();
+  expect((await cachet(["--emulate", "--verbose", "hello"], { home: off, env: { CACHET_DAEMON_AUTOSTART: "0" } })).stderr).toBe(noneLine("CACHET_DAEMON_AUTOSTART turns auto-start off"));
+  const niced = home();
+  const p = Bun.spawn(["nice", "-n", "5", BINARY, "--emulate", "--verbose", "hello"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: niced, CACHET_HOME: niced, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+  expect(code).toBe(0);
+  expect(stderr).toBe(noneLine("this turn runs at a lowered priority (nice), which a daemon started from it would keep for every later turn"));
+  for (const h of [ci, off, niced]) {
+    expect(await status(h)).toBeUndefined();
+    expect(daemonsOf(h)).toEqual([]);
+  }
+});
+
 test("no daemon under CACHET_NO_DAEMON=1 or CACHET_DAEMON_AUTOSTART=0; a value CACHET_DAEMON_AUTOSTART does not take is exit 2 before the turn", async () => {
   for (const env of [{ CACHET_NO_DAEMON: "1", ...AUTO }, { CACHET_DAEMON_AUTOSTART: "0" }, { CACHET_DAEMON_AUTOSTART: "off" }]) {
     const h = home();
