@@ -5,7 +5,7 @@
  * (a module cannot be unloaded, so a changed file means a stale server).
  */
 import { realpathSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { statePaths } from "../paths.ts";
 
 /** Variables read once when the runtime starts (exact names; proxy names are matched in any case). */
@@ -48,13 +48,23 @@ export function otherStateDirs(client: Record<string, string | undefined>, clien
   }
 }
 
-/** `path` resolved against `cwd`, its symbolic links followed when it exists (a directory not made yet stays as resolved). */
+/**
+ * `path` resolved against `cwd`, its symbolic links followed: those of its deepest part that exists, the rest
+ * appended as written (a config directory not made yet under a home reached through a link is still under the
+ * home's real path).
+ */
 function directoryOf(path: string, cwd: string): string {
-  const absolute = resolve(cwd, path);
-  try {
-    return realpathSync.native(absolute);
-  } catch {
-    return absolute;
+  let head = resolve(cwd, path);
+  let rest = "";
+  for (;;) {
+    try {
+      return join(realpathSync.native(head), rest);
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return resolve(cwd, path);
+      rest = join(basename(head), rest);
+      head = parent;
+    }
   }
 }
 

@@ -626,4 +626,24 @@ describe("the daemon's home named another way", () => {
       expect((await serving()).served).toBe(before + 1);
     }
   });
+
+  test("a HOME reached through a symbolic link, its config directory not made yet, is the daemon's HOME: served, not declined", async () => {
+    const real = freshHome();
+    const link = join(freshHome(), "link");
+    symlinkSync(real, link);
+    const env = { CACHET_HOME: undefined, HOME: real };
+    const daemon = Bun.spawn([BINARY, "daemon", "run", "--idle", "1m"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: real, CACHET_DAEMON_AUTOSTART: "0", NO_COLOR: "1" }, stdio: ["ignore", "ignore", "ignore"] });
+    try {
+      const served = async () => /(\d+) commands? served/.exec((await cachet(["daemon", "status"], { home: real, env })).stdout)?.[1];
+      await until("the daemon answers", async () => (await served()) !== undefined);
+      expect(existsSync(join(real, ".config", "cachet"))).toBe(false);
+      const r = await cachet(["--emulate", "--verbose", "--no-store", "through the link"], { home: real, env: { ...env, HOME: link } });
+      expect(r.code).toBe(0);
+      expect(r.stderr).not.toContain("declined");
+      expect(await served()).toBe("1");
+    } finally {
+      await cachet(["daemon", "stop"], { home: real, env });
+      daemon.kill();
+    }
+  });
 });
