@@ -4,7 +4,7 @@
  * byte, one through the daemon ~1.3–1.6× (issue 18). As Nx, Turborepo, Gradle and sccache start theirs, it is on by
  * default on a developer's machine, off in CI, and CACHET_DAEMON_AUTOSTART=0 turns it off (README "Resident daemon").
  */
-import { isCI } from "ci-info";
+import { isCI, name as ciName } from "ci-info";
 import { asksHelp } from "../cli/command-line.ts";
 import { processEdges } from "../edges.ts";
 import { envFlag } from "../env-flag.ts";
@@ -58,7 +58,7 @@ export function autostartWanted(env: Readonly<Record<string, string | undefined>
  * process because no daemon answered (src/daemon/client.ts "absent"), once its output was settled. Resolves once the
  * daemon is spawned, never waiting for it to listen; the turn's stdout, stderr and exit code stay as they were: under
  * `--verbose` (or `--debug`) one stderr line says it started one, why it started none when one was wanted, or why it
- * could not. Starts none when {@link autostartWanted} says no; after a run's help (no turn); from a turn run at a lowered priority (nice); when the data directory
+ * could not. Starts none when {@link autostartWanted} says no; after a run's help (no turn); from a turn run at a lowered priority (nice, a batch or idle scheduling policy); when the data directory
  * does not exist (the turn stored nothing, e.g. `--no-store` in a new home); when the daemon would decline the turn anyway
  * (src/daemon/turn-config.ts: a third-party plugin, a config it cannot read); or while the daemon another turn started
  * still warms up: an `O_EXCL` stamp in the data directory (src/daemon/leftovers.ts) stands for it while it is younger
@@ -72,10 +72,13 @@ export async function autostart(argv: readonly string[]): Promise<void> {
   const none = (why: string) => said && processEdges.writeStderr(`cachet: started no daemon for the next turns: ${why}\n`);
   try {
     if (asksHelp(argv)) return;
-    if (!autostartWanted(process.env)) return void none(process.env.CACHET_DAEMON_AUTOSTART === undefined ? "this looks like CI (CACHET_DAEMON_AUTOSTART=1 starts one there too)" : "CACHET_DAEMON_AUTOSTART turns auto-start off");
-    // A daemon keeps the priority of the process that started it: started from `nice cachet …`, every later turn
-    // would run at that priority, which an unprivileged process cannot raise again.
-    if (process.getBuiltinModule("node:os").getPriority() > 0) return void none("this turn runs at a lowered priority (nice), which a daemon started from it would keep for every later turn");
+    if (!autostartWanted(process.env)) {
+      if (process.env.CACHET_DAEMON_AUTOSTART !== undefined) return void none("CACHET_DAEMON_AUTOSTART turns auto-start off");
+      // Named, since a variable such as BUILD_NUMBER may be set outside CI too.
+      const seen = process.env.CI !== undefined ? `CI=${process.env.CI}` : `${ciName ?? "a CI system"}'s variables`;
+      return void none(`this looks like CI (${seen}; CACHET_DAEMON_AUTOSTART=1 starts one there too)`);
+    }
+    if (loweredPriority()) return void none("this turn runs at a lowered priority (nice, or a batch or idle scheduling policy), which a daemon started from it would keep for every later turn");
     const data = statePaths().data;
     const fs = process.getBuiltinModule("node:fs");
     if (!fs.statSync(data, { throwIfNoEntry: false })?.isDirectory()) return void none(`the data directory ${data} does not exist (this turn stored nothing)`);
@@ -112,6 +115,28 @@ export async function autostart(argv: readonly string[]): Promise<void> {
     if (said) processEdges.writeStderr(`cachet: could not start the daemon for the next turns (${(error as Error)?.message ?? String(error)})\n`);
   }
 }
+
+/**
+ * Whether this process runs at a lowered priority: a positive nice value, or on Linux the SCHED_BATCH or SCHED_IDLE
+ * scheduling policy (`chrt -b`, `chrt -i`; field 41 of /proc/self/stat, https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html).
+ * A daemon keeps the priority of the process that started it, and an unprivileged process cannot raise it again:
+ * started from such a turn, it would run every later turn at that priority.
+ */
+function loweredPriority(): boolean {
+  if (process.getBuiltinModule("node:os").getPriority() > 0) return true;
+  try {
+    const stat = process.getBuiltinModule("node:fs").readFileSync("/proc/self/stat", "utf8");
+    // Fields from the third on follow the command name's closing parenthesis (the name itself may hold spaces).
+    const policy = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[41 - 3]);
+    return policy === SCHED_BATCH || policy === SCHED_IDLE;
+  } catch {
+    return false;
+  }
+}
+
+/** Linux's scheduling policy numbers (sched.h). */
+const SCHED_BATCH = 3;
+const SCHED_IDLE = 5;
 
 /**
  * Whether a daemon listens on the socket `path` now: its file is there and a connection to it is not refused (a

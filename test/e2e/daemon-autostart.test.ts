@@ -149,17 +149,26 @@ test("no daemon in CI (CI=true, or unset with a CI system's variables), unless C
   }
 });
 
-test("--verbose names why none started in CI or with auto-start off; a turn run under nice starts none (a daemon would keep its priority)", async () => {
+test("--verbose names why none started in CI or with auto-start off; a turn run under nice or chrt -b/-i starts none (a daemon would keep its priority)", async () => {
   const ci = home();
-  expect((await cachet(["--emulate", "--verbose", "hello"], { home: ci, env: { ...AUTO, CI: "true" } })).stderr).toBe(noneLine("this looks like CI (CACHET_DAEMON_AUTOSTART=1 starts one there too)"));
+  expect((await cachet(["--emulate", "--verbose", "hello"], { home: ci, env: { ...AUTO, CI: "true" } })).stderr).toBe(noneLine("this looks like CI (CI=true; CACHET_DAEMON_AUTOSTART=1 starts one there too)"));
+  const jenkins = home();
+  expect((await cachet(["--emulate", "--verbose", "hello"], { home: jenkins, env: { ...AUTO, JENKINS_URL: "http://ci", BUILD_ID: "17" } })).stderr).toBe(
+    noneLine("this looks like CI (Jenkins's variables; CACHET_DAEMON_AUTOSTART=1 starts one there too)"),
+  );
   const off = home();
   expect((await cachet(["--emulate", "--verbose", "hello"], { home: off, env: { CACHET_DAEMON_AUTOSTART: "0" } })).stderr).toBe(noneLine("CACHET_DAEMON_AUTOSTART turns auto-start off"));
-  const niced = home();
-  const p = Bun.spawn(["nice", "-n", "5", BINARY, "--emulate", "--verbose", "hello"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: niced, CACHET_HOME: niced, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
-  expect(code).toBe(0);
-  expect(stderr).toBe(noneLine("this turn runs at a lowered priority (nice), which a daemon started from it would keep for every later turn"));
-  for (const h of [ci, off, niced]) {
+  const lowered: string[] = [];
+  // chrt -b / -i: the batch and idle scheduling policies, which a daemon would keep as it keeps a nice value.
+  for (const wrapper of [["nice", "-n", "5"], ...(Bun.which("chrt") ? [["chrt", "-b", "0"], ["chrt", "-i", "0"]] : [])]) {
+    const h = home();
+    lowered.push(h);
+    const p = Bun.spawn([...wrapper, BINARY, "--emulate", "--verbose", "hello"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: h, CACHET_HOME: h, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
+    expect(code).toBe(0);
+    expect(stderr).toBe(noneLine("this turn runs at a lowered priority (nice, or a batch or idle scheduling policy), which a daemon started from it would keep for every later turn"));
+  }
+  for (const h of [ci, jenkins, off, ...lowered]) {
     expect(await status(h)).toBeUndefined();
     expect(daemonsOf(h)).toEqual([]);
   }
