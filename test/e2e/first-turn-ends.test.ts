@@ -14,7 +14,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, type Run, until } from "./harness.ts";
 import { listed, sessionRows } from "./session-rows.ts";
 
 afterAll(cleanHomes);
@@ -195,6 +195,15 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
   }
 
   /** The parent alone is listed, with its one turn. */
+  /** A fork's first turn `run` was refused with exit `code`, its only stdout line an error: no fork stored or announced, the parent as it was. */
+  async function refusedFork(run: Run, code: number, home: string, parentId: string, announced: () => unknown[]): Promise<void> {
+    expect(run.code).toBe(code);
+    expect(events(run.stdout).map((e) => e.type)).toEqual(["error"]);
+    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
+    await parentAlone(home, parentId);
+    expect(announced()).toEqual([]);
+  }
+
   async function parentAlone(home: string, parentId: string): Promise<void> {
     expect((await listed(home)).map((s) => ({ id: s.id, messages: s.messages, requests: s.requests }))).toEqual([{ id: parentId, messages: 2, requests: 1 }]);
   }
@@ -220,11 +229,8 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
   test("refused by a budget (exit 6): only the error line on stdout, no fork stored; a later bare --fork forks the parent, which then has that one fork", async () => {
     const { home, parentId, env, announced } = await withParent();
     const refused = await cachet(["--emulate", "--json", "--fork=par", "--max-cost", "0.0000001", "fork refused"], { home, env: env() });
-    expect(refused.code).toBe(6);
-    expect(events(refused.stdout).map((e) => [e.type, e.code])).toEqual([["error", "BUDGET_EXCEEDED"]]);
-    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
-    await parentAlone(home, parentId);
-    expect(announced()).toEqual([]);
+    await refusedFork(refused, 6, home, parentId, announced);
+    expect(events(refused.stdout)[0]!.code).toBe("BUDGET_EXCEEDED");
     await continuesParent(home, parentId, env());
 
     const fork = await cachet(["--emulate", "--json", "--fork", "a branch"], { home, env: env() });
@@ -242,22 +248,15 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
     // About 300,000 tokens: over claude-3-haiku's 200,000-token window. https://docs.claude.com/en/docs/about-claude/models/overview
     const big = "word ".repeat(300_000);
     const refused = await cachet(["--emulate", "--json", "--no-compact", "-m", "anthropic/claude-3-haiku-20240307", "--fork=par"], { home, env: env(), stdin: big });
-    expect(refused.code).toBe(3);
-    expect(events(refused.stdout).map((e) => [e.type, e.code])).toEqual([["error", "CONTEXT_TOO_LONG"]]);
-    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
-    await parentAlone(home, parentId);
-    expect(announced()).toEqual([]);
+    await refusedFork(refused, 3, home, parentId, announced);
+    expect(events(refused.stdout)[0]!.code).toBe("CONTEXT_TOO_LONG");
     await continuesParent(home, parentId, env());
   });
 
   test("a request:before hook that throws (exit 1): no session line, no fork", async () => {
     const { home, parentId, env, announced } = await withParent();
     const thrown = await cachet(["--emulate", "--json", "--fork=par", "fork refused"], { home, env: env(plugin(home, "t.mjs", THROW_IN_HOOK)) });
-    expect(thrown.code).toBe(1);
-    expect(events(thrown.stdout).map((e) => e.type)).toEqual(["error"]);
-    expect(sessionRows(home).map((r) => r.id)).toEqual([parentId]);
-    await parentAlone(home, parentId);
-    expect(announced()).toEqual([]);
+    await refusedFork(thrown, 1, home, parentId, announced);
     await removableWithoutForce(home, parentId);
   });
 

@@ -20,13 +20,18 @@ import { against, startEmulatorProcess } from "./session-kit.ts";
 afterAll(cleanHomes);
 
 /**
- * Writes `ready` into $GATE_DIR from its hook and waits for the test to write `go` there; then refuses the request
+ * Writes `ready` into $GATE_DIR from its hook and waits (a directory watch) for the test to write `go` there; then refuses the request
  * when $GATE_THROW is set, else lets it on unchanged (to a refusal by the budget).
  */
-const GATE = `import { existsSync, writeFileSync } from "node:fs";
+const GATE = `import { existsSync, watch, writeFileSync } from "node:fs";
 export default { name: "gate", api: 1, setup(api) { api.hook("request:before", async (request) => {
-  writeFileSync(process.env.GATE_DIR + "/ready", "");
-  while (!existsSync(process.env.GATE_DIR + "/go")) await Bun.sleep(10);
+  const dir = process.env.GATE_DIR;
+  // Watched before it is written: a "go" written meanwhile is seen by the check right after the watch starts.
+  await new Promise((resolve) => {
+    const watcher = watch(dir, () => existsSync(dir + "/go") && (watcher.close(), resolve()));
+    writeFileSync(dir + "/ready", "");
+    if (existsSync(dir + "/go")) (watcher.close(), resolve());
+  });
   if (process.env.GATE_THROW) throw new Error("refused by the gate");
   return request;
 }); } };
