@@ -10,15 +10,16 @@
  * process is creating the file or switching it to WAL; those races end within
  * milliseconds, so the waits are short (2 ms doubling to 50 ms, jittered).
  * `open` must close what it opened before it throws.
- * @throws the error of `open` when it is not SQLITE_BUSY (the code on the error or on its `cause`), or the last one once the time is up
+ * @param transient another failure of such a race, retried as SQLITE_BUSY is (the caller knows what its file allows)
+ * @throws the error of `open` when it is not SQLITE_BUSY (the code on the error or on its `cause`) nor `transient`, or the last one once the time is up
  */
-export function retryWhileBusy<T>(open: () => T, timeoutMs: number): T {
+export function retryWhileBusy<T>(open: () => T, timeoutMs: number, transient: (error: unknown) => boolean = () => false): T {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
     try {
       return open();
     } catch (error) {
-      if (!isBusy(error) || Date.now() + delay > deadline) throw error;
+      if (!(isBusy(error) || transient(error)) || Date.now() + delay > deadline) throw error;
       Bun.sleepSync(delay + Math.random() * delay);
     }
   }

@@ -40,7 +40,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Database 
   keepStatementsPrepared();
   if (options.readonly && path !== ":memory:") return openForReading(path);
   if (resident && path !== ":memory:") return residentConnection(resident, path, options.keepPrivateLater === true);
-  return retryWhileBusy(() => openForWriting(path, options.keepPrivateLater === true), BUSY_TIMEOUT_MS);
+  return retryWhileBusy(() => openForWriting(path, options.keepPrivateLater === true), BUSY_TIMEOUT_MS, (error) => readOnlyInWritablePlace(error, path));
 }
 
 /**
@@ -117,7 +117,7 @@ function residentConnection(kept: NonNullable<typeof resident>, path: string, ke
     }
     entry.db.close();
   }
-  const db = retryWhileBusy(() => openForWriting(path, keepPrivateLater), BUSY_TIMEOUT_MS);
+  const db = retryWhileBusy(() => openForWriting(path, keepPrivateLater), BUSY_TIMEOUT_MS, (error) => readOnlyInWritablePlace(error, path));
   if (kept.size >= RESIDENT_MAX) {
     const [oldest, first] = kept.entries().next().value!;
     kept.delete(oldest);
@@ -308,6 +308,25 @@ function emptyStore(): Database {
   const db = new Database(":memory:");
   migrate(db, ":memory:");
   return db;
+}
+
+/**
+ * Whether opening for writing failed with SQLITE_READONLY although the file and its directory are writable by this
+ * process: eight processes opening a fresh store at once under load (src/session/database.test.ts) saw it about once
+ * in ten runs, from SQLite's setup of a file another process was creating; opened again, it is writable. A file or
+ * place that is really read-only (its mode, a read-only mount) fails access(2) and is reported at once.
+ */
+function readOnlyInWritablePlace(error: unknown, path: string): boolean {
+  const cause = (error as { cause?: { code?: unknown } }).cause ?? error;
+  if (!String((cause as { code?: unknown }).code ?? "").startsWith("SQLITE_READONLY")) return false;
+  const fs = process.getBuiltinModule("node:fs");
+  try {
+    fs.accessSync(path, fs.constants.W_OK);
+    fs.accessSync(process.getBuiltinModule("node:path").dirname(path), fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function unwritablePlace(error: unknown): boolean {
