@@ -14,6 +14,8 @@ const decode = (text: string) =>
   text.replace(/&(#\d+|lt|gt|quot|apos|amp);/g, (_, name: string) =>
     name.startsWith("#") ? String.fromCodePoint(Number(name.slice(1))) : ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[name]!,
   );
-const failures = [...xml.matchAll(/<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g)];
+const failures = [...xml.matchAll(/<testcase name="([^"]*)" classname="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g)];
 console.log(`\nci: ${failures.length} failed test(s), with their messages:`);
-for (const [, name, file, body] of failures) console.log(`\n--- ${decode(file!)} > ${decode(name!)}\n${decode(body!).trim()}`);
+for (const [, name, group, file, body] of failures) {
+  console.log(`\n--- ${[file, group, name].filter(Boolean).map((part) => decode(part!)).join(" > ")}\n${decode(body!).trim()}`);
+}
