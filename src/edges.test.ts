@@ -13,8 +13,8 @@ class Exited extends Error {
 }
 
 /** Edges that record what a command did to them, as a resident process's client's would. */
-function fakeEdges(stdinText = "") {
-  const seen = { stdout: [] as string[], stderr: "", exits: [] as number[], signals: new Map<NodeJS.Signals, () => void>(), flushes: 0 };
+function fakeEdges(stdinText = "", options: { stuckStdout?: boolean } = {}) {
+  const seen = { stdout: [] as string[], stderr: "", exits: [] as number[], finishes: [] as number[], signals: new Map<NodeJS.Signals, () => void>(), flushes: 0 };
   const bytes = new TextEncoder().encode(stdinText);
   let sent = false;
   const reader: ChunkReader = {
@@ -28,9 +28,10 @@ function fakeEdges(stdinText = "") {
     stdoutSink: () => ({
       write(chunk) {
         seen.stdout.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk));
-        return chunk.length;
+        // A reader that never takes what it is given.
+        return options.stuckStdout ? new Promise<number>(() => {}) : chunk.length;
       },
-      flush: () => ++seen.flushes && 0,
+      flush: () => (options.stuckStdout ? new Promise<number>(() => {}) : ++seen.flushes && 0),
     }),
     writeStderr(text) {
       seen.stderr += text;
@@ -42,6 +43,13 @@ function fakeEdges(stdinText = "") {
     exit(code) {
       seen.exits.push(code);
       throw new Exited(code);
+    },
+    // As a daemon client's: the code is kept, and the command returns.
+    finish(code) {
+      seen.finishes.push(code);
+    },
+    get finished() {
+      return seen.finishes[0];
     },
     pid: process.pid,
   };
@@ -66,17 +74,26 @@ describe("bound edges (src/edges.ts)", () => {
     expect(seen.flushes).toBe(2);
   });
 
-  test("a failed command line reports on the bound stderr and exits with its code there", async () => {
+  test("a failed command line reports on the bound stderr and finishes with its code there: dispatch returns, nothing exits", async () => {
     const { e, seen } = fakeEdges();
     restore = bindEdges(e);
-    const ended = await dispatch(["--version", "extra"]).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(ended).toBeInstanceOf(Exited);
-    expect(seen.exits).toEqual([2]);
+    await dispatch(["--version", "extra"]);
+    expect(seen.finishes).toEqual([2]);
+    expect(seen.exits).toEqual([]);
     expect(seen.stderr).toBe("cachet: --version takes no other arguments\n  hint: run `cachet --version` alone\n");
     expect(seen.stdout).toEqual([]);
+  });
+
+  test("a --json run's usage error: its error line on the bound stdout, then it finishes with exit 2, its stdout not waited for", async () => {
+    // Its own process would exit without waiting for the writes its stdout never took.
+    const { e, seen } = fakeEdges("", { stuckStdout: true });
+    restore = bindEdges(e);
+    await dispatch(["--json", "--no-such-flag", "hi"]);
+    expect(seen.finishes).toEqual([2]);
+    expect(seen.exits).toEqual([]);
+    expect(seen.stdout).toHaveLength(1);
+    expect(JSON.parse(seen.stdout[0]!)).toMatchObject({ type: "error", code: "UNKNOWN_FLAG" });
+    expect(seen.stderr).toStartWith("cachet: ");
   });
 
   test("a second SIGINT exits 130 through the bound edges, with its one line on their stderr", () => {

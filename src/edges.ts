@@ -48,8 +48,22 @@ export interface Edges {
   writeStderr(text: string): void;
   /** Subscribes `handler` to a signal (SIGINT, SIGTERM, SIGHUP); returns the unsubscribe. */
   onSignal(name: NodeJS.Signals, handler: () => void): () => void;
-  /** Ends the command with exit code `code`; callers treat it as never returning. */
+  /**
+   * Ends the process with exit code `code` at once, whatever of the command still runs; callers treat it as never
+   * returning. A resident process cannot serve on after it (src/daemon/server.ts: a fresh one takes over).
+   */
   exit(code: number): never;
+  /**
+   * Ends a command that has unwound with exit code `code`: the error reached the command line's top
+   * (src/cli/dispatch.ts report), or the run got its code back with nothing of the turn left running (src/cli/run.ts),
+   * each `finally` on the way having run or running before the caller returns. The process's own edges exit at once,
+   * as {@link exit} does. A daemon's client's record the code and return: the caller then returns at once, writing
+   * nothing more, and the daemon ends the command as it ends one that succeeded and serves the next (unless a signal
+   * reached this one: then it is {@link exit}). Every other end of a command is {@link exit}.
+   */
+  finish(code: number): void;
+  /** The code {@link finish} recorded, once it returned; undefined before, and always for edges whose finish exits. */
+  readonly finished: number | undefined;
   /**
    * The id of the process the user sees running the command: this process's own, or the daemon's client's. A
    * session lease the command takes names it (src/session/leases.ts), as does a busy session's message to others.
@@ -91,6 +105,9 @@ export const processEdges: Edges = {
     return () => void process.off(name, handler);
   },
   exit: (code) => realExit(code),
+  // Exits as exit does: in a process of its own a command's end is the process's, at once.
+  finish: (code) => realExit(code),
+  finished: undefined,
   pid: process.pid,
 };
 

@@ -22,9 +22,11 @@ let debugMode = false;
 /**
  * Runs the command line `args` (process.argv without the runtime and script)
  * against the edges now bound (src/edges.ts). Never throws: an error is
- * printed as `cachet: message` plus a hint, and the command exits with the
- * error's exit code (README.md, "Exit codes"). A resident process calls it
- * once per command, after the previous one ended.
+ * printed as `cachet: message` plus a hint, and the command ends with the
+ * error's exit code (README.md, "Exit codes"): in a process of its own the
+ * process exits there; a resident process's command returns with the code in
+ * its edges' `finished` (or, for an error that may leave work running, exits).
+ * A resident process calls it once per command, after the previous one ended.
  */
 export async function dispatch(args: string[]): Promise<void> {
   // The daemon's own command (`daemon run`) is still running when it dispatches a turn: its state is put back after.
@@ -33,7 +35,9 @@ export async function dispatch(args: string[]): Promise<void> {
   resetStdout();
   try {
     await main(args);
-    // Past main, the command succeeded (report() exits): a failed write to stdout is the one failure left.
+    // Ended with its code (report(), or the run's own): its process of its own exited there, saying nothing more.
+    if (edges().finished !== undefined) return;
+    // Past main, the command succeeded: a failed write to stdout is the one failure left.
     await settleStdout(turnRun ? "answer" : "output").catch((error: unknown) => report(error, debugMode));
   } finally {
     ({ jsonRun, turnRun, debugMode } = outer);
@@ -43,7 +47,7 @@ export async function dispatch(args: string[]): Promise<void> {
 /**
  * Reports a failed write of the entry's own output (`--version`, the root
  * `--help`), as {@link dispatch} reports a command's: EPIPE exits 0, any
- * other error exits 1 with one line.
+ * other error ends the command with exit 1 and one line.
  */
 export async function reportStdoutFailure(error: unknown): Promise<void> {
   noteStdoutFailure(error);
@@ -220,7 +224,20 @@ function guardTypo(words: readonly ArgvWord[], args: string[]): void {
   });
 }
 
-async function report(error: unknown, debugMode: boolean): Promise<never> {
+/**
+ * Errors after which a resident process does not serve on, though their command unwound: a bug (INTERNAL, an error
+ * not cachet's own), the store failing (its connection is kept from turn to turn, src/session/database.ts), a plugin
+ * call that failed or was left running past its time limit (src/plugin/guard.ts), an interruption (its signal's
+ * handlers ran). Their command ends by exit(); every other reported error by finish() (src/edges.ts).
+ */
+const ENDS_PROCESS: ReadonlySet<string> = new Set(["INTERNAL", "STORE", "PLUGIN_HOOK", "INTERRUPTED"]);
+
+/**
+ * Prints `error` (one line and its hint; a --json run's `error` line on stdout) and ends the command with its exit
+ * code (src/edges.ts finish; exit for an EPIPE or one of {@link ENDS_PROCESS}). Returns only in a resident process,
+ * where the caller returns at once.
+ */
+async function report(error: unknown, debugMode: boolean): Promise<void> {
   const e = error as { message?: string; hint?: string; exitCode?: number; code?: string; stack?: string; cause?: unknown };
   // The reader closed stdout (`cachet export | head`): what it wanted was written; nothing to report.
   if (e?.code === "EPIPE") return edges().exit(EXIT.ok);
@@ -240,11 +257,11 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   // Messages quote user text (a session name, a file name): one line, no escape sequence reaches the terminal.
   const { printable } = await import("../printable.ts");
   const exitCode = known ? e.exitCode! : EXIT.failure;
+  const code = known ? e.code! : "INTERNAL";
   if (jsonRun) {
     // A --json run's stdout says how it ended too (an error line, as the turn's own failures write), unless the turn wrote one.
     const { jsonErrorLineWritten } = await import("../run/output.ts");
     if (!jsonErrorLineWritten()) {
-      const code = known ? e.code! : "INTERNAL";
       stdout().write(`${JSON.stringify({ type: "error", code, message, ...(e?.hint ? { hint: e.hint } : {}), incomplete: false })}\n`);
     }
   }
@@ -253,5 +270,6 @@ async function report(error: unknown, debugMode: boolean): Promise<never> {
   else if (!known) edges().writeStderr("  hint: this is a bug; run again with --debug and report the output\n");
   if (debugMode && e?.stack) edges().writeStderr(`${e.stack}\n`);
   if (debugMode && e?.cause instanceof Error && e.cause.stack) edges().writeStderr(`cause: ${e.cause.stack}\n`);
-  return edges().exit(exitCode);
+  if (ENDS_PROCESS.has(code)) return edges().exit(exitCode);
+  edges().finish(exitCode);
 }

@@ -186,7 +186,11 @@ export default defineCommand({
         quiet: a.quiet === true,
         compact: a.compact !== false,
       });
-      if (exitCode !== 0) edges().exit(exitCode);
+      // A code of the run's own (late stdin's 5) ends the command, which has nothing of the turn left running, once the
+      // finally below ran (src/edges.ts finish; in a process of its own the process exits here, as it always did). An
+      // interrupted run's (130, 143) ends by exit(): its signal's handlers ran, and a resident process does not serve on.
+      if (exitCode !== 0 && interrupt.signal.aborted) edges().exit(exitCode);
+      else if (exitCode !== 0) edges().finish(exitCode);
     } finally {
       // Failed before the run took the runtime over (bad stdin, a bad --tools file): close it here.
       if (!handedOver) await prepared.discard();

@@ -2,6 +2,9 @@
  * A client's process edges inside the daemon (src/edges.ts): the command the
  * server runs for it reads the client's stdin, writes its stdout and stderr,
  * gets its signals and ends with its exit code, all through one connection.
+ * A command ends the process its own way (exit(), a signal nobody handles),
+ * or finishes: returns, or unwinds with a code (finish()), which the server
+ * sends as a normal end before it serves on.
  */
 import { type ChunkReader, type ChunkSource, type Edges, type StdoutSink, stdinIsDirectory } from "../edges.ts";
 import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, splitU32, type StdinKind, text, u32Frame } from "./protocol.ts";
@@ -20,10 +23,14 @@ const SIGNAL_NUMBER: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGI
 
 /** The edges bound for one command, and what the server feeds them. */
 export interface RemoteEdges {
+  /** The edges; `edges.finished` is the code a command that unwound ended with (src/edges.ts finish). */
   edges: Edges;
   /** Hands a client frame (stdin, an acknowledgement, a signal) to the edges. */
   deliver(frame: Frame): void;
-  /** How the command ended through {@link Edges.exit} or a signal nobody handled; undefined while it has not. */
+  /**
+   * How the command ended the process its own way: {@link Edges.exit}, a signal nobody handled, or
+   * {@link Edges.finish} after a signal had reached it; undefined while it has not.
+   */
   readonly ended: Exit | undefined;
   /** The command is over: stdin reads end, and a signal has no handler. */
   close(): void;
@@ -32,18 +39,25 @@ export interface RemoteEdges {
 /**
  * The edges of the client behind `wire`.
  * @param hello the client's header (its terminal facts and what its stdin is)
- * @param onEnd called once when the command ends the process its own way (exit(), or a signal it does not handle):
- *   the daemon must then send the exit and restart, as only a fresh process abandons what still runs
+ * @param onEnd called once when the command ends the process its own way (exit(), a signal it does not handle, or
+ *   finish() once a signal reached it): the daemon must then send the exit and restart, as only a fresh process
+ *   abandons what still runs
  */
 export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => void): RemoteEdges {
   let ended: Exit | undefined;
+  let finished: number | undefined;
+  /** A signal reached the command before it finished. */
+  let signalled = false;
   const end = (exit: Exit) => {
     if (ended) return;
-    ended = exit;
-    onEnd(exit);
+    // An exit after finish(): the command's own process had already exited with finish's code.
+    ended = finished === undefined ? exit : { code: finished };
+    onEnd(ended);
   };
+  /** Past the command's end: its own process would be gone, so nothing it writes from here exists. */
+  const over = () => ended !== undefined || finished !== undefined;
   const stdin = remoteStdin(wire, hello);
-  const stdout = remoteStdout(wire, () => ended !== undefined);
+  const stdout = remoteStdout(wire, over);
   const handlers = new Map<NodeJS.Signals, Set<() => void>>();
 
   const edges: Edges = {
@@ -51,8 +65,8 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
     isTerminal: (fd) => hello.terminal[fd],
     stdoutSink: () => stdout.sink,
     writeStderr(chunk) {
-      // What deep code writes after exit() would not exist in a process that exited.
-      if (!ended && chunk !== "") wire.send(encodeFrame(FRAME.STDERR, chunk));
+      // What deep code writes after exit() or finish() would not exist in a process that exited.
+      if (!over() && chunk !== "") wire.send(encodeFrame(FRAME.STDERR, chunk));
     },
     onSignal(name, handler) {
       let set = handlers.get(name);
@@ -64,6 +78,16 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
       end({ code });
       // The caller goes on until the server has sent what it wrote and exits; what it writes from here is dropped.
       return undefined as never;
+    },
+    finish(code) {
+      if (over()) return;
+      // A signal's handler or its watchdog may have set work going (an abort in flight, a timer) that only the end of
+      // the command's own process would have stopped: the command ends as by exit().
+      if (signalled) return void end({ code });
+      finished = code;
+    },
+    get finished() {
+      return finished;
     },
     pid: hello.pid,
   };
@@ -77,6 +101,9 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
       if (frame.type === FRAME.STDIN_DATA || frame.type === FRAME.STDIN_END || frame.type === FRAME.STDIN_KIND) stdin.deliver(frame);
       else if (frame.type === FRAME.STDOUT_ACK) stdout.deliver(frame);
       else if (frame.type === FRAME.SIGNAL) {
+        // After finish() the command's own process would have exited: the signal comes too late to end anything.
+        if (finished !== undefined) return;
+        signalled = true;
         const name = text(frame.payload) as NodeJS.Signals;
         const set = handlers.get(name);
         // Nobody listens: the signal's default action ends the process, as it would have ended the client's own.

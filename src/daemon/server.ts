@@ -4,8 +4,11 @@
  * environment, working directory, stdio, signals and exit code, so a turn
  * skips the runtime's cold start, module loading and JIT warm-up. What it
  * cannot do as a fresh process would, it declines (the client then runs the
- * command itself); when a command ends the process its own way (exit(), a
- * signal nobody handles, the client gone), a fresh successor takes over, as
+ * command itself). A command that succeeds, or fails once it has unwound
+ * (src/edges.ts finish: an error reported at the command line's top, a run's
+ * exit code), ends here as in its own process and the daemon serves on; when
+ * a command ends the process its own way (exit(), a signal nobody handles, a
+ * signal that reached it, the client gone), a fresh successor takes over, as
  * only a new process abandons what still runs.
  */
 import type { Socket, Subprocess, UnixSocketListener } from "bun";
@@ -393,7 +396,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (remote.ended) return;
     clearTimeout(orphaned);
     running = undefined;
-    const code = typeof process.exitCode === "number" ? process.exitCode : 0;
+    // A command that unwound with a code (src/edges.ts finish) ends as one that returned: every finally of it ran.
+    const finished = remote.edges.finished;
+    const code = finished ?? (typeof process.exitCode === "number" ? process.exitCode : 0);
     remote.close();
     unbind();
     pinConfig(undefined);
@@ -403,7 +408,9 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     process.argv = saved.argv;
     process.exitCode = saved.exitCode;
     state.onFrame = () => {};
-    wire.send(jsonFrame(FRAME.EXIT, { code } satisfies Exit));
+    // Its own process would have exited at once, not waiting for the writes stdout had not taken (src/stdout.ts):
+    // the client does not wait for a reader that stopped reading either.
+    wire.send(jsonFrame(FRAME.EXIT, { code, ...(finished === undefined ? {} : { abrupt: true }) } satisfies Exit));
     await wire.end();
     served++;
     // Every module file loaded from outside the binary: when cachet runs from source, its own and its dependencies'.
@@ -551,6 +558,11 @@ const nullEdges: Edges = {
   exit(code) {
     throw new Error(`a warm-up turn exited ${code}`);
   },
+  // A warm-up turn's failure changes nothing: it ends as its exit does.
+  finish(code) {
+    throw new Error(`a warm-up turn ended with ${code}`);
+  },
+  finished: undefined,
   pid: process.pid,
 };
 

@@ -298,7 +298,24 @@ describe("daemon start, stop and status", () => {
     expect(daemonsOf(h)).toEqual([]);
   });
 
-  test("stop right after a turn that ended the process its own way (exit 4, exit 2): the daemon restarting is stopped, nothing succeeds it, and status then says not running", async () => {
+  test("stop right after a turn that ended the process its own way (SIGINT mid-answer, 130): the daemon restarting is stopped, nothing succeeds it, and status then says not running", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    const endless = turn(h, ["--emulate", "--idle-timeout", "0", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
+    await readUntil(endless.stdout, " ");
+    endless.kill("SIGINT");
+    expect(await endless.exited).toBe(130);
+    const stop = await cachet(["daemon", "stop"], { home: h });
+    // The old daemon (restarting) answers the stop, or the successor if it took over first: never "not running".
+    const stopped = /^\[info\] cachet daemon: stopped \(pid (\d+)\)\n$/.exec(stop.stderr);
+    expect({ code: stop.code, stderr: stopped ? "stopped" : stop.stderr }).toEqual({ code: 0, stderr: "stopped" });
+    // Stop returns once the process is gone, and the successor with it.
+    expect(daemonsOf(h)).toEqual([]);
+    expect(processAlive(pid)).toBe(false);
+    expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });
+  });
+
+  test("stop right after a turn that failed once it unwound (exit 4, exit 2): the daemon that ran it, still serving, is stopped, and nothing succeeds it", async () => {
     for (const [args, env, code] of [
       [["--emulate", "--retries", "0", "x"], { CACHET_EMULATOR_FAULT: "500" }, 4],
       [["--emulate", "--no-such-flag", "x"], {}, 2],
@@ -306,11 +323,9 @@ describe("daemon start, stop and status", () => {
       const h = freshHome();
       const pid = await startDaemon(h);
       expect((await cachet([...args], { home: h, env })).code).toBe(code);
+      expect(await status(h)).toMatchObject({ pid, served: 1 });
       const stop = await cachet(["daemon", "stop"], { home: h });
-      // The old daemon (restarting) answers the stop, or the successor if it took over first: never "not running".
-      const stopped = /^\[info\] cachet daemon: stopped \(pid (\d+)\)\n$/.exec(stop.stderr);
-      expect({ code: stop.code, stderr: stopped ? "stopped" : stop.stderr }).toEqual({ code: 0, stderr: "stopped" });
-      // Stop returns once the process is gone, and the successor with it.
+      expect(stop).toEqual({ code: 0, stdout: "", stderr: `[info] cachet daemon: stopped (pid ${pid})\n` });
       expect(daemonsOf(h)).toEqual([]);
       expect(processAlive(pid)).toBe(false);
       expect(await cachet(["daemon", "status"], { home: h })).toEqual({ code: 1, stdout: "cachet daemon: not running\n", stderr: "" });

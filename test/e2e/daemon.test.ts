@@ -109,7 +109,7 @@ describe("a turn through the daemon", () => {
 
   test("a store deleted or replaced between turns is opened again, as a new process would", async () => {
     const { rmSync, renameSync } = await import("node:fs");
-    await serving();
+    const first = await serving();
     const removeStore = (h: string) => {
       for (const suffix of ["", "-wal", "-shm"]) rmSync(`${h}/cachet.db${suffix}`, { force: true });
     };
@@ -118,8 +118,9 @@ describe("a turn through the daemon", () => {
     const [d, p] = await both(["--emulate", "--json", "-c", "is anything left?"]);
     expect(d.code).toBe(2);
     expect(d.stderr).toBe(p.stderr);
-    // The -c refusal was an error exit: a fresh daemon takes over.
-    const { served } = await serving();
+    // The -c refusal unwound its command: the same daemon serves on.
+    const { pid, served } = await serving();
+    expect({ pid, served }).toEqual({ pid: first.pid, served: first.served + 1 });
     const [d2, p2] = await both(["--emulate", "--json", "a new start"]);
     expect((await status())!.served).toBe(served + 1);
     expect(d2.code).toBe(0);
@@ -283,8 +284,7 @@ describe("a turn through the daemon", () => {
   });
 
   test("turns with only the built-in plugins share their host; a config's unknown provider is refused as in-process", async () => {
-    // The refusal ends its command by exit(), which hands the socket to a fresh daemon: it comes last.
-    const { served } = await serving();
+    const { pid, served } = await serving();
     for (const words of ["first with the built-ins", "second with the built-ins"]) {
       const [d, p] = await both(["--emulate", "--json", words]);
       expect({ code: d.code, stdout: normalize(d.stdout), stderr: d.stderr }).toEqual({ code: 0, stdout: normalize(p.stdout), stderr: p.stderr });
@@ -301,6 +301,8 @@ describe("a turn through the daemon", () => {
     } finally {
       await Promise.all([Bun.file(`${home}/config.toml`).delete(), Bun.file(`${twin}/config.toml`).delete()]);
     }
+    // The refusal unwound its command: the daemon that ran it serves on.
+    expect(await status()).toEqual({ pid, served: served + 3, busy: false });
   });
   test("the SDK client kept between turns is one built with the turn's environment: OPENAI_CUSTOM_HEADERS reaches the request when set, and only then", async () => {
     const answer = JSON.stringify({ id: "c", object: "chat.completion", created: 0, model: "gpt-5", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 } });
@@ -364,16 +366,17 @@ describe("a turn through the daemon", () => {
     expect(normalize(fromDir.stdout)).toBe(normalize(fromDirAlone.stdout));
   });
 
-  test("a bad flag gives the in-process error and exit 2, and a fresh daemon serves the next turn", async () => {
+  test("a bad flag gives the in-process error and exit 2, and the same daemon serves the next turn", async () => {
+    const before = await serving();
     const [d, p] = await both(["--emulate", "--max-tokens", "lots", "hi"]);
     expect(d.code).toBe(2);
     expect(d.stderr).toBe(p.stderr);
     expect(d.stderr).toContain("--max-tokens lots");
-    const next = await serving();
+    expect(await status()).toEqual({ pid: before.pid, served: before.served + 1, busy: false });
     const [d2, p2] = await both(["--emulate", "--json", "hello again"]);
     expect(d2.code).toBe(0);
     expect(normalize(d2.stdout)).toBe(normalize(p2.stdout));
-    expect((await status())!.served).toBe(next.served + 1);
+    expect(await status()).toEqual({ pid: before.pid, served: before.served + 2, busy: false });
   });
 
   test("a reader closing stdout early (EPIPE): the turn is stored and the exit is 0", async () => {
@@ -386,6 +389,44 @@ describe("a turn through the daemon", () => {
     expect(stderr).toBe("exit 0\n");
     expect(((await ledgerTotal(home)) as { requests: number }).requests).toBe(before.requests + 1);
     expect((await status())!.served).toBe(served + 1);
+  });
+});
+
+describe("a turn that fails once it has unwound: the daemon that ran it serves on", () => {
+  const failures: [string, string[], Record<string, string>, number][] = [
+    ["a provider's 429 (exit 4)", ["--emulate", "--retries", "0", "rate limited"], { CACHET_EMULATOR_FAULT: "429" }, 4],
+    ["a provider's 429 under --json (exit 4, the error line on stdout)", ["--emulate", "--json", "--retries", "0", "rate limited"], { CACHET_EMULATOR_FAULT: "429" }, 4],
+    ["an unknown flag (exit 2)", ["--emulate", "--bogus-flag", "hi"], {}, 2],
+    ["a spending limit the call could cross (exit 6)", ["--emulate", "--json", "--max-cost", "0.000001", "too dear"], {}, 6],
+  ];
+  for (const [what, args, env, code] of failures) {
+    test(`${what}: the in-process stdout, stderr and exit code; the same daemon serves the next turn, with its in-process answer`, async () => {
+      const before = await serving();
+      const [d, p] = await both(args, { env });
+      expect(p.code).toBe(code);
+      expect({ code: d.code, stdout: normalize(d.stdout), stderr: d.stderr }).toEqual({ code: p.code, stdout: normalize(p.stdout), stderr: p.stderr });
+      expect(await status()).toEqual({ pid: before.pid, served: before.served + 1, busy: false });
+      const [d2, p2] = await both(["--emulate", "--json", `after ${what}`]);
+      expect({ code: d2.code, stdout: normalize(d2.stdout), stderr: d2.stderr }).toEqual({ code: 0, stdout: normalize(p2.stdout), stderr: p2.stderr });
+      expect(await status()).toEqual({ pid: before.pid, served: before.served + 2, busy: false });
+    });
+  }
+
+  test("nothing of a failed --verbose or --debug --json turn is left for the next: a plain failure prints no stack, a plain turn plain text", async () => {
+    const before = await serving();
+    const fault = { CACHET_EMULATOR_FAULT: "429" };
+    for (const loud of ["--verbose", "--debug"]) {
+      const [d, p] = await both(["--emulate", loud, "--json", "--retries", "0", "loud and refused"], { env: fault });
+      expect({ code: d.code, stdout: normalize(d.stdout), stderr: d.stderr }).toEqual({ code: 4, stdout: normalize(p.stdout), stderr: p.stderr });
+      const [quietFail, quietFailAlone] = await both(["--emulate", "--retries", "0", "plainly refused"], { env: fault });
+      expect(quietFail).toEqual(quietFailAlone);
+      expect(quietFail.code).toBe(4);
+      expect(quietFail.stderr.split("\n")).toHaveLength(3);
+      const [next, alone] = await both(["--emulate", "plain after it"]);
+      expect({ code: next.code, stdout: normalize(next.stdout), stderr: next.stderr }).toEqual({ code: 0, stdout: normalize(alone.stdout), stderr: "" });
+      expect(next.stdout).not.toStartWith("{");
+    }
+    expect(await status()).toEqual({ pid: before.pid, served: before.served + 6, busy: false });
   });
 });
 
@@ -505,7 +546,14 @@ describe("declining and the daemon command", () => {
     expect(await statusOf()).toContain("0 commands served");
     expect((await cachet(["--emulate", "hello"], options)).code).toBe(0);
     expect(await statusOf()).toContain("1 command served");
+    // A refused turn unwound: the same daemon serves on.
     expect((await cachet(["--emulate", "--max-tokens", "0", "hello"], options)).code).toBe(2);
+    expect(await statusOf()).toContain("2 commands served");
+    // A turn interrupted mid-answer ends the daemon's process its own way: a fresh daemon takes over.
+    const stalled = Bun.spawn([BINARY, "--emulate", "--idle-timeout", "0", "stream then stall"], { cwd: base, env: { ...BASE_ENV, HOME: base, CACHET_HOME: "rel", CACHET_EMULATOR_FAULT: "stall" }, stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+    await readUntil(stalled.stdout, " ");
+    stalled.kill("SIGINT");
+    expect(await stalled.exited).toBe(130);
     await until("the successor", async () => (await statusOf()).includes("0 commands served"));
     expect((await cachet(["--emulate", "-c", "again"], options)).code).toBe(0);
     expect(await statusOf()).toContain("1 command served");
