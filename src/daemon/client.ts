@@ -70,22 +70,26 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
     terminal: [stdinTerminal, processEdges.isTerminal(1), processEdges.isTerminal(2)],
   };
   const helloFrame = jsonFrame(FRAME.HELLO, hello);
+  // Installed before the hello leaves, while the connect is awaited anyway, and kept until the command's end: once
+  // the hello is out the daemon may send the request at once, and a client descheduled right after its write (a
+  // loaded machine) met a signal sent meanwhile with no handler, dying of it silently.
+  const signals = signalRelay();
   const connection = await connecting;
-  if (!connection) return "absent";
+  if (!connection) {
+    const held = signals.remove();
+    if (held) return interruptedUnsent(held);
+    return "absent";
+  }
   const { wire, frames } = connection;
   // What stdin is follows the hello in the same write: the daemon opens stdin a few hundred microseconds into the
   // command and waits for the answer there, and a frame in a later read waits until the daemon's event loop comes
-  // round to reading it. The signal handlers are installed after (a signal before them ends this process, as it ends
-  // a turn in its own process before its handlers).
+  // round to reading it.
   wire.send(joined(helloFrame, encodeFrame(FRAME.STDIN_KIND, await kind)));
-  const answer = await accepted(wire, frames);
+  const answer = await accepted(wire, frames, signals);
+  if (answer.kind !== "accepted") signals.remove();
   if (answer.kind === "interrupted") {
-    // The command never started: it ends as in its own process, interrupted before anything was sent.
     void wire.end();
-    if (answer.signal === "SIGHUP") process.kill(process.pid, answer.signal);
-    const { NOTHING_SENT } = await import("../run/interrupt.ts");
-    processEdges.writeStderr(`cachet: interrupted by ${answer.signal} ${NOTHING_SENT}\n`);
-    processEdges.exit(answer.signal === "SIGINT" ? 130 : 143);
+    return interruptedUnsent(answer.signal);
   }
   if (answer.kind !== "accepted") {
     if (answer.kind === "declined" && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${answer.reason}); running it in this process\n`);
@@ -97,9 +101,9 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
   let unanswered: ReturnType<typeof setTimeout> | undefined;
   const unhook = () => {
     clearTimeout(unanswered);
-    for (const [name, handler] of handlers) process.off(name, handler);
+    signals.remove();
   };
-  const forward = (name: NodeJS.Signals) => () => {
+  signals.handle((name) => {
     wire.send(encodeFrame(FRAME.SIGNAL, name));
     // The command ends within a second of a signal, as in its own process (src/run/interrupt.ts); one not ended long
     // after is in a stopped or hung daemon, and the client stops waiting for it, as the command's own watchdog would
@@ -112,9 +116,7 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
       if (name === "SIGHUP") process.kill(process.pid, name);
       processEdges.exit(name === "SIGINT" ? 130 : 143);
     }, SIGNAL_WAIT_MS);
-  };
-  const handlers = FORWARDED.map((name) => [name, forward(name)] as const);
-  for (const [name, handler] of handlers) process.on(name, handler);
+  });
   const exit = await relay(wire, frames);
   unhook();
   if (exit === undefined) {
@@ -125,6 +127,14 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
   }
   if (exit.signal) process.kill(process.pid, exit.signal);
   processEdges.exit(exit.code);
+}
+
+/** Ends this process as a command interrupted by `signal` before it started ends in its own process: nothing was sent. */
+async function interruptedUnsent(signal: NodeJS.Signals): Promise<never> {
+  if (signal === "SIGHUP") process.kill(process.pid, signal);
+  const { NOTHING_SENT } = await import("../run/interrupt.ts");
+  processEdges.writeStderr(`cachet: interrupted by ${signal} ${NOTHING_SENT}\n`);
+  return processEdges.exit(signal === "SIGINT" ? 130 : 143);
 }
 
 /**
@@ -153,15 +163,14 @@ type Answer = { kind: "accepted" } | { kind: "declined"; reason: string } | { ki
  * before sending ("interrupted" — a second signal ends the wait at once), no answer runs it in the client
  * ("unanswered"); a stopped daemon that wakes later finds the CANCEL and does nothing.
  */
-async function accepted(wire: Wire, frames: FrameQueue): Promise<Answer> {
+async function accepted(wire: Wire, frames: FrameQueue, relay: SignalRelay): Promise<Answer> {
   const next = frames.next();
   let signals = 0;
   let interrupt!: (signal: NodeJS.Signals) => void;
   let again!: () => void;
   const signalled = new Promise<NodeJS.Signals>((resolve) => (interrupt = resolve));
   const secondSignal = new Promise<"again">((resolve) => (again = () => resolve("again")));
-  const handlers = FORWARDED.map((name) => [name, () => (signals++ === 0 ? interrupt(name) : again())] as const);
-  for (const [name, handler] of handlers) process.on(name, handler);
+  relay.handle((name) => (signals++ === 0 ? interrupt(name) : again()));
   const timer = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms).unref());
   const answerOf = (frame: Frame | undefined): Answer =>
     frame === undefined ? { kind: "closed" } : frame.type === FRAME.ACCEPT ? { kind: "accepted" } : { kind: "declined", reason: text(frame.payload) };
@@ -177,8 +186,42 @@ async function accepted(wire: Wire, frames: FrameQueue): Promise<Answer> {
     if (signal) return { kind: "interrupted", signal };
     return after === "late" ? { kind: "unanswered" } : answerOf(after as Frame | undefined);
   } finally {
-    for (const [name, handler] of handlers) process.off(name, handler);
+    relay.handle(undefined);
   }
+}
+
+/** This process's handlers of the forwarded signals, from the hello to the command's end; what they do is set per phase. */
+interface SignalRelay {
+  /** Sets what a signal does from now on; undefined holds signals back until the next handler is set, which gets them. */
+  handle(handler: ((name: NodeJS.Signals) => void) | undefined): void;
+  /**
+   * Removes the handlers: a signal from now on has its default action (or the handlers installed later).
+   * @returns the first signal held back since the last handler was set (none is once a handler was set after it)
+   */
+  remove(): NodeJS.Signals | undefined;
+}
+
+/**
+ * Installs the handlers once, before the hello leaves, and keeps them to the command's end. A client that swapped its
+ * accept-wait handlers for its forwarding ones died of a signal sent meanwhile, its command's line never printed: in
+ * Bun a signal whose last listener was removed meets its default action even when the next listener is added in the
+ * same synchronous step (measured: 27 of 30 SIGTERMs sent during such swaps killed the process).
+ */
+function signalRelay(): SignalRelay {
+  let current: ((name: NodeJS.Signals) => void) | undefined;
+  const held: NodeJS.Signals[] = [];
+  const handlers = FORWARDED.map((name) => [name, () => (current ? current(name) : held.push(name))] as const);
+  for (const [name, handler] of handlers) process.on(name, handler);
+  return {
+    handle(handler) {
+      current = handler;
+      if (handler) for (const name of held.splice(0)) handler(name);
+    },
+    remove() {
+      for (const [name, handler] of handlers) process.off(name, handler);
+      return held.splice(0)[0];
+    },
+  };
 }
 
 /**
