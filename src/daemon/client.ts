@@ -9,7 +9,7 @@
 import type { BunFile, FileSink, Socket } from "bun";
 import type { Stats } from "node:fs";
 import { commandOf } from "../cli/command-line.ts";
-import { processEdges } from "../edges.ts";
+import { fileReader, processEdges } from "../edges.ts";
 import { envFlag } from "../env-flag.ts";
 import { statePaths } from "../paths.ts";
 import { BUILD, VERSION } from "./identity.ts";
@@ -84,7 +84,8 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
   // What stdin is follows the hello in the same write: the daemon opens stdin a few hundred microseconds into the
   // command and waits for the answer there, and a frame in a later read waits until the daemon's event loop comes
   // round to reading it.
-  wire.send(joined(helloFrame, encodeFrame(FRAME.STDIN_KIND, await kind)));
+  const stdinIs = await kind;
+  wire.send(joined(helloFrame, encodeFrame(FRAME.STDIN_KIND, stdinIs)));
   const answer = await accepted(wire, frames, signals);
   if (answer.kind !== "accepted") signals.remove();
   if (answer.kind === "interrupted") {
@@ -117,7 +118,7 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
       processEdges.exit(name === "SIGINT" ? 130 : 143);
     }, SIGNAL_WAIT_MS);
   });
-  const exit = await relay(wire, frames);
+  const exit = await relay(wire, frames, stdinIs);
   unhook();
   if (exit === undefined) {
     processEdges.writeStderr(
@@ -358,11 +359,12 @@ function statOrUndefined(file: BunFile): Promise<Stats | undefined> {
 /**
  * Relays one accepted command's frames until its EXIT (returned) or
  * the socket closing first (undefined).
+ * @param stdinIs what fd 0 is, as told to the daemon
  */
-async function relay(wire: Wire, frames: FrameQueue): Promise<Exit | undefined> {
+async function relay(wire: Wire, frames: FrameQueue, stdinIs: StdinKind): Promise<Exit | undefined> {
   const out = new Output(wire, Bun.stdout.writer.bind(Bun.stdout));
   const err = new Output(wire, Bun.stderr.writer.bind(Bun.stderr));
-  const stdin = new StdinPump(wire);
+  const stdin = new StdinPump(wire, stdinIs === "file");
   for (let frame = await frames.next(); frame !== undefined; frame = await frames.next()) {
     switch (frame.type) {
       case FRAME.STDOUT: {
@@ -481,7 +483,16 @@ class StdinPump {
   private pumping = false;
   private stopped = false;
 
-  constructor(private readonly wire: Wire) {}
+  /**
+   * @param wire the connection to the daemon
+   * @param file whether fd 0 is a redirected file: it is then read from the shell's offset on, and that shared offset
+   *   advanced, as the command's own process reads it (`{ read -r header; cachet …; cat; } < FILE`); the runtime's
+   *   stream reads a file from its start and leaves the offset where it was
+   */
+  constructor(
+    private readonly wire: Wire,
+    private readonly file: boolean,
+  ) {}
 
   credit(bytes: number): void {
     this.allowance += bytes;
@@ -498,7 +509,7 @@ class StdinPump {
     if (this.pumping || this.stopped) return;
     this.pumping = true;
     try {
-      const reader = (this.reader ??= (Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as NonNullable<StdinPump["reader"]>);
+      const reader = (this.reader ??= this.file ? fileReader(0) : ((Bun.stdin.stream() as ReadableStream<Uint8Array>).getReader() as unknown as NonNullable<StdinPump["reader"]>));
       while (this.allowance > 0 && !this.stopped) {
         const next = await reader.read();
         if (this.stopped) break;

@@ -366,6 +366,33 @@ describe("a turn through the daemon", () => {
     expect(normalize(fromDir.stdout)).toBe(normalize(fromDirAlone.stdout));
   });
 
+  test("a redirected file shared with the shell: read from the shell's offset, which the turn advances, as in-process", async () => {
+    const { served } = await serving();
+    const file = `${twin}/lines.txt`;
+    await Bun.write(file, "header line\nbody one\nbody two\n");
+    // `read` takes the first line; the turn gets the rest; `cat` then finds the file read to its end.
+    const script = `{ read -r header; "${BINARY}" --emulate --json summarise; echo "left: [$(cat)]"; } < "${file}"`;
+    const shell = async (h: string, env: Record<string, string> = {}) => {
+      const proc = Bun.spawn(["bash", "-c", script], { env: { ...BASE_ENV, HOME: h, CACHET_HOME: h, ...env }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+      return { stdout, stderr, code };
+    };
+    const sent = async (h: string) => {
+      const r = await cachet(["export"], { home: h });
+      return events(r.stdout).filter((e) => e.type === "message").map((e) => (e as unknown as { message: { content: { text?: string }[] } }).message.content[0]?.text)[0];
+    };
+    const viaDaemon = await shell(home);
+    expect((await status())!.served).toBe(served + 1);
+    const alone = await shell(twin, { CACHET_NO_DAEMON: "1" });
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toEndWith("left: []\n");
+    expect(viaDaemon.code).toBe(0);
+    expect(viaDaemon.stderr).toBe(alone.stderr);
+    expect(normalize(viaDaemon.stdout)).toBe(normalize(alone.stdout));
+    expect(await sent(home)).toBe("body one\nbody two\n\nsummarise");
+    expect(await sent(twin)).toBe("body one\nbody two\n\nsummarise");
+  });
+
   test("a bad flag gives the in-process error and exit 2, and the same daemon serves the next turn", async () => {
     const before = await serving();
     const [d, p] = await both(["--emulate", "--max-tokens", "lots", "hi"]);
