@@ -44,6 +44,12 @@ export interface Edges {
   isTerminal(fd: 0 | 1 | 2): boolean;
   /** The native stdout sink, made on first use; src/stdout.ts is its one writer. */
   stdoutSink(): StdoutSink;
+  /**
+   * Whether stdout took every piece given to the sink so far, asked where a write in flight is not the process's own
+   * (the daemon's client: pieces on their way to it, which a reader still reading takes at once); undefined where a
+   * pending write of the sink already means stdout has not taken it.
+   */
+  stdoutTaken?(): Promise<boolean>;
   /** Writes text to stderr. */
   writeStderr(text: string): void;
   /** Subscribes `handler` to a signal (SIGINT, SIGTERM, SIGHUP); returns the unsubscribe. */

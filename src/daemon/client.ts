@@ -381,6 +381,10 @@ async function relay(wire: Wire, frames: FrameQueue, stdinIs: StdinKind): Promis
       case FRAME.STDIN_CANCEL:
         stdin.cancel();
         break;
+      case FRAME.STDOUT_SYNC:
+        // Each STDOUT frame before it was given to the writer, and acknowledged already if the writer took it at once.
+        wire.send(u32Frame(FRAME.STDOUT_SYNCED, splitU32(frame.payload).n));
+        break;
       case FRAME.EXIT: {
         stdin.cancel();
         const exit = json<Exit>(frame.payload);
@@ -438,6 +442,9 @@ class Output {
     };
     const wrote = attempt(() => sink.write(bytes) as number | Promise<number>);
     const flushed = attempt(() => sink.flush());
+    // Taken at once (a pipe with room, a file): acknowledged now, so before anything the next frames bring
+    // (a STDOUT_SYNC the daemon sends to learn, after a signal, whether stdout took the answer).
+    if (typeof wrote === "number" && typeof flushed === "number") return this.done(seq, undefined);
     Promise.all([wrote, flushed]).then(
       () => this.done(seq, undefined),
       (error: unknown) => this.done(seq, error as NodeJS.ErrnoException),

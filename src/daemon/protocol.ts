@@ -36,6 +36,11 @@ export const FRAME = {
   STDIN_KIND: 7,
   /** Client: do not start the command (empty payload); sent only before ACCEPT was read, and then the client does not read on. */
   CANCEL: 8,
+  /**
+   * Client: every STDOUT frame before the STDOUT_SYNC of this id (u32) was handled: each one its writer took at once
+   * is acknowledged before this frame; one still unacknowledged waits on a reader that is not taking it.
+   */
+  STDOUT_SYNCED: 9,
   /** Server: the command is not run here (payload: the reason); the client runs it itself. */
   DECLINE: 16,
   /** Server: stdout bytes (u32 seq + bytes); the client acknowledges each. */
@@ -52,6 +57,8 @@ export const FRAME = {
   CONTROL_REPLY: 22,
   /** Server: the command starts now (empty payload): from here on the client never runs it itself. */
   ACCEPT: 23,
+  /** Server: answer STDOUT_SYNCED (u32 id) once the STDOUT frames sent before this one are handled. */
+  STDOUT_SYNC: 24,
 } as const;
 
 /** What stdin (fd 0) of the client is: decides whether and how the server may read it. */

@@ -64,6 +64,7 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
     stdin: () => stdin.source,
     isTerminal: (fd) => hello.terminal[fd],
     stdoutSink: () => stdout.sink,
+    stdoutTaken: () => stdout.taken(),
     writeStderr(chunk) {
       // What deep code writes after exit() or finish() would not exist in a process that exited.
       if (!over() && chunk !== "") wire.send(encodeFrame(FRAME.STDERR, chunk));
@@ -100,6 +101,7 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
     deliver(frame) {
       if (frame.type === FRAME.STDIN_DATA || frame.type === FRAME.STDIN_END || frame.type === FRAME.STDIN_KIND) stdin.deliver(frame);
       else if (frame.type === FRAME.STDOUT_ACK) stdout.deliver(frame);
+      else if (frame.type === FRAME.STDOUT_SYNCED) stdout.synced(frame);
       else if (frame.type === FRAME.SIGNAL) {
         // After finish() the command's own process would have exited: the signal comes too late to end anything.
         if (finished !== undefined) return;
@@ -114,6 +116,7 @@ export function remoteEdges(wire: Wire, hello: Hello, onEnd: (exit: Exit) => voi
     close() {
       handlers.clear();
       stdin.close();
+      stdout.close();
     },
   };
 }
@@ -216,6 +219,9 @@ function remoteStdout(wire: Wire, exited: () => boolean) {
   let failure: Error | undefined;
   let idle: (() => void)[] = [];
   const encoder = new TextEncoder();
+  let syncs = 0;
+  /** Asks waiting for the client's STDOUT_SYNCED, by id. */
+  const asking = new Map<number, (taken: boolean) => void>();
 
   const sink: StdoutSink = {
     write(chunk) {
@@ -233,6 +239,27 @@ function remoteStdout(wire: Wire, exited: () => boolean) {
   };
   return {
     sink,
+    /**
+     * Whether the client's stdout took every piece sent so far: asked across the connection, as a piece the client's
+     * reader takes at once is acknowledged only once the client read its frame. False once the command is over.
+     */
+    taken(): Promise<boolean> {
+      if (pending.size === 0) return Promise.resolve(true);
+      if (exited()) return Promise.resolve(false);
+      const id = ++syncs >>> 0;
+      wire.send(u32Frame(FRAME.STDOUT_SYNC, id));
+      return new Promise<boolean>((resolve) => asking.set(id, resolve));
+    },
+    synced(frame: Frame) {
+      const { n } = splitU32(frame.payload);
+      const answer = asking.get(n);
+      asking.delete(n);
+      answer?.(pending.size === 0);
+    },
+    close() {
+      for (const answer of asking.values()) answer(false);
+      asking.clear();
+    },
     deliver(frame: Frame) {
       const { n, rest } = splitU32(frame.payload);
       const write = pending.get(n);

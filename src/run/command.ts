@@ -281,6 +281,8 @@ async function answerWritten(signal: AbortSignal, sessionId: string | undefined)
   });
   await Promise.race([drained, interrupted]);
   signal.removeEventListener("abort", onAbort);
+  // Through the daemon a piece stdout takes at once is acknowledged a round trip later: asked, not assumed stuck.
+  if (!written && (await edges().stdoutTaken?.())) written = true;
   // A signal that came once stdout had taken everything stops nothing: the command ends as it would have.
   if (written) return EXIT.ok;
   const kept = sessionId === undefined ? "the answer came whole but nothing was stored (--no-store), so what stdout did not take is lost" : `the whole answer is stored (\`cachet export ${sessionId}\` prints it)`;

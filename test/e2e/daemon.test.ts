@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
-import { FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, text } from "../../src/daemon/protocol.ts";
+import { encodeFrame, FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, splitU32, text, u32Frame } from "../../src/daemon/protocol.ts";
 
 const home = freshHome();
 const twin = freshHome();
@@ -491,6 +491,55 @@ describe("signals, a busy daemon and a daemon that dies", () => {
         expect(stderr).toBe("");
       }
     }
+  });
+
+  /**
+   * A client made by hand, whose stdout acknowledgements the test holds: it runs a turn, waits until the answer is
+   * stored, sends SIGINT, and answers the daemon's STDOUT_SYNC as a client whose reader is reading (it acknowledges
+   * every STDOUT frame first) or stopped (it acknowledges none). Resolves with the exit and the stderr it got.
+   */
+  async function signalledOnceStored(session: string, reading: boolean): Promise<{ exit: { code: number }; stderr: string }> {
+    const reader = new FrameReader();
+    const held: number[] = [];
+    let stderr = "";
+    let settle!: (r: { exit: { code: number }; stderr: string }) => void;
+    const done = new Promise<{ exit: { code: number }; stderr: string }>((resolve) => (settle = resolve));
+    const socket = await Bun.connect({
+      unix: `${home}/daemon.sock`,
+      socket: {
+        data(s, chunk) {
+          for (const frame of reader.push(chunk)) {
+            if (frame.type === FRAME.STDOUT) held.push(splitU32(frame.payload).n);
+            else if (frame.type === FRAME.STDERR) stderr += text(frame.payload);
+            else if (frame.type === FRAME.STDOUT_SYNC) {
+              if (reading) for (const seq of held.splice(0)) s.write(u32Frame(FRAME.STDOUT_ACK, seq));
+              s.write(u32Frame(FRAME.STDOUT_SYNCED, splitU32(frame.payload).n));
+            } else if (frame.type === FRAME.EXIT) settle({ exit: JSON.parse(text(frame.payload)) as { code: number }, stderr });
+          }
+        },
+        close: () => settle({ exit: { code: -1 }, stderr }),
+      },
+    });
+    const hello = { protocol: PROTOCOL_VERSION, version: VERSION, build: BUILD, argv: ["--emulate", "--session", session, "answer once stored"], env: BASE_ENV, cwd: home, umask: 0o022, uid: process.getuid!(), pid: process.pid, terminal: [false, false, false] };
+    socket.write(jsonFrame(FRAME.HELLO, hello));
+    socket.write(encodeFrame(FRAME.STDIN_KIND, "null"));
+    // The answer is stored before the command waits for stdout to take it (src/run/command.ts answerWritten).
+    await until("the answer to be stored", async () => (await cachet(["export", session], { home })).stdout.includes('"role":"assistant"'));
+    expect(held.length).toBeGreaterThan(0);
+    socket.write(encodeFrame(FRAME.SIGNAL, "SIGINT"));
+    const result = await done;
+    socket.end();
+    return result;
+  }
+
+  test("SIGINT once the answer is stored, its stdout frames in flight: taken by a reader still reading, exit 0 as in-process; held by a stopped one, the interrupted line and 130", async () => {
+    await serving();
+    const taken = await signalledOnceStored("sync-reading", true);
+    expect(taken).toEqual({ exit: expect.objectContaining({ code: 0 }), stderr: "" });
+    await serving();
+    const stuck = await signalledOnceStored("sync-stopped", false);
+    expect(stuck.exit.code).toBe(130);
+    expect(stuck.stderr).toContain("cachet: interrupted by SIGINT while writing the answer to stdout, which had not taken all of it: the whole answer is stored");
   });
 
   test("a session busy with a turn the daemon runs: another process waiting for it names the turn's client (the process the user sees), not the daemon", async () => {
