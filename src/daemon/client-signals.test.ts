@@ -1,11 +1,12 @@
 /**
  * The daemon client's signal handlers (src/daemon/client.ts): installed before the hello leaves and kept to the
- * command's end, so a signal sent once the daemon may have sent the request always has one. A client that installed
+ * process's exit, so a signal sent once the daemon may have sent the request always has one. A client that installed
  * them after its write, or swapped its accept-wait handlers for its forwarding ones (in Bun a signal whose last
  * listener was removed meets its default action even when the next is added in the same synchronous step), died of a
  * SIGINT or SIGTERM sent right after its request left, silently, on a loaded machine (daemon-waits.test.ts, about 1
- * run in 5 under load). Driven in a process of its own (the client ends by exiting) against a stand-in daemon that
- * accepts and ends the command; SIGTERM's listener count is recorded at every change, and whether the hello had
+ * run in 5 under load); one that removed them once the command had ended died of a signal sent during its exit, after
+ * a whole answer (about 1 run in 200 under load). Driven in a process of its own (the client ends by exiting)
+ * against a stand-in daemon that accepts and ends the command; SIGTERM's listener count is recorded at every change, and whether the hello had
  * been written when the first listener was added.
  */
 import { expect, test } from "bun:test";
@@ -68,7 +69,7 @@ await viaDaemon(["a prompt"]);
 console.log("viaDaemon returned");
 `;
 
-test("a command run through the daemon has a SIGTERM handler from before its hello to its end, never none in between", async () => {
+test("a command run through the daemon has a SIGTERM handler from before its hello to the process's exit, never none in between", async () => {
   const home = mkdtempSync(join(tmpdir(), "cachet-client-signals-"));
   try {
     const script = join(home, "client.ts");
@@ -83,10 +84,9 @@ test("a command run through the daemon has a SIGTERM handler from before its hel
     expect({ code, err }).toEqual({ code: 0, err: "" });
     const { counts, helloBeforeHandler } = JSON.parse(out.trim()) as { code: number; counts: number[]; helloBeforeHandler: boolean };
     expect(helloBeforeHandler).toBe(false);
-    // Installed once (1), removed once at the end (0): a 0 before the last change is a window with no handler.
-    expect(counts.length).toBeGreaterThanOrEqual(2);
-    expect(counts.slice(0, -1)).not.toContain(0);
-    expect(counts.at(-1)).toBe(0);
+    // Installed once and never removed, the process exiting with it: a 0 is a window with no handler.
+    expect(counts.length).toBeGreaterThanOrEqual(1);
+    expect(counts).not.toContain(0);
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
