@@ -298,13 +298,18 @@ describe("daemon start, stop and status", () => {
     expect(daemonsOf(h)).toEqual([]);
   });
 
-  test("stop right after a turn that ended the process its own way (SIGINT mid-answer, 130): the daemon restarting is stopped, nothing succeeds it, and status then says not running", async () => {
-    const h = freshHome();
-    const pid = await startDaemon(h);
+  /** A turn in `h` interrupted by SIGINT mid-answer (exit 130): it ends the daemon's process its own way, which restarts. */
+  async function interruptedMidAnswer(h: string): Promise<void> {
     const endless = turn(h, ["--emulate", "--idle-timeout", "0", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
     await readUntil(endless.stdout, " ");
     endless.kill("SIGINT");
     expect(await endless.exited).toBe(130);
+  }
+
+  test("stop right after a turn that ended the process its own way (SIGINT mid-answer, 130): the daemon restarting is stopped, nothing succeeds it, and status then says not running", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    await interruptedMidAnswer(h);
     const stop = await cachet(["daemon", "stop"], { home: h });
     // The old daemon (restarting) answers the stop, or the successor if it took over first: never "not running".
     const stopped = /^\[info\] cachet daemon: stopped \(pid (\d+)\)\n$/.exec(stop.stderr);
@@ -335,10 +340,7 @@ describe("daemon start, stop and status", () => {
   test("after a turn killed by SIGINT (130), status says restarting (pid N) until the successor answers, never not running, and one daemon is left", async () => {
     const h = freshHome();
     const pid = await startDaemon(h);
-    const endless = turn(h, ["--emulate", "--idle-timeout", "0", "stream then stall"], { CACHET_EMULATOR_FAULT: "stall" });
-    await readUntil(endless.stdout, " ");
-    endless.kill("SIGINT");
-    expect(await endless.exited).toBe(130);
+    await interruptedMidAnswer(h);
     const lines: string[] = [];
     let next: number | undefined;
     while (next === undefined) {
