@@ -14,8 +14,14 @@ const decode = (text: string) =>
   text.replace(/&(#\d+|lt|gt|quot|apos|amp);/g, (_, name: string) =>
     name.startsWith("#") ? String.fromCodePoint(Number(name.slice(1))) : ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[name]!,
   );
-const failures = [...xml.matchAll(/<testcase name="([^"]*)" classname="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g)];
-console.log(`\nci: ${failures.length} failed test(s), with their messages:`);
-for (const [, name, group, file, body] of failures) {
-  console.log(`\n--- ${[file, group, name].filter(Boolean).map((part) => decode(part!)).join(" > ")}\n${decode(body!).trim()}`);
+const attribute = (attributes: string, name: string) => decode(new RegExp(`\\b${name}="([^"]*)"`).exec(attributes)?.[1] ?? "");
+const failed: string[] = [];
+// A test case is self-closing when it passed; a failure or an error inside may itself be self-closing (a timeout).
+for (const [, attributes, body] of xml.matchAll(/<testcase\b([^>]*?)(?:\/>|>([\s\S]*?)<\/testcase>)/g)) {
+  const failure = /<(failure|error)\b([^>]*?)(?:\/>|>([\s\S]*?)<\/\1>)/.exec(body ?? "");
+  if (!failure) continue;
+  const where = [attribute(attributes!, "file"), attribute(attributes!, "classname"), attribute(attributes!, "name")].filter(Boolean).join(" > ");
+  const text = failure[3] ? decode(failure[3]).trim() : `${attribute(failure[2]!, "type")}: ${attribute(failure[2]!, "message")}`;
+  failed.push(`\n--- ${where}\n${text}`);
 }
+console.log(`\nci: ${failed.length} failed test(s), with their messages:${failed.join("\n")}`);
