@@ -9,7 +9,7 @@ import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { buildPrefix } from "../../src/context/prefix.ts";
-import { BINARY, cachet, cleanHomes, events, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, homeEnv } from "./harness.ts";
 import { exportSession } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -249,7 +249,7 @@ test("--json, a new session (or new NAME) refused before anything is stored (ove
 
 test("command-line words given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line naming the word and byte, nothing sent; U+FFFD typed as such and accents and emoji are fine", async () => {
   const run = async (words: string) => {
-    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: homeEnv(home), stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { stdout, stderr, code };
   };
@@ -281,7 +281,7 @@ test("command-line words given bytes that are not UTF-8 (they reach cachet as U+
 
 test("a command-line word that is not UTF-8 gets a hint for what it is: a prompt may go on stdin, a path must be renamed, a name retyped", async () => {
   const run = async (words: string) => {
-    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: homeEnv(home), stdout: "pipe", stderr: "pipe" });
     const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
     return { stderr, code };
   };
@@ -328,7 +328,7 @@ test("100 MB of stdin: read and counted to the end, then refused locally as larg
 
 /** Spawns the binary with `stdin` as given (a file descriptor, or a pipe nobody writes to). */
 async function spawnWith(args: string[], home: string, stdin: number | "pipe"): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([BINARY, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin, stdout: "pipe", stderr: "pipe", timeout: 20_000 });
+  const proc = Bun.spawn([BINARY, ...args], { env: homeEnv(home), stdin, stdout: "pipe", stderr: "pipe", timeout: 20_000 });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }

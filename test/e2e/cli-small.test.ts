@@ -8,7 +8,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, homeEnv } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -201,7 +201,7 @@ test("a limit below a millionth of a dollar is shown with its digits, not as $0.
 /** Starts `cachet ARGS` (emulate or proxy) and stops it once its info line is out: its URL line and stderr. */
 async function served(args: string[]): Promise<{ url: string; stderr: string }> {
   const home = freshHome();
-  const proc = Bun.spawn([BINARY, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([BINARY, ...args], { env: homeEnv(home), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   let stderr = "";
   const decoder = new TextDecoder();
   const reader = proc.stderr.getReader();
@@ -222,7 +222,7 @@ async function served(args: string[]): Promise<{ url: string; stderr: string }> 
 test("emulate and proxy stopped by SIGTERM as soon as their URL line is read stop cleanly, exit 0", async () => {
   for (const command of [["emulate"], ["proxy", "--emulate"]]) {
     const home = freshHome();
-    const proc = Bun.spawn([BINARY, ...command, "--port", "0"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+    const proc = Bun.spawn([BINARY, ...command, "--port", "0"], { env: homeEnv(home), stdin: "ignore", stdout: "pipe", stderr: "ignore" });
     const reader = proc.stdout.getReader();
     const decoder = new TextDecoder();
     let out = "";

@@ -8,7 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, homeEnv } from "./harness.ts";
 import { against, exportSession, startEmulatorProcess, variedText } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -217,7 +217,7 @@ test("SIGINT during a compaction's summary call: exit 130, nothing of the compac
   try {
     const target = against(emulator, "anthropic/claude-sonnet-4-6");
     const proc = Bun.spawn([BINARY, ...target.args, "-c", "--json", "turn 4"], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env },
+      env: { ...homeEnv(home), ...target.env },
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
@@ -281,7 +281,7 @@ test("cachet compact during a running turn waits for it (saying so on stderr), t
   const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "hold:1" });
   try {
     writeFileSync(join(home, "config.toml"), `[compaction]\ntrigger_tokens = 2000\n\n[providers.anthropic]\nbase_url = "${emulator.url}/anthropic"\n`);
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ANTHROPIC_API_KEY: "test-key" };
+    const env = { ...homeEnv(home), ANTHROPIC_API_KEY: "test-key" };
     const turn = Bun.spawn([BINARY, "--no-compact", "-c", "--json", variedText(20, 3)], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const turnOut = new Response(turn.stdout).text();
     const turnErr = new Response(turn.stderr).text();

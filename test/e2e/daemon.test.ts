@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until, homeEnv } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { encodeFrame, FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, splitU32, text, u32Frame } from "../../src/daemon/protocol.ts";
 
@@ -19,7 +19,7 @@ const twin = freshHome();
 const STOPPED_LINE =
   "cachet: the daemon stopped during this command, so its output here was cut short; what the turn stored is kept (`cachet sessions show` and `cachet export` show it)\n";
 
-const BASE_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+const BASE_ENV = homeEnv(home);
 let foreground: ReturnType<typeof Bun.spawn> | undefined;
 
 /** `daemon status` parsed; undefined when none runs, or while one restarts (its successor not yet in its place). */

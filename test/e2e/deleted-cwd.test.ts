@@ -9,7 +9,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BINARY, cleanHomes, freshHome, type Run } from "./harness.ts";
+import { BINARY, cleanHomes, freshHome, type Run, homeEnv } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -17,7 +17,7 @@ afterAll(cleanHomes);
 async function inRemovedDirectory(args: string[], home: string, env: Record<string, string> = {}): Promise<Run> {
   const gone = mkdtempSync(join(tmpdir(), "cachet-gone-"));
   const proc = Bun.spawn(["sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", gone, BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

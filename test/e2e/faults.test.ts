@@ -9,7 +9,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, homeEnv } from "./harness.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -297,7 +297,7 @@ describe("SSE events split inside a UTF-8 character (CASES.md case 22)", () => {
 /** Spawns the binary with stdout piped, and resolves once `minBytes` of stdout arrived. */
 async function startStreaming(home: string, args: string[], env: Record<string, string>) {
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

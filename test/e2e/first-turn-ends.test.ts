@@ -14,7 +14,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, type Run, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, type Run, until, homeEnv } from "./harness.ts";
 import { listed, sessionRows } from "./session-rows.ts";
 
 afterAll(cleanHomes);
@@ -46,7 +46,7 @@ const THROW_IN_HOOK = `export default { name: "thrower", api: 1, setup(api) { ap
 async function killedInHook(home: string, args: string[], env: (pluginFile: string) => Record<string, string>): Promise<void> {
   const gate = freshHome();
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", GATE_DIR: gate, ...env(plugin(gate, "block.mjs", BLOCK_IN_HOOK)) },
+    env: { ...homeEnv(home), GATE_DIR: gate, ...env(plugin(gate, "block.mjs", BLOCK_IN_HOOK)) },
     stdin: "ignore",
     stdout: "ignore",
     stderr: "ignore",
@@ -96,7 +96,7 @@ describe("a plugin killing its process during a new session's first turn", () =>
 
   test("with a daemon running (it declines the plugin's turn, which runs in the client): the same, and the daemon's next turn removes the row", async () => {
     const home = freshHome();
-    const base = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+    const base = homeEnv(home);
     const daemon = Bun.spawn([BINARY, "daemon", "run", "--idle", "10m"], { env: base, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
     try {
       for (let s = await cachet(["daemon", "status"], { home }); s.code !== 0; s = await cachet(["daemon", "status"], { home })) {

@@ -13,7 +13,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, until, homeEnv } from "./harness.ts";
 import { listed, sessionRows } from "./session-rows.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
@@ -40,7 +40,7 @@ export default { name: "gate", api: 1, setup(api) { api.hook("request:before", a
 /** A process of the binary whose stderr is read as it comes, so a test can wait for a line. */
 function spawnCachet(home: string, args: string[], env: Record<string, string> = {}) {
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_NO_DAEMON: "1", ...env },
+    env: { ...homeEnv(home), CACHET_NO_DAEMON: "1", ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

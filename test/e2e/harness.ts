@@ -48,9 +48,7 @@ export async function cachet(args: string[], options: RunOptions = {}): Promise<
   const home = options.home ?? freshHome();
   const proc = Bun.spawn([BINARY, ...args], {
     ...(options.cwd ? { cwd: options.cwd } : {}),
-    // A turn that finds no daemon starts one (src/daemon/autostart.ts): off, or every test's home would keep one
-    // running (a minute, 10 once it ran a turn) and later turns would run in it. A test of auto-start sets it in options.env.
-    env: definedOnly({ PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...options.env }),
+    env: definedOnly({ ...homeEnv(home), ...options.env }),
     stdin: options.stdin === undefined ? "ignore" : new Blob([options.stdin]),
     stdout: "pipe",
     stderr: "pipe",
@@ -58,6 +56,16 @@ export async function cachet(args: string[], options: RunOptions = {}): Promise<
   });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
+}
+
+/**
+ * The environment of a cachet process a test starts with `home` as its HOME and CACHET_HOME, nothing else of this
+ * process's but PATH: no colour, and no resident daemon started by its turns (src/daemon/autostart.ts; every test's
+ * home would keep one running, and later turns would run in it). Spread what a test adds over it; a test of
+ * auto-start sets CACHET_DAEMON_AUTOSTART itself.
+ */
+export function homeEnv(home: string): Record<string, string> {
+  return { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
 }
 
 /** `env` without its undefined variables: a child's environment. */

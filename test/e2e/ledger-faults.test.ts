@@ -8,7 +8,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { loadCatalog, resolvePrice } from "../../src/meter/index.ts";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, homeEnv } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -158,7 +158,7 @@ test("a process killed before the first byte leaves its prompt unanswered; the n
   expect((await cachet(["--emulate", "first question"], { home })).code).toBe(0);
   // The emulator stalls before any content: the prompt is stored, the answer never starts.
   const proc = Bun.spawn([BINARY, "--emulate", "-c", "--idle-timeout", "600", "doomed question"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_EMULATOR_FAULT: "chatter" },
+    env: { ...homeEnv(home), CACHET_EMULATOR_FAULT: "chatter" },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -224,7 +224,7 @@ describe("every attempt sent has one ledger row: $0 when provably unbilled, else
   test("SIGINT during the backoff after an HTTP 500: exit 130, every attempt a $0 row (none 'cost unknown')", async () => {
     const home = freshHome();
     const proc = Bun.spawn([BINARY, "--emulate", "--retries", "5", "hello"], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", CACHET_EMULATOR_FAULT: "500" },
+      env: { ...homeEnv(home), CACHET_EMULATOR_FAULT: "500" },
       stdin: "ignore",
       stdout: "ignore",
       stderr: "pipe",

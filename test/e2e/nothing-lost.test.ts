@@ -15,7 +15,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, homeEnv } from "./harness.ts";
 import { canonicalJson } from "../../src/wire/canonical-json.ts";
 import { LARGE_SYSTEM, against, exportSession, startEmulatorProcess, tempFile, withoutMarkers } from "./session-kit.ts";
 
@@ -40,7 +40,7 @@ function textOf(message: Raw): string {
 /** A running binary with stdin, stdout and stderr piped; stderr is collected as it comes. */
 function spawnCachet(home: string, args: string[], env: Record<string, string> = {}, options: { readStdout?: boolean } = {}) {
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",

@@ -6,7 +6,7 @@
  * holder's answer back), a line on each waiter's stderr.
  */
 import { afterAll, expect, test } from "bun:test";
-import { BINARY, cleanHomes, events, freshHome, until } from "./harness.ts";
+import { BINARY, cleanHomes, events, freshHome, until, homeEnv } from "./harness.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -19,7 +19,7 @@ test("a run waiting on a session lease says so once on stderr, naming the holder
   try {
     const home = freshHome();
     const target = against(emulator, MODEL);
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env };
+    const env = { ...homeEnv(home), ...target.env };
     const spawn = (args: string[]) => {
       const proc = Bun.spawn([BINARY, ...target.args, "-m", MODEL, "--session", "w", ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
       const out = { stdout: new Response(proc.stdout).text(), stderr: "" };

@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalJson } from "../../src/wire/canonical-json.ts";
-import { BINARY, cachet, type RunOptions } from "./harness.ts";
+import { BINARY, cachet, type RunOptions, homeEnv } from "./harness.ts";
 
 type Raw = Record<string, any>;
 
@@ -25,7 +25,7 @@ export interface EmulatorProcess {
 /** Starts `cachet emulate --port 0` with its own state under `home`; `env` reaches the emulator (e.g. CACHET_EMULATOR_SCRIPT). */
 export async function startEmulatorProcess(home: string, env: Record<string, string> = {}): Promise<EmulatorProcess> {
   const proc = Bun.spawn([BINARY, "emulate", "--port", "0"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdout: "pipe",
     stderr: "ignore",
   });

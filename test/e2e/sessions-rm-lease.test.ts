@@ -9,7 +9,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, events, freshHome, ofType, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, until, homeEnv } from "./harness.ts";
 import { against, startEmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -24,7 +24,7 @@ test("sessions rm during a running turn waits for it, then removes the session a
   try {
     const home = freshHome();
     const target = against(emulator, MODEL);
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env };
+    const env = { ...homeEnv(home), ...target.env };
     const turn = Bun.spawn([BINARY, ...target.args, "-m", MODEL, "--session", "r", "--json", "a question"], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     const turnOut = new Response(turn.stdout).text();
     const turnErr = new Response(turn.stderr).text();

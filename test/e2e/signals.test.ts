@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, until, homeEnv } from "./harness.ts";
 import { against, exportSession, startEmulatorProcess, type EmulatorProcess } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -67,7 +67,7 @@ async function sessionWithOneTurn(): Promise<{ home: string; target: ReturnType<
 /** Starts the faulted run of session `z` in the background. */
 function start(home: string, target: ReturnType<typeof against>, env: Record<string, string>, flags: string[] = []) {
   const proc = Bun.spawn([BINARY, ...target.args, "--session", "z", ...flags, "second question"], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...target.env, CACHET_PLUGINS: join(fixtures, "signal-gate.mjs"), ...env },
+    env: { ...homeEnv(home), ...target.env, CACHET_PLUGINS: join(fixtures, "signal-gate.mjs"), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -9,7 +9,7 @@
  */
 import { afterAll, afterEach, expect, test } from "bun:test";
 import type { Socket } from "bun";
-import { cleanHomes, freshHome } from "./harness.ts";
+import { cleanHomes, freshHome, homeEnv } from "./harness.ts";
 import { BINARY } from "./harness.ts";
 import { startEmulatorProcess, type EmulatorProcess } from "./session-kit.ts";
 
@@ -58,7 +58,7 @@ test("the provider connection opens while stdin is read, and the request leaves 
   });
   try {
     const proc = Bun.spawn([BINARY, "-m", "openai/gpt-5", "--base-url", `http://127.0.0.1:${relay.port}/openai/v1`, "--no-stream", "-q", "-"], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", OPENAI_API_KEY: "test-key" },
+      env: { ...homeEnv(home), OPENAI_API_KEY: "test-key" },
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",

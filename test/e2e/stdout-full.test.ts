@@ -6,7 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, existsSync, openSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, homeEnv } from "./harness.ts";
 import { exportSession } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -16,7 +16,7 @@ async function toFullDevice(home: string, args: string[], env: Record<string, st
   const full = openSync("/dev/full", "w");
   try {
     const proc = Bun.spawn([BINARY, ...args], {
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+      env: { ...homeEnv(home), ...env },
       stdin: "ignore",
       stdout: full,
       stderr: "pipe",
@@ -86,7 +86,7 @@ test("a reader that closes the pipe after one byte of a large output (models, mo
     const results: { code: string; stderr: string }[] = [];
     for (let i = 0; i < 8; i++) {
       const proc = Bun.spawn(["bash", "-c", `"$0" ${command} | head -c1 >/dev/null; echo "\${PIPESTATUS[0]}"`, BINARY], {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" },
+        env: homeEnv(home),
         stdout: "pipe",
         stderr: "pipe",
         timeout: 20_000,

@@ -11,7 +11,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cleanHomes, freshHome, homeEnv } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -27,7 +27,7 @@ function numbered(lines: number, prefix: string): string {
  */
 async function slowlyRead(home: string, args: string[], env: Record<string, string> = {}, stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn([BINARY, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdin: stdin === undefined ? "ignore" : new Blob([stdin]),
     stdout: "pipe",
     stderr: "pipe",

@@ -8,7 +8,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, freshHome, type Run } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, type Run, homeEnv } from "./harness.ts";
 
 afterAll(cleanHomes);
 
@@ -33,7 +33,7 @@ test(`eight processes on a fresh CACHET_HOME at once, ${ROUNDS} rounds: every tu
 async function asReader(args: string[], home: string): Promise<Run> {
   const asRoot = process.getuid?.() === 0;
   const command = asRoot ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", BINARY, ...args] : [BINARY, ...args];
-  const proc = Bun.spawn(command, { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(command, { env: homeEnv(home), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }

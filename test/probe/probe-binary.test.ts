@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXIT } from "../../src/errors.ts";
 import type { ProbeReport, ProbeVariant } from "../../src/probe/probe-report.ts";
+import { homeEnv } from "../e2e/harness.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BINARY = join(ROOT, "dist", "cachet");
@@ -25,7 +26,7 @@ afterAll(() => {
 function probe(args: string[]): { code: number; stdout: string; stderr: string } {
   const home = mkdtempSync(join(tmpdir(), "cachet-e2e-probe-"));
   homes.push(home);
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1" };
+  const env: Record<string, string> = homeEnv(home);
   const proc = Bun.spawnSync([BINARY, "probe", ...args], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: 120_000 });
   return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString(), stderr: proc.stderr.toString() };
 }

@@ -3,7 +3,7 @@
  * first stdout line, its `--verbose` "recorded" lines awaited as events (no
  * sleeps), and its output once stopped, for the credential grep.
  */
-import { BINARY } from "../e2e/harness.ts";
+import { BINARY, homeEnv } from "../e2e/harness.ts";
 
 /** A running proxy process. */
 export interface ProxyProcess {
@@ -17,7 +17,7 @@ export interface ProxyProcess {
 /** Starts `cachet proxy --verbose ARGS` with CACHET_HOME=home. */
 export async function spawnProxy(home: string, args: string[], env: Record<string, string> = {}): Promise<ProxyProcess> {
   const proc = Bun.spawn([BINARY, "proxy", "--verbose", ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", CACHET_DAEMON_AUTOSTART: "0", HOME: home, CACHET_HOME: home, NO_COLOR: "1", ...env },
+    env: { ...homeEnv(home), ...env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
