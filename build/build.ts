@@ -18,6 +18,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { DAEMON_JSC_OPTIONS } from "../src/daemon/self.ts";
 import { buildNpmDist } from "./npm-dist.ts";
 import { buildPluginApi } from "./plugin-api.ts";
 import { runnableHere, TARGETS } from "./targets.ts";
@@ -149,11 +150,16 @@ async function compile(target: Bun.Build.CompileTarget | undefined, outfile: str
  * Runs `<binary> --version` and requires exactly the package version on stdout,
  * then `<binary> help run`, which loads citty and the run command's chunk: a
  * broken lazy chunk passes `--version` (it imports nothing) but fails here.
+ * `--version` runs with the engine options every daemon is started with
+ * (src/daemon/self.ts DAEMON_JSC_OPTIONS): a Bun that no longer knows one
+ * ends the process at start, and would end every daemon so.
  */
 async function smokeTest(path: string, label: string): Promise<void> {
-  const versionRun = await execute([path, "--version"]);
+  const versionRun = await execute([path, "--version"], DAEMON_JSC_OPTIONS);
   if (versionRun.code !== 0 || versionRun.stdout.trim() !== version) {
-    throw new Error(`${label}: smoke test failed: \`--version\` exited ${versionRun.code} and printed ${JSON.stringify(versionRun.stdout.trim())} (expected ${version})${versionRun.stderr ? `; stderr: ${versionRun.stderr.trim()}` : ""}`);
+    throw new Error(
+      `${label}: smoke test failed: \`--version\` with the daemon's engine options (src/daemon/self.ts) exited ${versionRun.code} and printed ${JSON.stringify(versionRun.stdout.trim())} (expected ${version})${versionRun.stderr ? `; stderr: ${versionRun.stderr.trim()}` : ""}`,
+    );
   }
   const helpRun = await execute([path, "help", "run"]);
   if (helpRun.code !== 0 || !helpRun.stdout.includes("run")) {
@@ -161,8 +167,8 @@ async function smokeTest(path: string, label: string): Promise<void> {
   }
 }
 
-async function execute(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000, env: { ...process.env, NO_COLOR: "1" } });
+async function execute(argv: string[], env: Readonly<Record<string, string>> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const proc = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe", stdin: "ignore", timeout: 20_000, env: { ...process.env, ...env, NO_COLOR: "1" } });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }

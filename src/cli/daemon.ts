@@ -35,7 +35,7 @@ export default defineCommand({
     }
     refuseMisplacedFlags(`daemon ${action}`, a, { idle: ["daemon start", "daemon run"] });
     const idleMs = idleFlag(a.idle);
-    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask, DaemonUnanswered }, { UNASKED_ENV }] = await Promise.all([
+    const [{ statePaths }, { socketPath, socketPathFits, SOCKET_PATH_MAX }, { ask, DaemonUnanswered }, { UNASKED_ENV, dropDaemonOptions }] = await Promise.all([
       import("../paths.ts"),
       import("../daemon/protocol.ts"),
       import("../daemon/control.ts"),
@@ -44,6 +44,8 @@ export default defineCommand({
     // Read once and removed: the daemon's turns and successors never inherit it (a successor is given its own).
     const unasked = action === "run" ? process.env[UNASKED_ENV] : undefined;
     delete process.env[UNASKED_ENV];
+    // The engine options it was started with (src/daemon/self.ts) were read at start; a successor is given them again.
+    dropDaemonOptions(process.env);
     const data = statePaths().data;
     const fs = process.getBuiltinModule("node:fs");
     const dataExists = () => fs.statSync(data, { throwIfNoEntry: false })?.isDirectory() === true;

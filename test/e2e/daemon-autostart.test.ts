@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import { join } from "node:path";
 import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, type Run, until } from "./harness.ts";
 import { processAlive } from "../../src/process-alive.ts";
+import { DAEMON_JSC_OPTIONS, DAEMON_OPTIONS_ENV } from "../../src/daemon/self.ts";
 
 /** Auto-start as on a developer's machine: the harness's CACHET_DAEMON_AUTOSTART=0 removed. */
 const AUTO = { CACHET_DAEMON_AUTOSTART: undefined };
@@ -81,6 +82,21 @@ test("a first turn answers as without a daemon, then the daemon it started runs 
   expect(served.stderr).toBe("");
   const shape = (r: Run) => r.stdout.replace(/\b(s|r)_[a-z0-9]+/g, "$1_ID");
   expect(shape(served)).toBe(shape(nextAlone));
+  expect(await status(h)).toEqual({ pid: daemon!.pid, served: 1 });
+});
+
+// The kernel keeps a process's starting environment in /proc/PID/environ (Linux only).
+test.skipIf(process.platform !== "linux")("a daemon a turn starts runs with the engine options of src/daemon/self.ts, and serves clients that lack them", async () => {
+  const h = home();
+  expect((await cachet(["--emulate", "warm the engine"], { home: h, env: AUTO })).code).toBe(0);
+  const daemon = await status(h);
+  const environ = readFileSync(`/proc/${daemon!.pid}/environ`, "utf8").split("\0");
+  for (const [name, value] of Object.entries(DAEMON_JSC_OPTIONS)) expect(environ).toContain(`${name}=${value}`);
+  expect(environ).toContain(`${DAEMON_OPTIONS_ENV}=${Object.keys(DAEMON_JSC_OPTIONS).join(",")}`);
+  // Removed from its environment before serving: a client without them (BUN_* must match) is served, not declined.
+  const served = await cachet(["--emulate", "--verbose", "and served"], { home: h, env: AUTO });
+  expect(served.code).toBe(0);
+  expect(served.stderr).not.toContain("declined");
   expect(await status(h)).toEqual({ pid: daemon!.pid, served: 1 });
 });
 
