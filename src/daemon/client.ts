@@ -218,15 +218,21 @@ interface SignalRelay {
 function signalRelay(): SignalRelay {
   let current: ((name: NodeJS.Signals) => void) | undefined;
   const held: NodeJS.Signals[] = [];
-  const handlers = FORWARDED.map((name) => [name, () => (current ? current(name) : held.push(name))] as const);
-  for (const [name, handler] of handlers) process.on(name, handler);
+  const handlers: (() => void)[] = [];
+  // Indexed loops: the first map() or for-of of a process compiles that builtin (map measured at ~0.15 ms of the way
+  // to the hello).
+  for (let i = 0; i < FORWARDED.length; i++) {
+    const name = FORWARDED[i]!;
+    handlers.push(() => (current ? current(name) : held.push(name)));
+    process.on(name, handlers[i]!);
+  }
   return {
     handle(handler) {
       current = handler;
       if (handler) for (const name of held.splice(0)) handler(name);
     },
     remove() {
-      for (const [name, handler] of handlers) process.off(name, handler);
+      for (let i = 0; i < FORWARDED.length; i++) process.off(FORWARDED[i]!, handlers[i]!);
       return held.splice(0)[0];
     },
   };
