@@ -22,6 +22,9 @@ export class StoreCore {
   /** What runs once the {@link write} running now commits; undefined outside one. */
   private committed: (() => void)[] | undefined;
 
+  /** Writes waiting for the next {@link write} on this connection, by key ({@link defer}). */
+  private readonly deferred = new Map<string, () => void>();
+
   /** The armed test fault (see {@link TEST_STORE_FAULT_ENV}), if any. */
   private readonly testFault = testStoreFault(process.env[TEST_STORE_FAULT_ENV]);
 
@@ -54,13 +57,17 @@ export class StoreCore {
     if (this.db.inTransaction) return fn();
     const injected = this.testFault?.fired(this.db);
     this.committed = [];
+    const deferred = this.deferred.size > 0 ? [...this.deferred] : undefined;
     try {
       // One wrapper per connection: bun:sqlite's transaction() builds four wrappers and their properties on every call.
       const immediate = this.kept("immediate transaction", () => this.db.transaction(<R>(body: () => R): R => body()).immediate as <R>(body: () => R) => R);
       const result = immediate(() => {
         if (injected === "full") throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        if (deferred) for (const [, run] of deferred) run();
         return fn();
       });
+      // Stored with this write; rolled back, they wait for the next one.
+      if (deferred) for (const [key] of deferred) this.deferred.delete(key);
       const committed = this.committed;
       this.committed = undefined;
       for (const then of committed) then();
@@ -76,6 +83,20 @@ export class StoreCore {
       }
       throw error;
     }
+  }
+
+  /**
+   * Makes `run` the first work of the next {@link write} on this connection, whichever write that is, so that what
+   * it writes is stored with that write and never alone (Store.beginSession: a session stored with its first turn's
+   * prompt). A write that rolls back leaves it waiting for the one after. `key` names it for {@link cancelDeferred}.
+   */
+  defer(key: string, run: () => void): void {
+    this.deferred.set(key, run);
+  }
+
+  /** Drops the deferred write `key` (see {@link defer}); whether it was still waiting (false once it committed). */
+  cancelDeferred(key: string): boolean {
+    return this.deferred.delete(key);
   }
 
   /**

@@ -80,10 +80,10 @@ export class Leases {
   /**
    * Takes the lease of a session created in the running write: no other process can see it yet, so
    * nobody holds it. Call {@link hold} with the returned token once the write has committed.
+   * @param token the fencing token to take it under (a new random one by default)
    * @returns the lease's fencing token
    */
-  takeNew(sessionId: string, leaseMs: number): string {
-    const token = newId("t");
+  takeNew(sessionId: string, leaseMs: number, token: string = newId("t")): string {
     this.core.db.query("INSERT INTO turn_leases (session_id, owner_pid, host, token, expires_at) VALUES (?, ?, ?, ?, ?)").run(sessionId, edges().pid, hostname(), token, Date.now() + leaseMs);
     return token;
   }

@@ -48,9 +48,8 @@ export class SessionTable {
     }
   }
 
-  /** Inserts a session row; returns it as {@link find} would. */
-  insert(row: SessionInsert): SessionRecord {
-    const id = newId("s");
+  /** Inserts a session row with id `id` (a new random one by default); returns it as {@link find} would. */
+  insert(row: SessionInsert, id: string = newId("s")): SessionRecord {
     const inserted = this.core.db.query(`${INSERT_SESSION} RETURNING *`).get(Date.now(), id, row.name, row.model, row.parentId, row.forkPoint, row.affinityKey ?? id) as SessionRow;
     return toSession(inserted);
   }

@@ -12,6 +12,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Block, Message, StablePrefix, SummaryState } from "../context/types.ts";
+import { newId } from "../context/ids.ts";
 import { CachetError } from "../errors.ts";
 import { storeFile } from "../paths.ts";
 import { keepPrivate } from "../private-files.ts";
@@ -26,7 +27,7 @@ import { PrefixTable } from "./prefixes.ts";
 import { SessionTable } from "./sessions.ts";
 import { TokenMemo } from "./token-memo.ts";
 import { LedgerFigures } from "./ledger-figures.ts";
-import { toGeneration, toLedgerRow, toSession } from "./rows.ts";
+import { toGeneration, toLedgerRow, toPrefixVersion, toSession } from "./rows.ts";
 import type { LedgerRow, LoadedSession, PrefixVersion, SessionGeneration, SessionRecord } from "./types.ts";
 
 export type { LedgerFilter, LedgerPatch } from "./ledger.ts";
@@ -77,6 +78,8 @@ export class Store {
   private readonly log: MessageLog;
   private readonly ledgerRows: Ledger;
   private readonly tokens: TokenMemo;
+  /** Sessions {@link beginSession} made that no write has stored yet, as they will be loaded. */
+  private readonly planned = new Map<string, LoadedSession>();
   private readonly leases: Leases;
   private readonly compactionRows: CompactionTable;
 
@@ -200,7 +203,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   findSession(idOrName: string): SessionRecord {
-    return this.sessions.find(idOrName);
+    return this.planned.get(idOrName)?.session ?? this.sessions.find(idOrName);
   }
 
   /**
@@ -287,6 +290,8 @@ export class Store {
    * @throws CachetError STORE when the file cannot be written
    */
   dropShell(sessionId: string): boolean {
+    // Never stored (beginSession, its first write not made): nothing to remove, and nothing is written.
+    if (this.core.cancelDeferred(sessionId)) return this.planned.delete(sessionId);
     return this.core.write(() => {
       if (!this.sessions.isShell(sessionId)) return false;
       this.removeSession(sessionId);
@@ -401,6 +406,8 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND; STORE when the session has no stable prefix yet
    */
   loadSession(idOrName: string): LoadedSession {
+    const planned = this.planned.get(idOrName);
+    if (planned) return { ...planned, messages: [] };
     // One read of the session's row serves the record, its generation settings and the log's revision check.
     const row = this.sessions.findRow(idOrName);
     const session = toSession(row);
@@ -418,6 +425,7 @@ export class Store {
    * @throws CachetError SESSION_NOT_FOUND
    */
   logEntries(sessionId: string): LogEntry[] {
+    if (this.planned.has(sessionId)) return [];
     return this.log.visible(sessionId).entries.slice();
   }
 
@@ -599,6 +607,45 @@ export class Store {
     const release = this.holdNew(session.id, token, lease);
     if (session.parentId !== null) return { loaded: this.loadSession(session.id), release };
     return { loaded: { session, prefix, summary: { messages: [], coversThrough: null }, messages: [] }, release };
+  }
+
+  /**
+   * A new session (no parent, no name) stored by this store's next write, whichever it is, in that same transaction:
+   * its row, `prefix` as its stable prefix version 1 and its turn lease. A turn's next write is its prompt with the
+   * request's in-flight row, so the session costs no write of its own before the request; a turn refused before it
+   * (a spending limit, the context window, a hook that throws) leaves nothing to remove. Until then no other process
+   * sees the session, so none can hold its lease, and reads of it here find nothing of it stored (no messages, no
+   * ledger rows); `name` turns (and forks) use {@link startSession}, whose name is claimed at once.
+   * @returns the session as it will be loaded (no messages yet), and the release function: once the session was
+   *   stored, its lease's; before that, it drops the pending write, and nothing of the session is ever stored
+   */
+  beginSession(options: { model: string; prefix: StablePrefix }, lease: TurnOptions = {}): { loaded: LoadedSession; release: () => void } {
+    const id = newId("s");
+    const token = newId("t");
+    const now = Date.now();
+    const prefixText = JSON.stringify(options.prefix);
+    const prefix = toPrefixVersion({ session_id: id, version: 1, fingerprint: options.prefix.fingerprint, prefix: prefixText, reason: null, created_at: now });
+    const session: SessionRecord = { id, name: null, model: options.model, parentId: null, forkPoint: null, affinityKey: id, createdAt: now, updatedAt: now };
+    const loaded: LoadedSession = { session, prefix, summary: { messages: [], coversThrough: null }, messages: [] };
+    let release: (() => void) | undefined;
+    this.planned.set(id, loaded);
+    this.core.defer(id, () => {
+      this.sessions.insert({ name: null, model: options.model, parentId: null, forkPoint: null }, id);
+      this.prefixes.first(id, options.prefix, now);
+      this.leases.takeNew(id, lease.leaseMs ?? DEFAULT_LEASE_MS, token);
+      this.core.afterCommit(() => {
+        this.planned.delete(id);
+        release = this.holdNew(id, token, lease);
+      });
+    });
+    return {
+      loaded: { ...loaded, messages: [] },
+      release: () => {
+        if (release) return release();
+        this.core.cancelDeferred(id);
+        this.planned.delete(id);
+      },
+    };
   }
 
   /** Holds the lease of a session this process just created (and committed): it has no ledger rows yet. */

@@ -4,8 +4,10 @@
  * kills its process (in a hook or in its adapter, with and without a running
  * daemon; a plugin's process.exit is refused, src/plugin/exit-trap.ts), a
  * SIGKILL, a plugin hook that throws. `cachet sessions` lists none,
- * `-c` finds none, a NAME starts afresh, and the next turn removes the row an
- * abrupt end left in the store. A first turn whose request was sent keeps its
+ * `-c` finds none, a NAME starts afresh. An unnamed session is stored with its
+ * first turn's prompt (src/session/store.ts beginSession), so an abrupt end
+ * before that leaves no row at all; a named session's row, made at once, is
+ * removed by the next turn. A first turn whose request was sent keeps its
  * session even without an answer: the ledger row of the attempt stays. A fork's
  * first turn that ends so leaves no fork, however it ends (the last describe).
  *
@@ -19,7 +21,7 @@ import { listed, sessionRows } from "./session-rows.ts";
 
 afterAll(cleanHomes);
 
-/** A plugin whose `request:before` hook kills its process: the turn ends after its session row was written, before its prompt. */
+/** A plugin whose `request:before` hook kills its process: the turn ends before its prompt (and an unnamed session) is stored. */
 const EXIT_IN_HOOK = `export default { name: "quitter", api: 1, setup(api) { api.hook("request:before", () => { process.kill(process.pid, "SIGKILL"); }); } };\n`;
 
 /** A provider plugin whose adapter's render() kills its process. */
@@ -73,28 +75,25 @@ describe("a plugin killing its process during a new session's first turn", () =>
     ["a request:before hook", EXIT_IN_HOOK, []],
     ["its adapter's render()", EXIT_IN_ADAPTER, ["-m", "acme/m1"]],
   ] as const) {
-    test(`in ${where}: killed; no session is listed or continued, and the next turn removes the row it left`, async () => {
+    test(`in ${where}: killed; no session is stored, listed or continued`, async () => {
       const home = freshHome();
       const env = { CACHET_PLUGINS: plugin(home, "p.mjs", text), CACHET_NO_DAEMON: "1" };
       const run = await cachet(["--emulate", ...model, "first question"], { home, env });
       expect({ code: run.code, stdout: run.stdout }).toEqual({ code: KILLED, stdout: "" });
-      const [left] = sessionRows(home);
-      expect(left).toBeDefined();
+      expect(sessionRows(home)).toEqual([]);
       expect(await listed(home)).toEqual([]);
       const cont = await cachet(["--emulate", "-c", "again"], { home });
       expect(cont.code).toBe(2);
       expect(cont.stderr).toContain(NOTHING_TO_CONTINUE);
-      expect(sessionRows(home)).toEqual([]);
 
       const next = await cachet(["--emulate", "a new question"], { home });
       expect(next.code).toBe(0);
-      const sessions = await listed(home);
-      expect(sessions).toMatchObject([{ messages: 2, requests: 1 }]);
-      expect(sessions[0]!.id).not.toBe(left!.id);
+      expect(await listed(home)).toMatchObject([{ messages: 2, requests: 1 }]);
+      expect(sessionRows(home)).toHaveLength(1);
     });
   }
 
-  test("with a daemon running (it declines the plugin's turn, which runs in the client): the same, and the daemon's next turn removes the row", async () => {
+  test("with a daemon running (it declines the plugin's turn, which runs in the client): the same, and the daemon serves the next turn", async () => {
     const home = freshHome();
     const base = homeEnv(home);
     const daemon = Bun.spawn([BINARY, "daemon", "run", "--idle", "10m"], { env: base, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
@@ -104,7 +103,7 @@ describe("a plugin killing its process during a new session's first turn", () =>
       }
       const run = await cachet(["--emulate", "first question"], { home, env: { CACHET_PLUGINS: plugin(home, "p.mjs", EXIT_IN_HOOK) } });
       expect({ code: run.code, stdout: run.stdout }).toEqual({ code: KILLED, stdout: "" });
-      expect(sessionRows(home)).toHaveLength(1);
+      expect(sessionRows(home)).toEqual([]);
       expect(await listed(home)).toEqual([]);
       const next = await cachet(["--emulate", "--debug", "a new question"], { home });
       expect(next.code).toBe(0);
@@ -140,8 +139,18 @@ describe("a plugin killing its process during a new session's first turn", () =>
 test("SIGKILL while a plugin hook runs before the first prompt is stored: the same as a plugin killing its process", async () => {
   const home = freshHome();
   await killedInHook(home, ["--emulate", "first question"], (file) => ({ CACHET_NO_DAEMON: "1", CACHET_PLUGINS: file }));
+  expect(sessionRows(home)).toEqual([]);
+  expect(await listed(home)).toEqual([]);
+  const next = await cachet(["--emulate", "a new question"], { home });
+  expect(next.code).toBe(0);
+  expect(await listed(home)).toHaveLength(1);
+});
+
+test("SIGKILL while a plugin hook runs in a named session's first turn: its row, made at once, is removed by the next turn", async () => {
+  const home = freshHome();
+  await killedInHook(home, ["--emulate", "--session", "work", "first question"], (file) => ({ CACHET_NO_DAEMON: "1", CACHET_PLUGINS: file }));
   const [left] = sessionRows(home);
-  expect(left).toBeDefined();
+  expect(left).toMatchObject({ name: "work" });
   expect(await listed(home)).toEqual([]);
   const next = await cachet(["--emulate", "a new question"], { home });
   expect(next.code).toBe(0);

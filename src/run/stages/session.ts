@@ -264,8 +264,10 @@ async function leased<T>(
       }
     }
     if (loaded) return await (created ? removedIfEmpty(store, loaded.session.id, body({ loaded, created }, input)) : body({ loaded }, input));
-    // Created, stable prefix stored and leased in one write (Store.startSession).
-    const fresh = store.startSession({ model: input.modelRef, name: options.session.mode === "new" ? options.session.name : undefined, prefix: input.prefix }, keeper);
+    // Created, stable prefix stored and leased in one write: a named one at once (its name is claimed now), else with
+    // the turn's first write, its prompt (Store.beginSession).
+    const name = options.session.mode === "new" ? options.session.name : undefined;
+    const fresh = name !== undefined ? store.startSession({ model: input.modelRef, name, prefix: input.prefix }, keeper) : store.beginSession({ model: input.modelRef, prefix: input.prefix }, keeper);
     try {
       return await removedIfEmpty(store, fresh.loaded.session.id, body({ loaded: fresh.loaded, created: true }, input));
     } finally {
