@@ -18,7 +18,10 @@ export default defineCommand({
     ...globalArgs,
   },
   async run({ args }) {
-    const [{ openStore }, { ledgerSums }, { dollars }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts"), import("../meter/money.ts")]);
+    const [{ openStore }, { ledgerSums }, { dollars }, { loadConfig }] = await Promise.all([import("../session/store.ts"), import("../meter/stats.ts"), import("../meter/money.ts"), import("../config.ts")]);
+    // Read first, whatever the flags and the store hold, as a turn reads it: its price overrides and plugins price
+    // the tree and any rows stored before their figures, so a broken config is refused, never priced without.
+    const config = await loadConfig();
     const store = openStore(undefined, { readonly: true });
     try {
       const session = args.session ? store.findStoredSession(args.session) : store.latestSession();
@@ -27,7 +30,7 @@ export default defineCommand({
         throw onlyRecordedError(store, "cachet cost", "there is no session of cachet's own to show", "shows") ??
           new CachetError("SESSION_NOT_FOUND", "there is no session yet", { hint: 'run `cachet "a prompt"` first' });
       }
-      const { total } = await ledgerSums(store, "session", { sessionId: session.id });
+      const { total } = await ledgerSums(store, config, "session", { sessionId: session.id });
       const totalLine = `total ${total.requests} requests  ${total.estimatedRequests ? "~" : ""}${dollars(total.costExact)}${total.unpricedRequests ? ` (+${total.unpricedRequests} unpriced)` : ""}  hit rate ${percent(total.hitRate)}  savings ${total.savingsExact === null ? "?" : `${total.estimatedRequests ? "~" : ""}${dollars(total.savingsExact)}`}\n`;
       if (!args.tree) {
         // Without the tree the stored figures are enough: no hash chain is loaded, nothing is re-priced.
@@ -42,14 +45,13 @@ export default defineCommand({
         }
         return;
       }
-      const [{ loadConfig }, { loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor, rowExtrasFor }] = await Promise.all([
-        import("../config.ts"),
+      const [{ loadCatalog }, { sessionCost, formatSessionCost }, { loadModelHost, catalogRefFor, rowExtrasFor }] = await Promise.all([
         import("../meter/catalog.ts"),
         import("../meter/session-cost.ts"),
         import("../run/model-resolution.ts"),
       ]);
       const rows = store.requests(session.id);
-      const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+      const { catalog } = await loadCatalog();
       const host = await loadModelHost(config);
       // Each row's model priced under its provider's catalog id (openai-responses and plugins with catalogId), and its
       // raw usage read by its provider's mapping (fees, modalities), as `run` priced it: the nodes sum to its cost.

@@ -17,12 +17,15 @@ export default defineCommand({
   async run({ args }) {
     const { loadCatalog, embeddedCatalog } = await import("../meter/catalog.ts");
     const { listModels, formatModels, missingModels } = await import("../meter/model-list.ts");
+    // Read whatever the flags, as a turn reads it: `--provider` takes the providers its plugins register, and whether
+    // a broken config is refused must not depend on a flag.
+    const config = await (await import("../config.ts")).loadConfig();
     const { catalog } = await loadCatalog();
     let catalogId = args.provider;
     if (args.provider !== undefined) {
       // A provider `run -m` accepts lists its catalog id's models under its own id (openai-responses → openai).
-      const [{ loadConfig }, { loadModelHost, catalogIdOf }] = await Promise.all([import("../config.ts"), import("../run/model-resolution.ts")]);
-      const host = await loadModelHost(await loadConfig());
+      const { loadModelHost, catalogIdOf } = await import("../run/model-resolution.ts");
+      const host = await loadModelHost(config);
       if (host.providers.has(args.provider)) catalogId = catalogIdOf(host.provider(args.provider));
       if (!Object.hasOwn(catalog, catalogId!) && host.providers.has(args.provider)) {
         const missing = missingModels(args.provider, catalogId!, catalog, embeddedCatalog());

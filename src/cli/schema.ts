@@ -4,6 +4,7 @@
  * contract violation with its JSON path and exits non-zero.
  */
 import { defineCommand } from "citty";
+import type { Config } from "../config.ts";
 import { globalArgs, jsonArg } from "./_args.ts";
 import { stdout } from "../stdout.ts";
 
@@ -26,7 +27,9 @@ export default defineCommand({
     }
     const { resolveSchemaArg, checkSchema } = await import("../schema/index.ts");
     const { formatSchemaCheck } = await import("../schema/check-report.ts");
-    const target = await targetOf(args.provider);
+    // Read whatever --provider names, as a turn reads it: whether a broken config is refused must not depend on a flag.
+    const config = await (await import("../config.ts")).loadConfig();
+    const target = await targetOf(args.provider, config);
     const { schema } = await resolveSchemaArg(args.file);
     const check = checkSchema(target, schema);
     stdout().write(formatSchemaCheck(target, check, args.json === true));
@@ -40,13 +43,13 @@ export default defineCommand({
 /**
  * The contract `run --schema` would check for `--provider`: a contract name
  * (`openai`, `anthropic`, `gemini`), or any provider or `provider/model` the
- * loaded plugins register, by its protocol (src/run/model-resolution.ts).
+ * plugins of `config` register, by its protocol (src/run/model-resolution.ts).
  */
-async function targetOf(provider: string) {
+async function targetOf(provider: string, config: Config) {
   const { SCHEMA_TARGETS } = await import("../schema/contract.ts");
   if ((SCHEMA_TARGETS as readonly string[]).includes(provider)) return provider as (typeof SCHEMA_TARGETS)[number];
-  const [{ loadConfig }, { loadModelHost, resolveModel, schemaTargetOfProtocol }] = await Promise.all([import("../config.ts"), import("../run/model-resolution.ts")]);
-  const host = await loadModelHost(await loadConfig());
+  const { loadModelHost, resolveModel, schemaTargetOfProtocol } = await import("../run/model-resolution.ts");
+  const host = await loadModelHost(config);
   const spec = provider.includes("/") ? resolveModel(host, provider).spec : host.provider(provider);
   return schemaTargetOfProtocol(spec.protocol);
 }

@@ -37,12 +37,15 @@ export default defineCommand({
     if (args.since !== undefined && since === undefined) {
       throw new CachetError("BAD_FLAG", `--since "${args.since}" is neither a duration nor a date that exists`, { hint: "use e.g. --since 0s, --since 7d, --since 1h30m or --since 2026-01-31" });
     }
+    // Read after the flags and before the store, whatever the flags, as a turn reads it: its limits make the budget
+    // report, its price overrides and plugins price rows stored before their figures; a broken one is refused.
+    const config = await (await import("../config.ts")).loadConfig();
     const store = openStore(undefined, { readonly: true });
     try {
       if (args.budget) {
-        const [{ budgetReport, formatBudgetReport }, { loadConfig }] = await Promise.all([import("../budget/budget-report.ts"), import("../config.ts")]);
+        const { budgetReport, formatBudgetReport } = await import("../budget/budget-report.ts");
         const sessionId = args.session === undefined ? (store.latestSession()?.id ?? null) : store.findStoredSession(args.session).id;
-        const report = budgetReport(store, await loadConfig(), { sessionId, emulated: args.emulate === true });
+        const report = budgetReport(store, config, { sessionId, emulated: args.emulate === true });
         stdout().write(args.json ? `${JSON.stringify(report)}\n` : formatBudgetReport(report, args.emulate === true));
         return;
       }
@@ -50,7 +53,7 @@ export default defineCommand({
       // Recorded traffic is other clients': it is shown apart, never mixed into cachet's own figures.
       const source = sessionId !== undefined ? undefined : args.recorded ? "recorded" : "own";
       const by = (args.by as (typeof GROUPS)[number] | undefined) ?? "session";
-      const { groups, total } = await ledgerSums(store, by, { ...(sessionId ? { sessionId } : {}), ...(since !== undefined ? { since } : {}), ...(source ? { source } : {}) });
+      const { groups, total } = await ledgerSums(store, config, by, { ...(sessionId ? { sessionId } : {}), ...(since !== undefined ? { since } : {}), ...(source ? { source } : {}) });
       if (args.json) stdout().write(`${JSON.stringify({ by, groups, total })}\n`);
       else stdout().write(formatStats(groups, total));
     } finally {

@@ -110,13 +110,14 @@ export function ledgerTotal(rows: readonly LedgerRow[], options: Omit<StatsOptio
 /**
  * `cachet stats` and the totals of `cachet cost`: the ledger's stored
  * figures summed in SQL per group, plus the total. Rows recorded before
- * figures were stored are priced once first (at the catalog in force).
+ * figures were stored are priced once first (at the catalog in force, with
+ * `config`'s price overrides and plugins: the command read it before anything else).
  */
-export async function ledgerSums(store: Store, by: StatsGroupBy, filter: FigureFilter = {}): Promise<{ groups: StatsGroup[]; total: StatsGroup }> {
+export async function ledgerSums(store: Store, config: Config, by: StatsGroupBy, filter: FigureFilter = {}): Promise<{ groups: StatsGroup[]; total: StatsGroup }> {
   const figures = store.figures();
   if (figures.pending()) {
-    const [{ loadCatalog }, { loadConfig }, { loadModelHost, catalogRefFor }] = await Promise.all([import("./catalog.ts"), import("../config.ts"), import("../run/model-resolution.ts")]);
-    const [{ catalog }, config] = await Promise.all([loadCatalog(), loadConfig()]);
+    const [{ loadCatalog }, { loadModelHost, catalogRefFor }] = await Promise.all([import("./catalog.ts"), import("../run/model-resolution.ts")]);
+    const { catalog } = await loadCatalog();
     const catalogRef = catalogRefFor(await loadModelHost(config));
     withWriter(store, (writer) => writer.figures().backfill((row) => storedLater(row, catalog, config.prices, catalogRef)));
   }

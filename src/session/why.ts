@@ -34,9 +34,12 @@ export interface WhyReport extends Explanation {
 /**
  * Explains one request (by ledger id, or a session's latest), or the latest
  * request of the latest of cachet's own sessions (a recorded one is explained when named).
- * @throws CachetError SESSION_NOT_FOUND when there is nothing to explain.
+ * @throws CachetError CONFIG_UNREADABLE, CONFIG_INVALID for a broken config.toml (src/config.ts), before anything is
+ *   read from the store; SESSION_NOT_FOUND when there is nothing to explain.
  */
 export async function whyReport(ref?: string): Promise<WhyReport> {
+  // Read before the store, as a turn reads it: a broken config is refused whatever is stored, not only once a request is found.
+  const config = await loadConfig();
   const store = openStore(undefined, { readonly: true });
   try {
     let rows: LedgerRow[];
@@ -69,7 +72,7 @@ export async function whyReport(ref?: string): Promise<WhyReport> {
     // An earlier attempt whose usage was never reported (refused, never answered, aborted first) is not a previous request, as for the turn's own comparison (Ledger.last).
     const before = (index > 0 ? rows.slice(0, index) : parentRequestsBefore(store, current)).filter((r) => r.usage.input !== undefined);
     const previous = before.at(-1) ?? null;
-    const host = await loadPlugins({ config: await loadConfig() });
+    const host = await loadPlugins({ config });
     const spec = host.providers.get(current.provider)?.value;
     const rules = spec?.cacheRules?.(current.model) ?? DEFAULT_CACHE_RULES;
     const since = previous?.startedAt ?? 0;
