@@ -12,7 +12,7 @@ export const EXIT = {
   failure: 1,
   /** The command line is wrong: unknown flag or command, bad flag value. */
   usage: 2,
-  /** Input data is wrong: invalid UTF-8 on stdin, malformed JSON, schema, config or plugin. */
+  /** Input data is wrong: invalid UTF-8 on stdin or in a prompt word, malformed JSON, schema, config or plugin. */
   input: 3,
   /** The provider refused or failed the request (HTTP error, stream cut, stall). */
   provider: 4,
@@ -39,6 +39,8 @@ export const ERROR_CODES = {
   CONFIG_UNREADABLE: EXIT.input,
   CONFIG_INVALID: EXIT.input,
   STDIN_INVALID_UTF8: EXIT.input,
+  /** A run's prompt word on the command line that is not UTF-8 (src/cli/argv-encoding.ts); another word's is BAD_FLAG. */
+  ARGV_INVALID_UTF8: EXIT.input,
   STDIN_TOO_LARGE: EXIT.input,
   STDIN_LATE: EXIT.lateInput,
   INPUT_INVALID: EXIT.input,

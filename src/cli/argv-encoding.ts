@@ -55,11 +55,15 @@ export function invalidWordHint(role: WordRole): string {
 
 /**
  * Refuses the first of `args` (process.argv without the runtime and script)
- * whose bytes were not UTF-8 (call it when a word holds U+FFFD).
- * @param hintFor the hint for a word (as decoded), by what it is to the command ({@link wordRole}, {@link invalidWordHint})
- * @throws CachetError BAD_FLAG (exit 2) naming the word's position and the first invalid byte
+ * whose bytes were not UTF-8 (call it when a word holds U+FFFD), with the hint
+ * for what the word is ({@link invalidWordHint}).
+ * @param roleOf what a word (as decoded) is to the command ({@link wordRole})
+ * @throws CachetError naming the word's position (1-based, after `cachet`) and its first invalid byte and offset:
+ *   ARGV_INVALID_UTF8 (exit 3) for a prompt word, which is input data as the same bytes on stdin are
+ *   (STDIN_INVALID_UTF8); BAD_FLAG (exit 2) for any other word, a flag's value (`-s TEXT` too), a path, a session
+ *   or plugin name: the command line itself is wrong, as with any other bad flag value.
  */
-export async function refuseInvalidUtf8(args: readonly string[], hintFor: (word: string) => string): Promise<void> {
+export async function refuseInvalidUtf8(args: readonly string[], roleOf: (word: string) => WordRole): Promise<void> {
   const raw = rawArgs(args.length);
   if (raw === undefined) return;
   const { firstInvalidUtf8 } = await import("../input/read-input.ts");
@@ -68,8 +72,9 @@ export async function refuseInvalidUtf8(args: readonly string[], hintFor: (word:
     const bytes = raw[i]!;
     const at = firstInvalidUtf8(bytes);
     if (at >= 0) {
-      throw new CachetError("BAD_FLAG", `command-line word ${i + 1} ("${printable(args[i]!)}") is not valid UTF-8: invalid byte 0x${bytes[at]!.toString(16).padStart(2, "0")} at offset ${at}`, {
-        hint: hintFor(args[i]!),
+      const role = roleOf(args[i]!);
+      throw new CachetError(role === "prompt" ? "ARGV_INVALID_UTF8" : "BAD_FLAG", `command-line word ${i + 1} ("${printable(args[i]!)}") is not valid UTF-8: invalid byte 0x${bytes[at]!.toString(16).padStart(2, "0")} at offset ${at}`, {
+        hint: invalidWordHint(role),
       });
     }
   }

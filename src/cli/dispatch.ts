@@ -104,8 +104,8 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   // once --json is known, so a JSON run's refusal is a JSON line too.
   for (const word of rest) {
     if (!word.includes("\ufffd")) continue;
-    const { invalidWordHint, refuseInvalidUtf8, wordRole } = await import("./argv-encoding.ts");
-    await refuseInvalidUtf8(process.argv.slice(2), (bad) => invalidWordHint(wordRole(bad, name, rest, view, defs ?? {})));
+    const { refuseInvalidUtf8, wordRole } = await import("./argv-encoding.ts");
+    await refuseInvalidUtf8(process.argv.slice(2), (bad) => wordRole(bad, name, rest, view, defs ?? {}));
     break;
   }
   if (on("help")) {

@@ -247,29 +247,36 @@ test("--json, a new session (or new NAME) refused before anything is stored (ove
   expect(lines.at(-1)).toMatchObject({ type: "done", session: lines[0]!.id });
 });
 
-test("command-line words given bytes that are not UTF-8 (they reach cachet as U+FFFD): exit 2, one line naming the word and byte, nothing sent; U+FFFD typed as such and accents and emoji are fine", async () => {
+test("command-line words given bytes that are not UTF-8 (they reach cachet as U+FFFD): one line naming the word and byte, nothing sent; a prompt word is input (exit 3, ARGV_INVALID_UTF8), a flag's value the command line (exit 2, BAD_FLAG); U+FFFD typed as such and accents and emoji are fine", async () => {
   const run = async (words: string) => {
     const proc = Bun.spawn(["sh", "-c", `"${BINARY}" ${words}`], { env: homeEnv(home), stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
     return { stdout, stderr, code };
   };
-  for (const [words, line] of [
-    [`--emulate --session "$(printf 'ab\\303(z')" hi`, 'cachet: command-line word 3 ("ab\ufffd(z") is not valid UTF-8: invalid byte 0xc3 at offset 2'],
-    [`--emulate "$(printf 'bad\\377arg')"`, 'cachet: command-line word 2 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3'],
-    [`--emulate -s "$(printf 'sys\\300\\200')" hi`, 'cachet: command-line word 3 ("sys\ufffd\ufffd") is not valid UTF-8: invalid byte 0xc0 at offset 3'],
+  for (const [words, code, line] of [
+    [`--emulate --session "$(printf 'ab\\303(z')" hi`, 2, 'cachet: command-line word 3 ("ab\ufffd(z") is not valid UTF-8: invalid byte 0xc3 at offset 2'],
+    [`--emulate "$(printf 'bad\\377arg')"`, 3, 'cachet: command-line word 2 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3'],
+    [`--emulate -s "$(printf 'sys\\300\\200')" hi`, 2, 'cachet: command-line word 3 ("sys\ufffd\ufffd") is not valid UTF-8: invalid byte 0xc0 at offset 3'],
   ] as const) {
     const r = await run(words);
-    expect({ words, code: r.code, stdout: r.stdout }).toEqual({ words, code: 2, stdout: "" });
+    expect({ words, code: r.code, stdout: r.stdout }).toEqual({ words, code, stdout: "" });
     const [first, hint, ...rest] = textLines(r.stderr);
     expect(first).toBe(line);
     expect(hint).toStartWith("  hint: ");
     expect(rest).toEqual([]);
   }
   expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  // A --json run says it on stdout too: the prompt word's code is stdin's kind of fault, the flag value's the command line's.
   const json = await run(`--emulate --json "$(printf 'bad\\377arg')"`);
-  expect({ code: json.code, stdout: JSON.parse(json.stdout) }).toEqual({
+  expect({ code: json.code, stdout: JSON.parse(json.stdout), line: textLines(json.stderr)[0] }).toEqual({
+    code: 3,
+    stdout: { type: "error", code: "ARGV_INVALID_UTF8", message: 'command-line word 3 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3', hint: expect.any(String), incomplete: false },
+    line: 'cachet: command-line word 3 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3',
+  });
+  const jsonFlag = await run(`--emulate --json --system "$(printf '\\377')" hi`);
+  expect({ code: jsonFlag.code, stdout: JSON.parse(jsonFlag.stdout) }).toEqual({
     code: 2,
-    stdout: { type: "error", code: "BAD_FLAG", message: 'command-line word 3 ("bad\ufffdarg") is not valid UTF-8: invalid byte 0xff at offset 3', hint: expect.any(String), incomplete: false },
+    stdout: { type: "error", code: "BAD_FLAG", message: 'command-line word 4 ("\ufffd") is not valid UTF-8: invalid byte 0xff at offset 0', hint: "type it in UTF-8 (e.g. convert it with iconv)", incomplete: false },
   });
   const own = freshHome();
   const typed = await cachet(["--emulate", "a \ufffd typed as such"], { home: freshHome() });
@@ -309,7 +316,8 @@ test("a command-line word that is not UTF-8 gets a hint for what it is: a prompt
     [`plugins test ${badDir}`, path],
   ] as const) {
     const r = await run(words);
-    expect({ words, code: r.code, hint: textLines(r.stderr)[1] }).toEqual({ words, code: 2, hint });
+    // A prompt word is input data, as on stdin (exit 3); any other word is the command line (exit 2).
+    expect({ words, code: r.code, hint: textLines(r.stderr)[1] }).toEqual({ words, code: hint === prompt ? 3 : 2, hint });
   }
 });
 

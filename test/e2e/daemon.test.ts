@@ -676,7 +676,8 @@ describe("declining and the daemon command", () => {
     };
     const d = await run(home);
     const p = await run(twin, { CACHET_NO_DAEMON: "1" });
-    expect(d.code).toBe(2);
+    // A prompt word: input data, exit 3 (src/cli/argv-encoding.ts).
+    expect(d.code).toBe(3);
     expect(d.stderr).toBe(p.stderr);
     expect(d.stderr).toContain("is not valid UTF-8: invalid byte 0xe9");
     expect((await status())!.served).toBe(served);
