@@ -318,16 +318,15 @@ async function systemText(value: string): Promise<string> {
   });
 }
 
+/**
+ * `--tools FILE`: the tool definitions in FILE.
+ * @throws CachetError INPUT_INVALID (exit 3) for an unreadable file, a JSON syntax error (named `FILE:LINE:COLUMN`, as
+ *   `--schema` names one) or a definition parseTools refuses
+ */
 async function readTools(path: string): Promise<ToolDefinition[]> {
   const text = await readFlagFile(path, `--tools ${path}`, "pass a JSON file with an array of {name, description, parameters}");
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (cause) {
-    throw new CachetError("INPUT_INVALID", `--tools ${path}: not JSON: ${(cause as Error).message}`, { hint: "fix the JSON syntax" });
-  }
-  const { parseTools } = await import("../context/tools.ts");
-  return parseTools(data, path);
+  const [{ parseJsonDocument }, { parseTools }] = await Promise.all([import("../schema/json-error-position.ts"), import("../context/tools.ts")]);
+  return parseTools(parseJsonDocument(text, path, "INPUT_INVALID"), path);
 }
 
 /**

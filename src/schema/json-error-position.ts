@@ -1,8 +1,9 @@
 /**
  * Where a JSON text stops being valid JSON, as line and column: the runtime's
- * JSON.parse names what it expected but not where, and a schema file needs
- * both in its error message.
+ * JSON.parse names what it expected but not where, and a file the user wrote
+ * (`--schema`, `--tools`) needs both in its error message.
  */
+import { CachetError, type ErrorCode } from "../errors.ts";
 
 /** A 1-based position in a text. */
 export interface TextPosition {
@@ -96,6 +97,27 @@ export function jsonErrorPosition(text: string): TextPosition | undefined {
   } catch (error) {
     if (!(error instanceof ScanStop)) throw error;
     return positionOf(text, error.offset);
+  }
+}
+
+/**
+ * Parses a JSON document the user wrote.
+ * @param source what the message names: a file path, or e.g. "inline schema"
+ * @param code the error code of a syntax error (SCHEMA_INVALID, INPUT_INVALID: exit 3)
+ * @returns the parsed value, of any JSON type
+ * @throws CachetError `code` reading `SOURCE:LINE:COLUMN: invalid JSON (what the parser expected)`,
+ *   1-based, as editors and compilers locate a position
+ */
+export function parseJsonDocument(text: string, source: string, code: ErrorCode): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const position = jsonErrorPosition(text);
+    const where = position === undefined ? source : `${source}:${position.line}:${position.column}`;
+    throw new CachetError(code, `${where}: invalid JSON (${(error as Error).message.replace(/^JSON Parse error: /, "")})`, {
+      hint: "fix the JSON syntax at that position",
+      cause: error,
+    });
   }
 }
 

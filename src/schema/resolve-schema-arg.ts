@@ -7,7 +7,7 @@ import type { OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { readTextFile } from "../input/read-input.ts";
 import type { SchemaTarget } from "./contract.ts";
-import { jsonErrorPosition } from "./json-error-position.ts";
+import { parseJsonDocument } from "./json-error-position.ts";
 import { isPlainObject } from "./schema-node.ts";
 import { compileUserSchema } from "./validate-answer.ts";
 import { toWireSchema } from "./wire-schema.ts";
@@ -57,17 +57,7 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
  * @throws CachetError SCHEMA_INVALID naming `source` and the line:column of a syntax error.
  */
 export function parseSchemaText(text: string, source: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    const position = jsonErrorPosition(text);
-    const where = position === undefined ? source : `${source}:${position.line}:${position.column}`;
-    throw new CachetError("SCHEMA_INVALID", `${where}: invalid JSON (${(error as Error).message.replace(/^JSON Parse error: /, "")})`, {
-      hint: "fix the JSON syntax at that position",
-      cause: error,
-    });
-  }
+  const value = parseJsonDocument(text, source, "SCHEMA_INVALID");
   if (!isPlainObject(value)) {
     throw new CachetError("SCHEMA_INVALID", `${source}: a JSON Schema must be a JSON object, found ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}`, {
       hint: "write the schema as an object, e.g. {\"type\":\"object\",\"properties\":{...}}",

@@ -23,7 +23,7 @@ beforeAll(async () => {
   expect(first.code).toBe(0);
   stored = (await cachet(["export"], { home })).stdout;
   expect(stored.split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(5);
-  writeFileSync(join(home, "tools-bad.json"), '[{"name":"x",');
+  writeFileSync(join(home, "tools-bad.json"), '[\n  {"name": "x", "parameters": {"type": "object",}}\n]\n');
   writeFileSync(join(home, "tools-name.json"), JSON.stringify([{ name: "bad name!", description: "d", parameters: { type: "object" } }]));
   writeFileSync(join(home, "tools-type.json"), JSON.stringify([{ name: "x", parameters: { type: "strng" } }]));
   writeFileSync(join(home, "tools-object.json"), JSON.stringify({ name: "x" }));
@@ -49,7 +49,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "-o metadata={user_id} (Anthropic's affinity key)", args: () => ["--emulate", "-m", "anthropic/claude-sonnet-4-6", "-o", 'metadata={"user_id":"mine"}', "hi"], code: 2, line: /^cachet: -o metadata: cachet sets "metadata.user_id" itself \(it is the session's cache affinity key\)/ },
   { name: "-o n=3 (cachet answers one choice)", args: () => ["--emulate", "-m", "openai/gpt-4o", "-o", "n=3", "hi"], code: 2, line: /^cachet: -o n: cachet sets "n" itself \(cachet reads and stores one choice per turn\)$/ },
   { name: "--tools missing file", args: (h) => ["--emulate", "--tools", join(h, "nope.json"), "hi"], code: 3, line: /^cachet: --tools .*nope\.json: no such file$/ },
-  { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: --tools .*tools-bad\.json: not JSON: / },
+  { name: "--tools malformed JSON", args: (h) => ["--emulate", "--tools", join(h, "tools-bad.json"), "hi"], code: 3, line: /^cachet: \/.*\/tools-bad\.json:2:49: invalid JSON \(Property name must be a string literal\)$/ },
   { name: "--tools invalid tool name", args: (h) => ["--emulate", "--tools", join(h, "tools-name.json"), "hi"], code: 3, line: /tools-name\.json: tool definition 0\.name: must match/ },
   { name: "--tools parameters not an object schema", args: (h) => ["--emulate", "--tools", join(h, "tools-type.json"), "hi"], code: 3, line: /tools-type\.json: tool "x": parameters\.type is "strng"; a tool's parameters must be an object schema$/ },
   { name: "--tools an object, not an array", args: (h) => ["--emulate", "--tools", join(h, "tools-object.json"), "hi"], code: 3, line: /tools-object\.json: tool definitions: Invalid type: Expected Array but received Object$/ },
