@@ -29,7 +29,10 @@ test("missing files, non-objects and invalid schemas are SCHEMA_INVALID", async 
   const array = join(dir, "array.json");
   writeFileSync(array, "[1]");
   await expect(resolveSchemaArg(array)).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: `${array}: a JSON Schema must be a JSON object, found an array` });
-  await expect(resolveSchemaArg('{"type":"object","properties":{"a":{"type":"strin"}}}')).rejects.toMatchObject({ code: "SCHEMA_INVALID" });
+  await expect(resolveSchemaArg('{"type":"object","properties":{"a":{"type":"strin"}}}')).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: expect.stringContaining("inline schema: $.properties.a.type: must be equal to one of the allowed values (") });
+  const invalid = join(dir, "invalid.json");
+  writeFileSync(invalid, '{"type":"object","properties":{"total":{"type":"number","minimum":"0"}}}');
+  await expect(resolveSchemaArg(invalid)).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: `${invalid}: $.properties.total.minimum: must be number` });
 });
 
 test("with a target, the provider contract is checked up front", async () => {

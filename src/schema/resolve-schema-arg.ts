@@ -29,7 +29,8 @@ export interface ResolveSchemaOptions {
  * path. The name is the schema's `title`, else the file name without its
  * extension, else "output", sanitized to {@link SCHEMA_NAME}.
  * @throws CachetError SCHEMA_INVALID for an unreadable file, a JSON syntax error
- *   (with file, line and column), a non-object document, or an invalid JSON Schema.
+ *   (with file, line and column), a non-object document, or an invalid JSON Schema
+ *   (with file, or "inline schema", and the JSON path of the offending node).
  * @throws SchemaContractError (SCHEMA_CONTRACT) when `options.target` is given
  *   and the schema breaks that provider's contract.
  */
@@ -45,7 +46,7 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
     });
   }
   const schema = parseSchemaText(text, source);
-  await compileUserSchema(schema);
+  await compileUserSchema(schema, source);
   const fileName = inline ? undefined : basename(arg, extname(arg));
   const named: OutputSchema = { name: schemaName(typeof schema.title === "string" ? schema.title : fileName), schema };
   if (options.target !== undefined) toWireSchema(options.target, schema);
