@@ -10,6 +10,7 @@
 import { parseArgs } from "node:util";
 import type { ArgsDef, ParsedArgs } from "citty";
 import { CachetError } from "../errors.ts";
+import { shellWord } from "../shell-word.ts";
 
 /** One flag as given, under its declared (long) name. */
 export interface ArgvFlag {
@@ -207,11 +208,6 @@ function isDeclaredFlag(word: string, kinds: ReadonlyMap<string, string>, shorts
   if (/^-[^-]$/.test(word)) return shorts.has(word[1]!);
   const long = word.startsWith("--") ? word.slice(2).split("=")[0]! : undefined;
   return long !== undefined && (kinds.has(long) || (long.startsWith("no-") && kinds.get(long.slice(3)) === "boolean"));
-}
-
-/** `word` as the shell takes it back: single-quoted unless it is plain. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 /**

@@ -25,7 +25,7 @@ export default defineCommand({
     if (args.action !== "check") {
       throw new CachetError("UNKNOWN_COMMAND", `unknown action "${args.action}" for \`cachet schema\``, { hint: "use `cachet schema check FILE --provider P`" });
     }
-    const { resolveSchemaArg, checkSchema } = await import("../schema/index.ts");
+    const { resolveSchemaArg, checkSchema, schemaSource } = await import("../schema/index.ts");
     const { formatSchemaCheck } = await import("../schema/check-report.ts");
     // Read whatever --provider names, as a turn reads it: whether a broken config is refused must not depend on a flag.
     const config = await (await import("../config.ts")).loadConfig();
@@ -35,7 +35,7 @@ export default defineCommand({
     stdout().write(formatSchemaCheck(target, check, args.json === true));
     if (check.wire === undefined) {
       const count = check.violations.length;
-      throw new CachetError("SCHEMA_CONTRACT", `${count} ${count === 1 ? "violation" : "violations"} of the ${target} structured-output contract`, { hint: "fix the paths listed on stdout" });
+      throw new CachetError("SCHEMA_CONTRACT", `${schemaSource(args.file)}: ${count} ${count === 1 ? "violation" : "violations"} of the ${target} structured-output contract`, { hint: "fix the paths listed on stdout" });
     }
   },
 });

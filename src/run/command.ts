@@ -242,6 +242,8 @@ async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<numbe
     sessionId = result.sessionId;
   } catch (error) {
     if (o.interrupt.aborted) return reportInterrupt(o.interrupt, error);
+    // The provider's contract is checked as the request is rendered, where the schema's file is not known.
+    if (o.schemaArg !== undefined) throw (await import("../schema/index.ts")).withSchemaSource(error, o.schemaArg);
     throw error;
   } finally {
     await json?.flush();

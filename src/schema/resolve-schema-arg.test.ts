@@ -2,7 +2,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { resolveSchemaArg, schemaName } from "./resolve-schema-arg.ts";
+import { CachetError } from "../errors.ts";
+import { resolveSchemaArg, schemaName, withSchemaSource } from "./resolve-schema-arg.ts";
+import { SchemaContractError } from "./wire-schema.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cachet-schema-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,8 +37,11 @@ test("missing files, non-objects and invalid schemas are SCHEMA_INVALID", async 
   await expect(resolveSchemaArg(invalid)).rejects.toMatchObject({ code: "SCHEMA_INVALID", message: `${invalid}: $.properties.total.minimum: must be number` });
 });
 
-test("with a target, the provider contract is checked up front", async () => {
-  await expect(resolveSchemaArg('{"type":"array","items":{"type":"string"}}', { target: "openai" })).rejects.toMatchObject({ code: "SCHEMA_CONTRACT", message: expect.stringContaining("$: the root must be") });
+test("with a target, the provider contract is checked up front, the schema named", async () => {
+  await expect(resolveSchemaArg('{"type":"array","items":{"type":"string"}}', { target: "openai" })).rejects.toMatchObject({ code: "SCHEMA_CONTRACT", message: 'inline schema: $: the root must be "type": "object" in openai strict mode (found "array")' });
+  const file = join(dir, "not-strict.json");
+  writeFileSync(file, '{"type":"object","properties":{"n":{"type":"integer","not":{"const":0}}}}');
+  await expect(resolveSchemaArg(file, { target: "openai" })).rejects.toMatchObject({ code: "SCHEMA_CONTRACT", message: `${file}: $.properties.n: "not" is not supported by openai strict mode` });
   expect((await resolveSchemaArg('{"type":"array","items":{"type":"string"}}', { target: "gemini" })).name).toBe("output");
 });
 
@@ -44,4 +49,23 @@ test("names are cut to the provider pattern", () => {
   expect(schemaName("x".repeat(80))).toBe("x".repeat(64));
   expect(schemaName("  ")).toBe("output");
   expect(schemaName("été/plan")).toBe("t_plan");
+});
+
+test("a contract error raised without its source is re-made naming the --schema file, in the message and the hint's command", () => {
+  const violations = [{ path: "$.properties.n", message: '"not" is not supported by openai strict mode', hint: "remove it" }];
+  const raised = new SchemaContractError("openai", violations);
+  expect(raised.message).toBe('$.properties.n: "not" is not supported by openai strict mode');
+  const named = withSchemaSource(raised, "/tmp/order schema.json") as SchemaContractError;
+  expect([named.code, named.message, named.hint, named.violations]).toEqual([
+    "SCHEMA_CONTRACT",
+    '/tmp/order schema.json: $.properties.n: "not" is not supported by openai strict mode',
+    "remove it; `cachet schema check '/tmp/order schema.json' --provider openai` lists every violation",
+    violations,
+  ]);
+  const inline = withSchemaSource(raised, '{"type":"object"}') as SchemaContractError;
+  expect([inline.message, inline.hint]).toEqual(['inline schema: $.properties.n: "not" is not supported by openai strict mode', "remove it; `cachet schema check FILE --provider openai` lists every violation"]);
+  // Named once; any other error is left as it is.
+  expect(withSchemaSource(named, "other.json")).toBe(named);
+  const other = new CachetError("PROVIDER_HTTP", "HTTP 500");
+  expect(withSchemaSource(other, "order.json")).toBe(other);
 });

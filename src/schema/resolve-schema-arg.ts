@@ -10,7 +10,7 @@ import type { SchemaTarget } from "./contract.ts";
 import { parseJsonDocument } from "./json-error-position.ts";
 import { isPlainObject } from "./schema-node.ts";
 import { compileUserSchema } from "./validate-answer.ts";
-import { toWireSchema } from "./wire-schema.ts";
+import { INLINE_SCHEMA, SchemaContractError, checkSchema } from "./wire-schema.ts";
 
 /**
  * Names providers accept for a schema (OpenAI `json_schema.name`) or a strict tool (Anthropic).
@@ -35,8 +35,8 @@ export interface ResolveSchemaOptions {
  *   and the schema breaks that provider's contract.
  */
 export async function resolveSchemaArg(arg: string, options: ResolveSchemaOptions = {}): Promise<OutputSchema> {
-  const inline = arg.trimStart().startsWith("{");
-  const source = inline ? "inline schema" : arg;
+  const source = schemaSource(arg);
+  const inline = source === INLINE_SCHEMA;
   let text = arg;
   if (!inline) {
     text = await readTextFile(arg, {
@@ -49,8 +49,28 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
   await compileUserSchema(schema, source);
   const fileName = inline ? undefined : basename(arg, extname(arg));
   const named: OutputSchema = { name: schemaName(typeof schema.title === "string" ? schema.title : fileName), schema };
-  if (options.target !== undefined) toWireSchema(options.target, schema);
+  if (options.target !== undefined) {
+    const { violations } = checkSchema(options.target, schema);
+    if (violations.length > 0) throw new SchemaContractError(options.target, violations, source);
+  }
   return named;
+}
+
+/** How messages name the schema of `--schema ARG`: the file path, or "inline schema" for inline JSON. */
+export function schemaSource(arg: string): string {
+  return arg.trimStart().startsWith("{") ? INLINE_SCHEMA : arg;
+}
+
+/**
+ * `error` naming where the schema came from when it is a SCHEMA_CONTRACT
+ * error raised without knowing it (an adapter rendering the request):
+ * `FILE: $.PATH: message`, and the hint's `cachet schema check` names FILE.
+ * Any other error is returned as it is.
+ * @param arg the `--schema` value the request's schema was read from
+ */
+export function withSchemaSource(error: unknown, arg: string): unknown {
+  if (!(error instanceof SchemaContractError) || error.source !== undefined) return error;
+  return new SchemaContractError(error.target, error.violations, schemaSource(arg));
 }
 
 /**

@@ -17,6 +17,7 @@
  * order instead.
  */
 import { CachetError } from "../errors.ts";
+import { shellWord } from "../shell-word.ts";
 import { canonicalize } from "../wire/canonical-json.ts";
 import { lintAnthropic } from "./anthropic-contract.ts";
 import type { SchemaTarget, SchemaViolation } from "./contract.ts";
@@ -51,18 +52,31 @@ export interface SchemaCheck {
   violations: SchemaViolation[];
 }
 
-/** A SCHEMA_CONTRACT error carrying every violation, not only the first. */
+/** How messages name a schema given as inline JSON (`--schema '{…}'`) rather than in a file. */
+export const INLINE_SCHEMA = "inline schema";
+
+/**
+ * A SCHEMA_CONTRACT error carrying every violation, not only the first:
+ * `SOURCE: $.PATH: message`, SOURCE when the thrower knows where the schema
+ * came from (an adapter rendering a request does not: see `withSchemaSource`).
+ */
 export class SchemaContractError extends CachetError {
   override readonly name: string = "SchemaContractError";
+  readonly target: SchemaTarget;
   readonly violations: SchemaViolation[];
+  /** The schema's file path, or "inline schema"; undefined when unknown. */
+  readonly source: string | undefined;
 
-  constructor(target: SchemaTarget, violations: SchemaViolation[]) {
+  constructor(target: SchemaTarget, violations: SchemaViolation[], source?: string) {
     const first = violations[0]!;
     const more = violations.length > 1 ? ` (and ${violations.length - 1} more)` : "";
-    super("SCHEMA_CONTRACT", `${first.path}: ${first.message}${more}`, {
-      hint: `${first.hint ?? "change the schema"}; \`cachet schema check FILE --provider ${target}\` lists every violation`,
+    const file = source === undefined || source === INLINE_SCHEMA ? "FILE" : shellWord(source);
+    super("SCHEMA_CONTRACT", `${source === undefined ? "" : `${source}: `}${first.path}: ${first.message}${more}`, {
+      hint: `${first.hint ?? "change the schema"}; \`cachet schema check ${file} --provider ${target}\` lists every violation`,
     });
+    this.target = target;
     this.violations = violations;
+    this.source = source;
   }
 }
 

@@ -37,7 +37,16 @@ test("violations are listed with their paths on stdout and the exit code is 3", 
   const run = cachet("schema", "check", join(fixtures, "impossible-not-branch.json"), "--provider", "openai");
   expect(run.code).toBe(3);
   expect(run.stdout).toBe('$.properties.price.anyOf[0].anyOf[0]: "not" is not supported by openai strict mode\n  hint: remove it: strict mode cannot express negation (state the constraint in "description")\n');
-  expect(run.stderr).toContain("1 violation of the openai structured-output contract");
+  expect(run.stderr).toBe(`cachet: ${join(fixtures, "impossible-not-branch.json")}: 1 violation of the openai structured-output contract\n  hint: fix the paths listed on stdout\n`);
+});
+
+test("a schema that is no valid JSON Schema is named with its path in the schema, before any contract is checked", () => {
+  const run = cachet("schema", "check", '{"type":"object","properties":{"tags":{"type":"array","items":{"type":"strng"}}}}', "--provider", "gemini");
+  expect(run.code).toBe(3);
+  expect(run.stdout).toBe("");
+  expect(run.stderr).toBe(
+    'cachet: inline schema: $.properties.tags.items.type: must be equal to one of the allowed values ("array", "boolean", "integer", "null", "number", "object", "string")\n  hint: fix the value at that path: JSON Schema (2020-12) does not allow it there\n',
+  );
 });
 
 test("an unknown provider is a usage error", () => {

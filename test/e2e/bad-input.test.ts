@@ -111,6 +111,35 @@ describe("one line, the documented exit code, nothing on stdout, nothing stored 
     });
   }
 
+  test("--schema FILE that is JSON but no valid JSON Schema, or one the provider's contract refuses: the file and the JSON path of the node, exit 3", async () => {
+    const invalid = join(home, "schema-invalid.json");
+    writeFileSync(invalid, JSON.stringify({ type: "object", properties: { items: { type: "strin" } } }, null, 2));
+    const unsupported = join(home, "schema-unsupported.json");
+    writeFileSync(unsupported, JSON.stringify({ type: "object", properties: { items: { type: "array", items: { type: "string", not: { const: "x" } } } }, required: ["items"] }));
+    const cases: [string[], string[]][] = [
+      [
+        ["--schema", invalid],
+        [
+          `cachet: ${invalid}: $.properties.items.type: must be equal to one of the allowed values ("array", "boolean", "integer", "null", "number", "object", "string")`,
+          "  hint: fix the value at that path: JSON Schema (2020-12) does not allow it there",
+        ],
+      ],
+      [
+        // Checked as the request is rendered for the provider, yet named by its file.
+        ["-m", "openai/gpt-4o", "--schema", unsupported],
+        [
+          `cachet: ${unsupported}: $.properties.items.items: "not" is not supported by openai strict mode`,
+          `  hint: remove it: strict mode cannot express negation (state the constraint in "description"); \`cachet schema check ${unsupported} --provider openai\` lists every violation`,
+        ],
+      ],
+    ];
+    for (const [flags, lines] of cases) {
+      const r = await cachet(["--emulate", ...flags, "hi"], { home });
+      expect({ code: r.code, stdout: r.stdout, lines: textLines(r.stderr) }).toEqual({ code: 3, stdout: "", lines });
+    }
+    expect((await cachet(["export"], { home })).stdout).toBe(stored);
+  });
+
   test("a malformed config.toml: exit 3 naming the file; the store is intact once it is fixed", async () => {
     const config = join(home, "config.toml");
     writeFileSync(config, "[broken\n");
