@@ -235,8 +235,15 @@ describe("the idle timer: only content resets it (Diagnostics are not liveness)"
         const list = events(r.stdout);
         const [error] = ofType(list, "error");
         expect(error).toMatchObject({ code: "PROVIDER_STALL", message: "no content from the provider for 1 s" });
-        expect(String(error!.hint)).toContain("--idle-timeout");
-        expect(list.at(-1)).toMatchObject({ type: "done", incomplete: fault === "stall" });
+        const done = list.at(-1)!;
+        expect(done).toMatchObject({ type: "done", incomplete: fault === "stall" });
+        const stalled = "the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS (0: no limit)";
+        // What was kept is said only when something was: after the first half of the answer, not before any content.
+        expect(error!.hint).toBe(
+          fault === "stall"
+            ? `the partial answer is stored and marked incomplete (\`cachet sessions show ${done.session}\` and \`cachet export ${done.session}\` show it); ${stalled}`
+            : `${stalled}; the prompt was not kept in the session (no answer came): run the same command again to resend it`,
+        );
         const text = ofType(list, "text").map((e) => e.delta as string).join("");
         const { messages, requests } = await exported(home);
         if (fault === "stall") {
@@ -255,13 +262,29 @@ describe("the idle timer: only content resets it (Diagnostics are not liveness)"
     }
   }
 
-  test("stall in text mode: one line naming the stall, a hint, the partial text on stdout", async () => {
-    const r = await cachet(["--emulate", "--idle-timeout", "1", "hello there"], { env: { CACHET_EMULATOR_FAULT: "stall" } });
+  test("stall in text mode: one line naming the stall, a hint saying the partial text on stdout is stored and where to see it", async () => {
+    const home = freshHome();
+    const r = await cachet(["--emulate", "--idle-timeout", "1", "hello there"], { home, env: { CACHET_EMULATOR_FAULT: "stall" } });
+    expect(r.code).toBe(4);
+    expect(r.stdout.trim().length).toBeGreaterThan(0);
+    const { messages, raw } = await exported(home);
+    const session = JSON.parse(raw.split("\n")[0]!).session.id as string;
+    expect(messages[1]).toMatchObject({ role: "assistant", incomplete: true });
+    // stdout ends the cut-short line.
+    expect(r.stdout).toBe(`${textOf(messages[1]!)}\n`);
+    expect(textLines(r.stderr)).toEqual([
+      "cachet: no content from the provider for 1 s",
+      `  hint: the partial answer is stored and marked incomplete (\`cachet sessions show ${session}\` and \`cachet export ${session}\` show it); the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS (0: no limit)`,
+    ]);
+  });
+
+  test("stall under --no-store: the hint says the partial text was not stored", async () => {
+    const r = await cachet(["--emulate", "--no-store", "--idle-timeout", "1", "hello there"], { env: { CACHET_EMULATOR_FAULT: "stall" } });
     expect(r.code).toBe(4);
     expect(r.stdout.trim().length).toBeGreaterThan(0);
     expect(textLines(r.stderr)).toEqual([
       "cachet: no content from the provider for 1 s",
-      "  hint: the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS (0: no limit)",
+      "  hint: the partial answer was not stored (--no-store); the provider stalled; retry later, or raise the limit with --idle-timeout SECONDS (0: no limit)",
     ]);
   });
 

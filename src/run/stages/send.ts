@@ -253,7 +253,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
 
   answer.cancel();
   const result = outcome ?? partial!;
-  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts, !runtime.ephemeral);
+  if (failure !== undefined) failure = withHint(failure, result.content.length > 0, attempts, runtime.ephemeral ? undefined : sessionId);
   if (result.content.length > 0 || answer.saved) {
     try {
       answer.save(result.content, failure !== undefined);
@@ -317,16 +317,24 @@ function interruptedWhat(partial: boolean, ephemeral: boolean): string {
 }
 
 /**
- * The failure with a hint saying what to do, when it carries none: after a
- * partial answer, how to go on (`stored` false under --no-store: nothing was
- * kept to go on from); after a retryable refusal, how many attempts were made
- * and how to allow more.
+ * The failure with a hint saying what to do. After a partial answer, what was
+ * kept comes first, before the failure's own hint (a stall's names the idle
+ * limit) or else how to go on: the partial answer, stored and marked
+ * incomplete, and the commands that show it (`sessionId` undefined under
+ * --no-store: nothing was kept). Without one, when it carries no hint: after a
+ * retryable refusal, how many attempts were made and how to allow more.
+ * Applied before the answer's last save: a save the store refuses replaces
+ * this failure, so "stored" is never said of an answer that was not.
  */
-function withHint(failure: unknown, partial: boolean, attempts: number, stored: boolean): unknown {
-  if (!(failure instanceof ProviderError) || failure.hint) return failure;
+function withHint(failure: unknown, partial: boolean, attempts: number, sessionId: string | undefined): unknown {
+  if (!(failure instanceof ProviderError)) return failure;
+  if (partial) {
+    const kept = sessionId === undefined ? "the partial answer was not stored (--no-store)" : `the partial answer is stored and marked incomplete (\`cachet sessions show ${sessionId}\` and \`cachet export ${sessionId}\` show it)`;
+    return withHintText(failure, `${kept}; ${failure.hint ?? (sessionId === undefined ? "run the command again for a whole answer" : "`cachet -c` continues the session")}`);
+  }
+  if (failure.hint) return failure;
   let hint: string | undefined;
-  if (partial) hint = stored ? "the partial answer is stored and marked incomplete; `cachet -c` continues the session" : "the partial answer was not stored (--no-store); run the command again for a whole answer";
-  else if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
+  if (failure.retryable) hint = `${attempts === 1 ? "no retry was made" : `gave up after ${attempts} attempts`}; wait a moment and run again, or allow more with --retries N`;
   else if (failure.status !== undefined) hint = "the provider refused this request; check the model id, the flags and -o options (--debug shows more)";
   return hint ? withHintText(failure, hint) : failure;
 }
