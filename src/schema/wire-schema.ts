@@ -62,7 +62,9 @@ export const INLINE_SCHEMA = "inline schema";
  */
 export class SchemaContractError extends CachetError {
   override readonly name: string = "SchemaContractError";
+  /** The provider contract the schema breaks. */
   readonly target: SchemaTarget;
+  /** Every breach, in schema order; the message names the first. */
   readonly violations: SchemaViolation[];
   /** The schema's file path, or "inline schema"; undefined when unknown. */
   readonly source: string | undefined;
