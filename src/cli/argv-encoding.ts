@@ -47,7 +47,7 @@ export function wordRole(word: string, command: string, rest: readonly string[],
 }
 
 /** What to do about a word of `role` whose bytes are not UTF-8. */
-export function invalidWordHint(role: WordRole): string {
+function invalidWordHint(role: WordRole): string {
   if (role === "prompt") return "pass text in UTF-8 (e.g. convert it with iconv), or send it on stdin with --stdin-encoding replace to substitute U+FFFD";
   if (role === "path") return "a path that is not UTF-8 cannot be named on cachet's command line: rename the file or directory to a UTF-8 name, or link it from one (ln -s)";
   return "type it in UTF-8 (e.g. convert it with iconv)";
