@@ -11,11 +11,10 @@
  * Measured twice, each in a fresh home:
  * - as cachet runs by default on a developer's machine (no CI variable, auto-start on): the first turn runs in its
  *   own process and starts the resident daemon, every later turn goes through it (the client's start, the socket
- *   hop and the warm daemon's work before the request). The issue's ratio, on a daemon past its first
- *   {@link DAEMON_WARMUP} turns of each kind; the first turn and those are printed apart. A turn's code runs once per
- *   command, and the daemon's engine optimizes it over its first few dozen commands (src/daemon/self.ts
- *   DAEMON_JSC_OPTIONS): meanwhile its compiler threads share the 2 cores with turns started back to back, as no
- *   user's turns are.
+ *   hop and the warm daemon's work before the request). The issue's ratio; the first turn, and the
+ *   {@link WARMUP} turns of each kind after it, are printed apart (a daemon runs warm-up turns before it listens, and
+ *   its engine optimizes a turn's code over its first dozens of commands: src/daemon/server.ts WARM_ROUNDS,
+ *   src/daemon/self.ts DAEMON_JSC_OPTIONS).
  * - every turn in its own process (CACHET_DAEMON_AUTOSTART=0, as in CI or with CACHET_NO_DAEMON=1): what the first
  *   turn of a fresh environment costs. Its target guards it against regressions only; it cannot reach 1.5× (module
  *   evaluation, the store's writes before the send and the SDK's request building come on top of Bun's own start).
@@ -36,8 +35,6 @@ import { median, ratio } from "./ratios.ts";
 const ROOT = join(import.meta.dir, "..", "..");
 const BINARY = process.env.CACHET_BENCH_BINARY ?? join(ROOT, "dist", "cachet");
 const WARMUP = 3;
-/** Turns of each kind a fresh daemon runs before the measured ones: printed apart (see the top of this file). */
-const DAEMON_WARMUP = 10;
 /** Turns of each kind: with 20, the ratio's median moved by ±0.08 between runs on a shared 2-core machine. */
 const RUNS = 40;
 /** The ceiling of a turn in its own process: a guard against regressions (measured 3.2–4.1 on 2-core machines). */
@@ -146,11 +143,11 @@ try {
     while ((await daemon(defaultEnv, "status")) !== 0) {
       if (performance.now() - waitStarted > 30_000) throw new Error("the first turn started no daemon within 30 s");
     }
-    for (let i = 0; i < DAEMON_WARMUP + RUNS; i++) {
+    for (let i = 0; i < WARMUP + RUNS; i++) {
       const newSession = await firstByteOf(defaultEnv, [], `daemon hello ${i}`);
       const nextTurn = await firstByteOf(defaultEnv, ["-c"], `and then in the daemon ${i}?`);
       const trivialRun = await timeRun([trivial]);
-      if (i < DAEMON_WARMUP) {
+      if (i < WARMUP) {
         daemonEarly[0]!.push(newSession.firstByte);
         daemonEarly[1]!.push(nextTurn.firstByte);
         continue;
@@ -172,7 +169,7 @@ try {
 const td = median(daemonWhole);
 console.log(`first-byte: by default, the first turn of a fresh home (its own process; it starts the daemon): first byte ${firstTurn!.firstByte.toFixed(1)} ms, exit ${firstTurn!.exit.toFixed(1)} ms`);
 console.log(`first-byte: ${served}`);
-console.log(`first-byte: by default, a fresh daemon's first ${DAEMON_WARMUP} turns of each kind (its engine optimizing the turn's code): median new session ${median(daemonEarly[0]!).toFixed(1)} ms, continued ${median(daemonEarly[1]!).toFixed(1)} ms`);
+console.log(`first-byte: by default, a fresh daemon's first ${WARMUP} turns of each kind, not counted: median new session ${median(daemonEarly[0]!).toFixed(1)} ms, continued ${median(daemonEarly[1]!).toFixed(1)} ms`);
 for (const [label, runs] of [["new session", daemonFresh], ["continued (-c)", daemonContinued]] as const) {
   console.log(`first-byte: by default, through the daemon the first turn started, ${label}, ${RUNS} runs: median ${median(runs).toFixed(1)} ms (min ${Math.min(...runs).toFixed(1)}, max ${Math.max(...runs).toFixed(1)})`);
 }
