@@ -11,6 +11,7 @@
 import type { Block, TextBlock } from "../context/types.ts";
 import { ProviderError } from "../errors.ts";
 import { isStreamedOutput } from "../meter/cut-stream.ts";
+import { signalsDelivered } from "./interrupt.ts";
 import type { FinishEvent, StreamEvent, TextEvent, UsageEvent } from "../plugin/stream.ts";
 
 /** Options of {@link consume}. */
@@ -77,6 +78,7 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
   const text = new TextSignatures();
   const iterator = events[Symbol.asyncIterator]();
   const clock = new Liveness(options);
+  let lastTurn = performance.now();
   try {
     for (;;) {
       const next = await nextBefore(iterator, clock.deadline(), options.abort);
@@ -95,6 +97,10 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       }
       await options.onEvent?.(event, result.content);
       if (event.type === "finish") break;
+      if (performance.now() - lastTurn >= LOOP_TURN_MS) {
+        await signalsDelivered();
+        lastTurn = performance.now();
+      }
     }
     if (!result.finish) {
       throw new ProviderError("PROVIDER_STREAM", "the provider's stream ended before the answer was finished", {
@@ -108,6 +114,14 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
     void iterator.return?.()?.catch?.(() => {});
   }
 }
+
+/**
+ * Longest a stream is consumed without a turn of the event loop, ms. A fast stream's chunks settle promise after
+ * promise, and the daemon's loop read nothing else meanwhile: a client's forwarded Ctrl-C and its death were read
+ * only once the whole answer was in (measured: a 64,000-token emulated answer interrupted at 0.3 s was printed,
+ * stored as complete and billed in full, in 5 tries of 5).
+ */
+const LOOP_TURN_MS = 10;
 
 /** A deadline and the error to raise when it passes. */
 interface Deadline {

@@ -390,6 +390,38 @@ describe("daemon start, stop and status", () => {
     expect(next.pid).not.toBe(pid);
   });
 
+  test("a long answer streamed as fast as the daemon reads it: SIGINT once it prints ends the turn mid-answer (130, the partial answer stored incomplete); kill -9 leaves its row lost, not a whole answer billed", async () => {
+    // The emulator answers 64,000 tokens at once: the daemon's loop is never idle while it reads them.
+    const env = { CACHET_EMULATOR_ANSWER_TOKENS: "64000" };
+    const args = ["--emulate", "--max-tokens", "64000", "--json"];
+    const h = freshHome();
+    await startDaemon(h);
+    const interrupted = turn(h, [...args, "--session", "sigint", "a long answer"], env);
+    await readUntil(interrupted.stdout, '"type":"text"');
+    interrupted.kill("SIGINT");
+    expect(await interrupted.exited).toBe(130);
+    const [request] = JSON.parse((await cachet(["cost", "--json", "sigint"], { home: h })).stdout).requests;
+    expect(request.output).toBeGreaterThan(0);
+    expect(request.output).toBeLessThan(64000);
+    const log = (await cachet(["export", "sigint"], { home: h })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(log.filter((l) => l.type === "message").map((l) => [l.message.role, l.message.incomplete === true])).toEqual([
+      ["user", false],
+      ["assistant", true],
+    ]);
+
+    // The interrupted turn's daemon hands over to a successor: the next turn waits for it, so it runs in a daemon too.
+    let next = await status(h);
+    while (!next?.line.startsWith("cachet daemon: running")) next = await status(h);
+    const killed = turn(h, [...args, "--session", "sigkill", "a long answer"], env);
+    await readUntil(killed.stdout, '"type":"text"');
+    killed.kill("SIGKILL");
+    expect(await killed.exited).toBe(137);
+    expect((await cachet(["--emulate", "--session", "sigkill", "next"], { home: h })).code).toBe(0);
+    // Its row is lost (usage unknown), as a client's death leaves it in its own process: the answer was not read to its end.
+    const requests = JSON.parse((await cachet(["cost", "--json", "sigkill"], { home: h })).stdout).requests;
+    expect(requests.map((r: { output: number | null }) => r.output === null)).toEqual([true, false]);
+  });
+
   test("what a daemon killed while it started left next to its socket (the socket it bound, its warm-up home) is removed by status, stop and the next start; a live process's never", async () => {
     const h = freshHome();
     /** A process that binds `.s<its pid>` in `h`, as a server does before renaming it over daemon.sock; resolves once bound. */
