@@ -14,6 +14,7 @@ import { envFlag } from "../env-flag.ts";
 import { statePaths } from "../paths.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, PROTOCOL_VERSION, socketPath, socketPathFits, type StdinKind, splitU32, text, u32Frame } from "./protocol.ts";
+import { namesProcessFile, PROCESS_FILE_REASON } from "./process-files.ts";
 import { Wire } from "./wire.ts";
 
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -42,6 +43,12 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
   // A loop, not some(): some()'s first call in a process compiles the builtin (measured: ~0.12 ms of this client's way
   // to its hello).
   for (let i = 0; i < argv.length; i++) if (argv[i]!.includes("\ufffd")) return "unsent";
+  // A file of this process's own (`--tools <(…)`, `-s @/dev/stdin`): the daemon would open its own.
+  for (let i = 0; i < argv.length; i++) {
+    if (!namesProcessFile(argv[i]!)) continue;
+    if (verbose(argv) && daemonMayListen()) processEdges.writeStderr(`cachet: the daemon cannot take this command (${PROCESS_FILE_REASON}); running it in this process\n`);
+    return "unsent";
+  }
   // The daemon runs a turn in the client's working directory: one removed since leaves the turn to this process
   // (which also says so when a relative CACHET_HOME needs it, src/paths.ts); with a daemon there to take it, the reason
   // is said under --verbose as the daemon's own declines are.

@@ -21,6 +21,7 @@ import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
 import { autostartStampPath, bindingName, removeLeftovers, removePidFile, warmHomeName } from "./leftovers.ts";
 import { type RemoteEdges, remoteEdges } from "./remote-edges.ts";
+import { namesProcessFile, PROCESS_FILE_REASON } from "./process-files.ts";
 import { PREDECESSOR_ENV, spawnServer, UNASKED_ENV } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { residentTurnConfig } from "./turn-config.ts";
@@ -354,6 +355,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     if (hello.uid !== (process.getuid?.() ?? -1)) return "the client runs as another user";
     // Such a word is checked against the raw bytes of the process's own command line (src/cli/argv-encoding.ts).
     if (hello.argv.some((word) => word.includes("\ufffd"))) return "a command-line word holds U+FFFD";
+    if (hello.argv.some(namesProcessFile)) return PROCESS_FILE_REASON;
     const differs = startEnvDifference(hello.env, ownEnv);
     if (differs !== undefined) return `${differs} differs from the daemon's (read once, when a process starts)`;
     if (otherStateDirs(hello.env, hello.cwd, ownEnv, launchCwd)) return "the client's config or data directory differs from the daemon's";

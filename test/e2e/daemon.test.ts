@@ -7,7 +7,7 @@
  * on an event: the socket answering, answer text on stdout.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until, homeEnv } from "./harness.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
@@ -652,6 +652,31 @@ describe("declining and the daemon command", () => {
     expect(d.code).toBe(0);
     expect(d.stderr).toContain("the daemon declined this command (https_proxy differs from the daemon's (read once, when a process starts)); running it in this process");
     expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    expect((await status())!.served).toBe(served);
+  });
+
+  test("a flag naming a file of the client's own process (`--tools <(…)`, `-s @/dev/stdin`, /proc/self/fd/N): run in the client, as in-process, the reason said under --verbose", async () => {
+    const { served } = await serving();
+    const dir = freshHome();
+    writeFileSync(join(dir, "tools.json"), JSON.stringify([{ name: "lookup", description: "Look a word up", parameters: { type: "object", properties: { word: { type: "string" } } } }]));
+    writeFileSync(join(dir, "system.txt"), "Answer in one line.\n");
+    const forms = [
+      `exec "$1" --emulate --json --verbose --tools <(cat "$2/tools.json") "use the tool"`,
+      `exec "$1" --emulate --json --verbose -s @/dev/stdin "a system prompt from stdin" < "$2/system.txt"`,
+      `exec "$1" --emulate --json --verbose --tools /proc/self/fd/3 "use the tool" 3< "$2/tools.json"`,
+    ];
+    for (const form of forms) {
+      const runIn = async (h: string, env: Record<string, string>) => {
+        const r = Bun.spawn(["bash", "-c", form, "bash", BINARY, dir], { env: { ...homeEnv(h), ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+        const [stdout, stderr, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+        return { code, stdout, stderr };
+      };
+      const d = await runIn(home, {});
+      const p = await runIn(twin, { CACHET_NO_DAEMON: "1" });
+      expect({ form, code: d.code }).toEqual({ form, code: 0 });
+      expect(d.stderr).toContain("cachet: the daemon cannot take this command (a word names a file of the client's own process (/dev/fd/…, /dev/stdin, /proc/self/…), which the daemon would open as its own); running it in this process\n");
+      expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    }
     expect((await status())!.served).toBe(served);
   });
 
