@@ -81,8 +81,27 @@ export class SessionTable {
 
   /** The most recently updated of cachet's own sessions, shells ({@link emptyShell}) aside. */
   latest(): SessionRecord | null {
-    const row = this.core.db.query(`SELECT * FROM sessions WHERE source = 'own' AND NOT ${emptyShell("sessions")} ORDER BY updated_at DESC, rowid DESC LIMIT 1`).get() as SessionRow | null;
+    const row = this.latestRow();
     return row ? toSession(row) : null;
+  }
+
+  /**
+   * {@link latest} when it holds a conversation (a message, or a fork's parent's), else the most recently updated
+   * of cachet's own sessions that does, else {@link latest}. A session whose only turn failed before any answer (its
+   * prompt rolled back, its ledger row kept) has nothing to continue: `-c` after it means the conversation before it.
+   */
+  latestConversation(): SessionRecord | null {
+    const latest = this.latestRow();
+    if (latest === null || latest.parent_id !== null || this.core.db.query("SELECT 1 FROM messages WHERE session_id = ?").get(latest.id)) return latest && toSession(latest);
+    // Rare (after such a failure): the update-time index is walked back to the first session with a conversation.
+    const talked = this.core.db
+      .query(`SELECT * FROM sessions s WHERE source = 'own' AND (parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)) ORDER BY updated_at DESC, rowid DESC LIMIT 1`)
+      .get() as SessionRow | null;
+    return toSession(talked ?? latest);
+  }
+
+  private latestRow(): SessionRow | null {
+    return this.core.db.query(`SELECT * FROM sessions WHERE source = 'own' AND NOT ${emptyShell("sessions")} ORDER BY updated_at DESC, rowid DESC LIMIT 1`).get() as SessionRow | null;
   }
 
   /** Every session, most recently updated first, shells ({@link emptyShell}) aside. */

@@ -229,6 +229,14 @@ export class Store {
     return this.sessions.latest();
   }
 
+  /**
+   * The session `-c` continues and a bare `--fork` forks: {@link latestSession} unless it holds no conversation (its
+   * only turn failed before any answer), then the latest that does (sessions.ts latestConversation).
+   */
+  latestConversation(): SessionRecord | null {
+    return this.sessions.latestConversation();
+  }
+
   /** Every session, most recently updated first; a new session or a fork with nothing stored in it is not listed (sessions.ts, emptyShell). */
   listSessions(): SessionRecord[] {
     return this.sessions.list();

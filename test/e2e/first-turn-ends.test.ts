@@ -176,6 +176,26 @@ test("a hook that throws on the first turn: exit 1 and no session, as a killed t
   expect(await listed(home)).toMatchObject([{ messages: 2, requests: 2 }]);
 });
 
+test("a session whose only turn failed before any answer (kept for its ledger row) is passed over by -c and a bare --fork: they take the conversation before it", async () => {
+  const home = freshHome();
+  const first = await cachet(["--emulate", "--json", "remember PINEAPPLE"], { home });
+  expect(first.code).toBe(0);
+  const talked = ofType(events(first.stdout), "session")[0]!.id as string;
+  const failed = await cachet(["--emulate", "--json", "--retries", "0", "a new topic"], { home, env: { CACHET_EMULATOR_FAULT: "500" } });
+  expect(failed.code).toBe(4);
+  const empty = ofType(events(failed.stdout), "session")[0]!.id as string;
+  expect(await listed(home)).toMatchObject([
+    { id: empty, messages: 0, requests: 1 },
+    { id: talked, messages: 2, requests: 1 },
+  ]);
+  const cont = await cachet(["--emulate", "--json", "-c", "what was the word"], { home });
+  expect(cont.code).toBe(0);
+  expect(ofType(events(cont.stdout), "session")[0]!.id).toBe(talked);
+  const fork = await cachet(["--emulate", "--json", "--fork", "and in a fork"], { home });
+  expect(fork.code).toBe(0);
+  expect(ofType(events(fork.stdout), "session")[0]!.forked_from).toBe(talked);
+});
+
 /**
  * A fork's first turn that ends before its prompt is stored leaves no fork, as a new session's leaves no session:
  * `sessions` lists the parent alone, `-c` and a bare `--fork` pick the parent, `sessions rm` removes the parent

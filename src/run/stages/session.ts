@@ -69,7 +69,7 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
         });
       }
       // The latest of cachet's own sessions: one `cachet proxy` recorded is never continued.
-      const latest = store.latestSession();
+      const latest = store.latestConversation();
       if (!latest) {
         const only = onlyRecorded(store);
         if (only) {
@@ -103,7 +103,7 @@ export function chooseSession(runtime: Pick<Runtime, "store" | "ephemeral">, opt
       return found;
     }
     case "new":
-      return options.fork ? (store.latestSession() ?? undefined) : undefined;
+      return options.fork ? (store.latestConversation() ?? undefined) : undefined;
   }
 }
 
