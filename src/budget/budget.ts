@@ -53,7 +53,7 @@ export interface CallRequest {
   catalogRef: string;
   /** The wire request's hash chain with token estimates (runtime.chainOf): their sum is the prompt estimate. */
   chain: readonly ChainLink[];
-  /** `--max-tokens`, when given. */
+  /** The max_tokens the request sends (`--max-tokens`, the session's, or the provider's default); undefined when it sends none (the model's output limit then bounds the answer). */
   maxTokens: number | undefined;
   cache: CallEstimate["cache"];
 }

@@ -71,8 +71,9 @@ describe("a call that could cross a limit is refused before anything is sent", (
 
   test("a call whose forecast alone is over a limit: the hint says to lower --max-tokens (waiting or a new session would not help)", async () => {
     const home = freshHome();
-    configure(home, "daily_usd = 0.5\nsession_usd = 0.5");
-    // claude-sonnet-4-6 without --max-tokens: the forecast counts the model's 64,000 output tokens (about $0.96).
+    configure(home, "daily_usd = 0.1\nsession_usd = 0.1");
+    // claude-sonnet-4-6 without --max-tokens: the forecast counts the 8,192 output tokens the request allows (Anthropic's
+    // max_tokens default: about $0.123), not the model's 64,000 it never asks for.
     const r = await cachet(["--emulate", "-m", MODEL, "hi"], { home });
     expectRefusal(r, /^cachet: budget: the (session|daily) limit/);
     expect(r.stderr.split("\n")[1]).toMatch(/^ {2}hint: this call's forecast alone is over the limit: pass a smaller --max-tokens \(the forecast counts all of it as output\), or raise budget\.(session|daily)_usd in config\.toml$/);
@@ -186,7 +187,7 @@ describe("a failed attempt the provider provably never billed costs $0 and holds
     return r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.type === "request").map((l) => l.request);
   }
 
-  test("connection refused (no provider reached): exit 4, a $0 row, the day's spend $0, and the next run (forecast $0.96 of $1) is sent", async () => {
+  test("connection refused (no provider reached): exit 4, a $0 row, the day's spend $0, and the next run (forecast $0.12 of $1) is sent", async () => {
     const home = freshHome();
     configure(home, "daily_usd = 1");
     const refused = await cachet(["-m", MODEL, "--base-url", "http://127.0.0.1:1", "--retries", "0", "hello"], { home, env: { ANTHROPIC_API_KEY: "x" } });
@@ -212,7 +213,7 @@ describe("a failed attempt the provider provably never billed costs $0 and holds
 
   test("a connection reset before any response byte: $0 rows, nothing held; a 200 stream cut (maybe billed) keeps its forecast", async () => {
     const home = freshHome();
-    configure(home, "daily_usd = 1");
+    configure(home, "daily_usd = 0.2");
     const reset = await cachet(["--emulate", "-m", MODEL, "--retries", "1", "hello"], { home, env: { CACHET_EMULATOR_FAULT: "reset" } });
     expect(reset.code).toBe(4);
     expect(await requests(home)).toMatchObject([{ status: "error", costUsd: 0 }, { status: "error", costUsd: 0 }]);
@@ -222,14 +223,14 @@ describe("a failed attempt the provider provably never billed costs $0 and holds
     const spent = await standing(home, true);
     expect(spent).toBe((await requests(home))[2]!.costUsd!);
     // An answered request whose JSON body was cut may have been billed: its row has unknown cost and the budget keeps
-    // its worst-case forecast ($0.96 of the $1 day), so the next run is refused.
+    // its worst-case forecast ($0.12 of the $0.20 day), so the next run (as much again) is refused.
     const cut = await cachet(["--emulate", "-c", "--no-stream", "--retries", "0", "hello"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
     expect(cut.code).toBe(4);
     expect((await requests(home))[3]).toMatchObject({ status: "error", costUsd: null });
-    // 64,000 output tokens at $15/M plus the prompt's few tokens.
+    // 8,192 output tokens (the max_tokens sent) at $15/M plus the prompt's few tokens.
     const held = (await standing(home, true)) - spent;
-    expect(held).toBeGreaterThan(0.96);
-    expect(held).toBeLessThan(0.961);
+    expect(held).toBeGreaterThan(0.12288);
+    expect(held).toBeLessThan(0.1235);
     const refused = await cachet(["--emulate", "-c", "hello"], { home });
     expect(refused.code).toBe(6);
   }, 60_000);

@@ -116,7 +116,10 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
   const sessionOf = () => ({ id: sessionId, forkOf: store.lastRequest(sessionId) ? null : store.findSession(sessionId).parentId });
   await checkContextWindow(runtime.catalogEntry, catalogRef, context, chain, options.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens, sessionOf);
   // Under a spending limit the forecast needs the prompt estimate before sending; a refusal stores nothing.
-  const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens: options.generation.maxTokens, cache: context.cache });
+  // The output it may bill is the max_tokens it sends: `--max-tokens` (or the session's), else the provider's default
+  // (Anthropic's 8,192); a provider that sends none may answer up to the model's output limit, which the budget reads.
+  const maxTokens = context.generation.maxTokens ?? input.resolved.spec.defaultMaxTokens;
+  const gate = await reserveCall(runtime, sessionId, { catalogRef, chain, maxTokens, cache: context.cache });
   if (huge) {
     // Counted now, before anything is stored: held while the input is stored and the body streamed, the tokenizer
     // (about 8 MB with its tables) would sit beside their transient copies at the turn's peak. Once the count is
