@@ -11,7 +11,8 @@ import { printable } from "../printable.ts";
 export const MAX_SESSION_NAME = 128;
 
 /**
- * Refuses a name that cannot be a session name: empty, longer than
+ * Refuses a name that cannot be a session name: empty, only spaces, starting
+ * or ending with a space, `-` (the listing's mark for no name), longer than
  * {@link MAX_SESSION_NAME} characters, holding U+FFFD (invalid UTF-8 in the
  * argument), a control character, an invisible character that reorders
  * or breaks a line, or one that shows nothing (U+200B zero width space, U+00AD
@@ -24,6 +25,10 @@ export function checkSessionName(name: string, flag: string): void {
   const chars = [...name];
   const hint = "a session name is one line of visible text; an existing session is also reachable by its id (`cachet sessions`)";
   if (chars.length === 0) throw new CachetError("BAD_FLAG", `${flag}: a session name cannot be empty`, { hint });
+  // Spaces alone show as nothing, and around a name they make two that print alike ("rev", "rev ").
+  if (name.trim() === "") throw new CachetError("BAD_FLAG", `${flag} "${name}": a session name cannot be only spaces`, { hint });
+  if (name.trim() !== name) throw new CachetError("BAD_FLAG", `${flag} "${printable(name)}": a session name cannot start or end with a space`, { hint: `write it without them: ${flag} "${printable(name.trim())}"` });
+  if (name === "-") throw new CachetError("BAD_FLAG", `${flag} -: "-" is what \`cachet sessions\` shows for a session without a name`, { hint });
   if (chars.length > MAX_SESSION_NAME) {
     throw new CachetError("BAD_FLAG", `${flag} ${printable(chars.slice(0, 24).join(""))}…: a session name has at most ${MAX_SESSION_NAME} characters, this one ${chars.length}`, { hint });
   }
