@@ -5,6 +5,7 @@
  * turn into a wrong bill.
  */
 import * as v from "valibot";
+import { editDistance } from "./cli/near-name.ts";
 import { CachetError } from "./errors.ts";
 import { readTextFile } from "./input/read-input.ts";
 import { once } from "./deferred-schema.ts";
@@ -275,7 +276,41 @@ export function parseConfig(data: unknown, source: string): Config {
   if (result.success) return result.output;
   const issue = result.issues[0]!;
   const key = v.getDotPath(issue) ?? "(top level)";
+  const keys = issue.path?.map((item) => String(item.key)) ?? [];
+  // A key the table does not take (a strict object's "Expected never"): named as unknown, with the known key it is
+  // a typo of, if one is near.
+  if (issue.type === "strict_object" && keys.length > 0) {
+    const typed = keys.at(-1)!;
+    const near = nearKey(typed, keysAt(configSchema(), keys.slice(0, -1)));
+    const parent = keys.length > 1 ? `${keys.slice(0, -1).join(".")}.` : "";
+    throw new CachetError("CONFIG_INVALID", `unknown config key "${key}" in ${source}`, {
+      hint: near ? `did you mean "${parent}${near}"? (README.md, Configuration, lists the keys cachet accepts)` : "see README.md, Configuration, for the keys cachet accepts",
+    });
+  }
   throw new CachetError("CONFIG_INVALID", `invalid config key "${key}" in ${source}: ${issue.message}`, {
     hint: "see README.md, Configuration, for the keys cachet accepts",
   });
+}
+
+/** The keys a table of `schema` takes at `path` (table names from the top), unwrapping optional and nullable layers; [] when it is not a fixed table. */
+function keysAt(schema: v.GenericSchema, path: readonly string[]): string[] {
+  let at: unknown = schema;
+  const unwrap = () => {
+    while (at && typeof at === "object" && "wrapped" in at) at = (at as { wrapped: unknown }).wrapped;
+  };
+  for (const name of path) {
+    unwrap();
+    const node = at as { entries?: Record<string, unknown>; value?: unknown; item?: unknown };
+    // A table of tables by name ([providers.ID], [prices."p/m"]) or a list of tables: the same table under every name.
+    at = node.entries ? node.entries[name] : (node.value ?? node.item);
+  }
+  unwrap();
+  const entries = (at as { entries?: Record<string, unknown> } | undefined)?.entries;
+  return entries ? Object.keys(entries) : [];
+}
+
+/** The one of `known` within a typo of `typed` (1 edit up to 5 letters, 2 beyond: src/cli/near-name.ts), if any. */
+function nearKey(typed: string, known: readonly string[]): string | undefined {
+  const most = typed.length > 5 ? 2 : 1;
+  return known.find((name) => editDistance(name, typed) <= most);
 }

@@ -130,7 +130,7 @@ describe("price overrides in config", () => {
     expect(parseConfig({ prices: { "anthropic/claude-x": { input: 3, cache_write_1h: 6 } } }, "config.toml").prices).toEqual({ "anthropic/claude-x": { input: 3, cache_write_1h: 6 } });
   });
   test("an unknown key such as a nested cache table is an error naming the key", () => {
-    expect(() => parseConfig({ prices: { "anthropic/claude-x": { input: 3, cache: { read: 0.3 } } } }, "config.toml")).toThrow(/invalid config key "prices.anthropic\/claude-x.cache"/);
+    expect(() => parseConfig({ prices: { "anthropic/claude-x": { input: 3, cache: { read: 0.3 } } } }, "config.toml")).toThrow(/unknown config key "prices.anthropic\/claude-x.cache"/);
   });
 });
 

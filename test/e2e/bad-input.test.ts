@@ -160,14 +160,18 @@ describe("one line, the documented exit code, nothing on stdout, nothing stored 
     expect((await cachet(["export"], { home })).stdout).toBe(stored);
   });
 
-  test("a config with an unknown key: exit 3 naming the key and the file", async () => {
+  test("a config with an unknown key: exit 3 naming the key and the file, and the key it is a typo of", async () => {
     const config = join(home, "config.toml");
     writeFileSync(config, "bogus = 1\n");
     try {
       const r = await cachet(["--emulate", "hi"], { home });
       expect(r.code).toBe(3);
       expect(r.stdout).toBe("");
-      expect(textLines(r.stderr)[0]).toStartWith(`cachet: invalid config key "bogus" in ${config}: `);
+      expect(textLines(r.stderr)).toEqual([`cachet: unknown config key "bogus" in ${config}`, "  hint: see README.md, Configuration, for the keys cachet accepts"]);
+      writeFileSync(config, "[compaction]\nenabeld = false\n");
+      const typo = await cachet(["--emulate", "hi"], { home });
+      expect(typo.code).toBe(3);
+      expect(textLines(typo.stderr)).toEqual([`cachet: unknown config key "compaction.enabeld" in ${config}`, '  hint: did you mean "compaction.enabled"? (README.md, Configuration, lists the keys cachet accepts)']);
     } finally {
       rmSync(config);
     }
