@@ -84,7 +84,9 @@ export function toProviderError(services: PluginServices, error: unknown, contex
   const unconnected = streamType === undefined ? connectCode(error) : undefined;
   const where = context.baseUrl === undefined ? undefined : hostPort(context.baseUrl);
   if (unconnected !== undefined && where !== undefined) {
-    return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: cannot connect to ${where} (${unconnected}): ${detail}`, { retryable, cause: error });
+    // The SDKs' own text for it ("Connection error.") says nothing the code does not: left out.
+    const more = /^connection error\.?$/i.test(detail.trim()) ? "" : `: ${detail}`;
+    return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: cannot connect to ${where} (${unconnected})${more}`, { retryable, cause: error });
   }
   return new services.ProviderError("PROVIDER_STREAM", `${context.provider}: stream failed: ${detail}`, { retryable, cause: error });
 }
