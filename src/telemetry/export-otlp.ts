@@ -115,7 +115,11 @@ async function post(endpoint: string, body: Uint8Array, options: OtlpExportOptio
       signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
     });
   } catch (cause) {
-    throw new CachetError("EXPORT_FAILED", `OTLP export to ${endpoint} failed: ${(cause as Error).message}`, {
+    // Bun's text for a refused or unreachable host ("Unable to connect. Is the computer able to access the url?") is
+    // said by its code alone, as a provider's is.
+    const code = (cause as { code?: unknown }).code;
+    const why = typeof code === "string" && /^(ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|ConnectionRefused|FailedToOpenSocket)$/.test(code) ? `cannot connect (${code})` : (cause as Error).message;
+    throw new CachetError("EXPORT_FAILED", `OTLP export to ${endpoint} failed: ${why}`, {
       hint: "check that the collector is running and reachable; the rows not sent go with the next export",
       cause,
     });

@@ -78,7 +78,7 @@ describe("cachet export --otlp", () => {
     await down.stop();
     const failed = await cachet(["export", "--otlp", down.url], { home });
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain(`OTLP export to ${down.url}/v1/traces failed`);
+    expect(failed.stderr.split("\n")[0]).toBe(`cachet: OTLP export to ${down.url}/v1/traces failed: cannot connect (ECONNREFUSED)`);
     expect(failed.stderr).toContain("hint:");
     const up = receiver();
     // Another destination has its own watermark; the same URL would now send the row too.
