@@ -175,9 +175,10 @@ export function flagValues(view: ArgvView, name: string): string[] {
  * `--fork=ID`, is true: the value is read from the view); each positional, in
  * declaration order, the next word; `_` every word. The same object citty's
  * parser gave for the same command line.
+ * @param actions the words the command's ACTION positional takes, named when it is missing
  * @throws CachetError BAD_FLAG (exit 2): a required positional or flag is missing, or an enum flag's value is not one of its options
  */
-export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command: string): ParsedArgs<T> {
+export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command: string, actions?: readonly string[]): ParsedArgs<T> {
   const words = view.words.map((w) => w.text);
   const args: Record<string, unknown> = { _: words };
   const given = new Map<string, string | boolean>();
@@ -187,7 +188,13 @@ export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command:
   for (const [name, def] of Object.entries(defs)) {
     if (def.type === "positional") {
       const word = words[next++];
-      if (word === undefined && def.default === undefined && def.required !== false) throw refuse(`cachet ${command} needs ${name.toUpperCase()}`);
+      if (word === undefined && def.default === undefined && def.required !== false) {
+        // An ACTION is one of a few words: they are said at once, not behind --help.
+        if (name === "action" && actions?.length) {
+          throw new CachetError("BAD_FLAG", `cachet ${command} needs ACTION: ${actions.join(", ")}`, { hint: `e.g. cachet ${command} ${actions[0]}; run \`cachet ${command} --help\` for what each does` });
+        }
+        throw refuse(`cachet ${command} needs ${name.toUpperCase()}`);
+      }
       args[name] = word ?? def.default;
       continue;
     }

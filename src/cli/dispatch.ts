@@ -116,7 +116,7 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   }
   if (view.error) throw view.error;
   if (implicit) guardTypo(view.words, rest);
-  const args = commandArgs(view, defs ?? {}, name);
+  const args = commandArgs(view, defs ?? {}, name, actions);
   turnRun = name === "run";
   await cmd.run?.({ rawArgs: rest, args, cmd, data: view });
 }

@@ -88,6 +88,8 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--session X --fork=Y (two sessions to fork)", args: () => ["--emulate", "--session", "x", "--fork=y", "hi"], code: 2, line: /^cachet: --fork=y and --session x name two sessions to fork$/ },
   { name: "-c --fork=Y (two sessions to fork)", args: () => ["--emulate", "-c", "--fork=y", "hi"], code: 2, line: /^cachet: --fork=y and -c \(the latest session\) name two sessions to fork$/ },
   { name: "--fork= with no session", args: () => ["--emulate", "--fork=", "hi"], code: 2, line: /^cachet: --fork= names no session$/ },
+  { name: "cachet prices without its ACTION: the actions named", args: () => ["prices"], code: 2, line: /^cachet: cachet prices needs ACTION: update, reset$/ },
+  { name: "cachet schema without its ACTION: the action named", args: () => ["schema"], code: 2, line: /^cachet: cachet schema needs ACTION: check$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
