@@ -82,6 +82,12 @@ export default defineCommand({
     const toolResultValues = flagValues(view, "tool-result");
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
+    // A flag whose file is stdin (`-s @/dev/stdin`, `--tools /dev/stdin`) reads it: the input is the words alone.
+    const stdinFile = stdinFileFlag(a, toolResultValues);
+    if (stdinFile && (dashes > 0 || stdinFlag === "wait" || toolResultReadsStdin)) {
+      const other = dashes > 0 ? "`-`" : stdinFlag === "wait" ? "--stdin wait" : "--tool-result";
+      throw new CachetError("BAD_FLAG", `${stdinFile} reads its file from stdin, and ${other} reads stdin too`, { hint: "stdin can be read once: give one of them a file" });
+    }
     const hasPrompt = view.words.some((w) => (w.text !== "-" || w.literal) && w.text !== "");
     // Stdin is not read, so nothing would be sent: said as that, before any wait (not "nothing on stdin", which may hold data).
     if (stdinFlag === "skip" && !hasPrompt && toolResultValues.length === 0 && a["drop-pending"] !== true) {
@@ -89,8 +95,11 @@ export default defineCommand({
         hint: 'give the prompt as words (cachet --stdin skip "hello"), or drop --stdin skip to send stdin',
       });
     }
+    if (stdinFile && !hasPrompt && toolResultValues.length === 0 && a["drop-pending"] !== true) {
+      throw new CachetError("MISSING_ARGUMENT", `nothing to send: no PROMPT argument, and stdin is ${stdinFile}'s file`, { hint: `give the prompt as words (cachet ${stdinFile} "hello" < FILE)` });
+    }
     // Without PROMPT words stdin is the whole input: wait for it however long it takes (like `cat`).
-    const mode = stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultReadsStdin ? "wait" : "bounded");
+    const mode = stdinFile ? "skip" : (stdinFlag ?? (dashes > 0 || !hasPrompt || toolResultReadsStdin ? "wait" : "bounded"));
     const limits = {
       idleMs: secondsFlag(a["idle-timeout"], "--idle-timeout", 120),
       thinkingMs: secondsFlag(a["thinking-timeout"], "--thinking-timeout", 600),
@@ -409,4 +418,21 @@ function intFlag(value: string | undefined, flag: string, min: number): number |
   const n = decimalInteger(value);
   if (n === undefined || n < min) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min} in decimal digits`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
+}
+
+/** Paths that are this process's stdin. */
+const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+
+/**
+ * The flag (as the user wrote it) whose file is stdin, if one is: `-s @/dev/stdin`, `--overlay @/dev/fd/0`,
+ * `--tools /dev/stdin`, `--schema /proc/self/fd/0`, `--tool-result ID=@/dev/stdin`.
+ */
+function stdinFileFlag(a: Record<string, unknown>, toolResults: readonly string[]): string | undefined {
+  const at = (value: unknown) => typeof value === "string" && value.startsWith("@") && STDIN_PATHS.has(value.slice(1));
+  if (at(a.system)) return `--system ${a.system}`;
+  if (at(a.overlay)) return `--overlay ${a.overlay}`;
+  if (typeof a.tools === "string" && STDIN_PATHS.has(a.tools)) return `--tools ${a.tools}`;
+  if (typeof a.schema === "string" && STDIN_PATHS.has(a.schema)) return `--schema ${a.schema}`;
+  const result = toolResults.find((v) => STDIN_PATHS.has(v.slice(v.indexOf("=@") + 2)) && v.includes("=@"));
+  return result === undefined ? undefined : `--tool-result ${result}`;
 }

@@ -90,6 +90,8 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "--fork= with no session", args: () => ["--emulate", "--fork=", "hi"], code: 2, line: /^cachet: --fork= names no session$/ },
   { name: "cachet prices without its ACTION: the actions named", args: () => ["prices"], code: 2, line: /^cachet: cachet prices needs ACTION: update, reset$/ },
   { name: "cachet schema without its ACTION: the action named", args: () => ["schema"], code: 2, line: /^cachet: cachet schema needs ACTION: check$/ },
+  { name: "-s @/dev/stdin and `-`: stdin read twice", args: () => ["--emulate", "-s", "@/dev/stdin", "-"], code: 2, line: /^cachet: --system @\/dev\/stdin reads its file from stdin, and `-` reads stdin too$/ },
+  { name: "--tools /dev/stdin and no PROMPT: nothing to send", args: () => ["--emulate", "--tools", "/dev/stdin"], code: 2, line: /^cachet: nothing to send: no PROMPT argument, and stdin is --tools \/dev\/stdin's file$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
@@ -728,4 +730,13 @@ test("a missing API key is exit 2, unless --base-url names the server: a gateway
   } finally {
     server.stop(true);
   }
+});
+
+test("a flag whose file is stdin (-s @/dev/stdin) takes stdin: the prompt is the words alone, the system prompt what was piped", async () => {
+  const home = freshHome();
+  const r = await cachet(["--emulate", "-s", "@/dev/stdin", "hello"], { home, stdin: "Answer in one line.\n" });
+  expect(r.code).toBe(0);
+  const log = (await cachet(["export"], { home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  expect(log.find((l) => l.type === "prefix").prefix.prefix.system.map((s: { text: string }) => s.text)).toEqual(["Answer in one line.\n"]);
+  expect(log.filter((l) => l.type === "message")[0].message.content).toEqual([{ type: "text", text: "hello" }]);
 });
