@@ -319,8 +319,9 @@ export default { name: "fork-observer", api: 1, setup(api) { api.hook("session:f
       const notes = `Notes ${i}: ` + Array.from({ length: 450 }, (_, k) => `${words[(k * 5 + i) % words.length]}${k}`).join(" ");
       expect((await cachet(["--emulate", "--no-compact", "-c", notes], { home })).code).toBe(0);
     }
-    // The summary call's forecast (2,048 output tokens at most) fits $0.50; the request's (the model's whole output limit) does not.
-    const run = await cachet(["--emulate", "--json", "--fork", "--max-cost", "0.5", "a branch"], { home, env: env() });
+    // The summary call's forecast (2,048 output tokens at most: about $0.05) fits $0.10; the request's then does not
+    // (the 8,192 output tokens it allows, about $0.12, on top of what the summary cost).
+    const run = await cachet(["--emulate", "--json", "--fork", "--max-cost", "0.1", "a branch"], { home, env: env() });
     expect(run.code).toBe(6);
     const lines = events(run.stdout);
     expect(lines.map((e) => e.type)).toEqual(["session", "error"]);
