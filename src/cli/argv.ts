@@ -193,6 +193,11 @@ export function commandArgs<T extends ArgsDef>(view: ArgvView, defs: T, command:
         if (name === "action" && actions?.length) {
           throw new CachetError("BAD_FLAG", `cachet ${command} needs ACTION: ${actions.join(", ")}`, { hint: `e.g. cachet ${command} ${actions[0]}; run \`cachet ${command} --help\` for what each does` });
         }
+        // A mistyped action took the action's place: that is what is wrong, not the word missing after it.
+        const action = args.action;
+        if (actions?.length && typeof action === "string" && !actions.includes(action)) {
+          throw new CachetError("UNKNOWN_COMMAND", `unknown action "${action}" for \`cachet ${command}\``, { hint: `use ${actions.join(", ")}` });
+        }
         throw refuse(`cachet ${command} needs ${name.toUpperCase()}`);
       }
       args[name] = word ?? def.default;

@@ -426,13 +426,17 @@ const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 /**
  * The flag (as the user wrote it) whose file is stdin, if one is: `-s @/dev/stdin`, `--overlay @/dev/fd/0`,
  * `--tools /dev/stdin`, `--schema /proc/self/fd/0`, `--tool-result ID=@/dev/stdin`.
+ * @throws CachetError BAD_FLAG (exit 2) when two flags' files are stdin: the second would read what the first left
  */
 function stdinFileFlag(a: Record<string, unknown>, toolResults: readonly string[]): string | undefined {
   const at = (value: unknown) => typeof value === "string" && value.startsWith("@") && STDIN_PATHS.has(value.slice(1));
-  if (at(a.system)) return `--system ${a.system}`;
-  if (at(a.overlay)) return `--overlay ${a.overlay}`;
-  if (typeof a.tools === "string" && STDIN_PATHS.has(a.tools)) return `--tools ${a.tools}`;
-  if (typeof a.schema === "string" && STDIN_PATHS.has(a.schema)) return `--schema ${a.schema}`;
-  const result = toolResults.find((v) => STDIN_PATHS.has(v.slice(v.indexOf("=@") + 2)) && v.includes("=@"));
-  return result === undefined ? undefined : `--tool-result ${result}`;
+  const readers = [
+    ...(at(a.system) ? [`--system ${a.system}`] : []),
+    ...(at(a.overlay) ? [`--overlay ${a.overlay}`] : []),
+    ...(typeof a.tools === "string" && STDIN_PATHS.has(a.tools) ? [`--tools ${a.tools}`] : []),
+    ...(typeof a.schema === "string" && STDIN_PATHS.has(a.schema) ? [`--schema ${a.schema}`] : []),
+    ...toolResults.filter((v) => v.includes("=@") && STDIN_PATHS.has(v.slice(v.indexOf("=@") + 2))).map((v) => `--tool-result ${v}`),
+  ];
+  if (readers.length > 1) throw new CachetError("BAD_FLAG", `${readers[0]} reads its file from stdin, and ${readers[1]} reads stdin too`, { hint: "stdin can be read once: give one of them a file" });
+  return readers[0];
 }

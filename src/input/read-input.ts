@@ -61,7 +61,9 @@ export async function readTextFile(path: string, source: InputSource): Promise<s
   // A regular file (exists() answers at once) is read through Bun: node:fs/promises and the node:events it loads cost
   // 1-2 ms, paid before the request of every run with a config file. Anything else (missing, a directory, a device, a
   // pipe) is opened as below, which names each as such.
-  if (await file.exists()) return readRegularFile(file, source);
+  // A size of 0 is read as below too: procfs and sysfs files say 0 and hold text (`-s @/proc/version`), which Bun's
+  // stream of a regular file, trusting the size, would read as empty.
+  if ((await file.exists()) && file.size > 0) return readRegularFile(file, source);
   // Loaded here, not with the module: node:fs/promises costs about 1 ms, paid before every request by a run that reads
   // no file (stdin is read through this module's collector).
   const { open } = await import("node:fs/promises");

@@ -12,7 +12,8 @@ export const MAX_SESSION_NAME = 128;
 
 /**
  * Refuses a name that cannot be a session name: empty, only spaces, starting
- * or ending with a space, `-` (the listing's mark for no name), longer than
+ * or ending with a space, `-` (the listing's mark for no name), not in Unicode
+ * normalization form C (`e` and a combining accent, which prints as `é`), longer than
  * {@link MAX_SESSION_NAME} characters, holding U+FFFD (invalid UTF-8 in the
  * argument), a control character, an invisible character that reorders
  * or breaks a line, or one that shows nothing (U+200B zero width space, U+00AD
@@ -29,6 +30,10 @@ export function checkSessionName(name: string, flag: string): void {
   if (name.trim() === "") throw new CachetError("BAD_FLAG", `${flag} "${name}": a session name cannot be only spaces`, { hint });
   if (name.trim() !== name) throw new CachetError("BAD_FLAG", `${flag} "${printable(name)}": a session name cannot start or end with a space`, { hint: `write it without them: ${flag} "${printable(name.trim())}"` });
   if (name === "-") throw new CachetError("BAD_FLAG", `${flag} -: "-" is what \`cachet sessions\` shows for a session without a name`, { hint });
+  // An accent typed as its own character (e + U+0301) prints as the precomposed one (é): two names, one look.
+  if (name.normalize("NFC") !== name) {
+    throw new CachetError("BAD_FLAG", `${flag} "${printable(name)}": the name holds a letter written as two characters (a base and a combining mark)`, { hint: `write it composed, as it prints: ${flag} "${printable(name.normalize("NFC"))}"` });
+  }
   if (chars.length > MAX_SESSION_NAME) {
     throw new CachetError("BAD_FLAG", `${flag} ${printable(chars.slice(0, 24).join(""))}…: a session name has at most ${MAX_SESSION_NAME} characters, this one ${chars.length}`, { hint });
   }

@@ -92,6 +92,9 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "cachet schema without its ACTION: the action named", args: () => ["schema"], code: 2, line: /^cachet: cachet schema needs ACTION: check$/ },
   { name: "-s @/dev/stdin and `-`: stdin read twice", args: () => ["--emulate", "-s", "@/dev/stdin", "-"], code: 2, line: /^cachet: --system @\/dev\/stdin reads its file from stdin, and `-` reads stdin too$/ },
   { name: "--tools /dev/stdin and no PROMPT: nothing to send", args: () => ["--emulate", "--tools", "/dev/stdin"], code: 2, line: /^cachet: nothing to send: no PROMPT argument, and stdin is --tools \/dev\/stdin's file$/ },
+  { name: "--tools /dev/stdin and -s @/dev/stdin: two readers of one stdin", args: () => ["--emulate", "--tools", "/dev/stdin", "-s", "@/dev/stdin", "hi"], code: 2, line: /^cachet: --system @\/dev\/stdin reads its file from stdin, and --tools \/dev\/stdin reads stdin too$/ },
+  { name: "--session with e and a combining accent (prints as é)", args: () => ["--emulate", "--session", "re\u0301v", "hi"], code: 2, line: /^cachet: --session "re\u0301v": the name holds a letter written as two characters \(a base and a combining mark\)$/ },
+  { name: "cachet schema with a mistyped action: the action named, not the FILE after it", args: () => ["schema", "bogus"], code: 2, line: /^cachet: unknown action "bogus" for `cachet schema`$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },
   { name: "cachet price with malformed usage JSON", args: (h) => ["price", "-m", "anthropic/claude-sonnet-4-6", "--usage", join(h, "usage-bad.json")], code: 3, line: /^cachet: malformed JSON in usage .*usage-bad\.json: / },
   { name: "cachet probe on a missing file", args: (h) => ["probe", join(h, "no-scenario.json")], code: 3, line: /^cachet: scenario .*no-scenario\.json: no such file$/ },
@@ -739,4 +742,11 @@ test("a flag whose file is stdin (-s @/dev/stdin) takes stdin: the prompt is the
   const log = (await cachet(["export"], { home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
   expect(log.find((l) => l.type === "prefix").prefix.prefix.system.map((s: { text: string }) => s.text)).toEqual(["Answer in one line.\n"]);
   expect(log.filter((l) => l.type === "message")[0].message.content).toEqual([{ type: "text", text: "hello" }]);
+});
+
+test.skipIf(process.platform !== "linux")("a file that says its size is 0 and holds text (procfs: -s @/proc/version) is read whole", async () => {
+  const home = freshHome();
+  expect((await cachet(["--emulate", "-s", "@/proc/version", "hello"], { home })).code).toBe(0);
+  const log = (await cachet(["export"], { home })).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  expect(log.find((l) => l.type === "prefix").prefix.prefix.system[0].text).toStartWith("Linux version ");
 });
