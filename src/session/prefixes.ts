@@ -55,11 +55,13 @@ export class PrefixTable {
   /**
    * Stores `prefix` as version 1 of a session created in the running write (no version yet, nobody has
    * read it): the version is made from what is written, not read back.
+   * @param made its JSON text and version when the caller made them already (Store.beginSession, which
+   *   loads the session before it is written): not made twice for a large system prompt or tool list
    */
-  first(sessionId: string, prefix: StablePrefix, now: number): PrefixVersion {
-    const text = JSON.stringify(prefix);
+  first(sessionId: string, prefix: StablePrefix, now: number, made?: { text: string; version: PrefixVersion }): PrefixVersion {
+    const text = made?.text ?? JSON.stringify(prefix);
     this.core.db.query("INSERT INTO prefixes (session_id, version, fingerprint, prefix, reason, created_at) VALUES (?, 1, ?, ?, NULL, ?)").run(sessionId, prefix.fingerprint, text, now);
-    const version = toPrefixVersion({ session_id: sessionId, version: 1, fingerprint: prefix.fingerprint, prefix: text, reason: null, created_at: now });
+    const version = made?.version ?? toPrefixVersion({ session_id: sessionId, version: 1, fingerprint: prefix.fingerprint, prefix: text, reason: null, created_at: now });
     keepRecent(this.cache, `${sessionId}:1`, version, CACHED_VERSIONS);
     return version;
   }

@@ -639,7 +639,7 @@ export class Store {
     this.planned.set(id, loaded);
     this.core.defer(id, () => {
       this.sessions.insert({ name: null, model: options.model, parentId: null, forkPoint: null }, id);
-      this.prefixes.first(id, options.prefix, now);
+      this.prefixes.first(id, options.prefix, now, { text: prefixText, version: prefix });
       this.leases.takeNew(id, lease.leaseMs ?? DEFAULT_LEASE_MS, token);
       this.core.afterCommit(() => {
         this.planned.delete(id);
