@@ -122,7 +122,7 @@ export class Budget {
     }
     const forecastUsd = forecast.usd ?? 0;
     const scope = this.scope(sessionId);
-    const id = reserveSpend(this.options.counters, scope, forecastUsd, (totals) => this.check(totals, forecastUsd), this.now());
+    const id = reserveSpend(this.options.counters, scope, forecastUsd, (totals) => this.check(totals, forecastUsd, call.maxOutputTokens), this.now());
     this.runSpent += forecastUsd;
     let settled = false;
     return {
@@ -142,15 +142,21 @@ export class Budget {
     return { sessionId: this.options.ephemeral ? null : sessionId, periods: calendarPeriods(this.now(), this.options.limits.timeZone), emulated: this.options.emulated };
   }
 
-  /** Throws for the first limit that `forecastUsd` more would cross. */
-  private check(totals: SpendTotals, forecastUsd: number): void {
+  /**
+   * Throws for the first limit that `forecastUsd` more would cross.
+   * @param maxOutputTokens the output tokens the forecast counts (a smaller --max-tokens is advice only above 1)
+   */
+  private check(totals: SpendTotals, forecastUsd: number, maxOutputTokens: number | undefined): void {
     for (const limit of this.spentAgainstLimits(totals)) {
       if (limit.spent + forecastUsd > limit.usd) {
-        // The call alone is over the limit: waiting or a new session changes nothing; a smaller max_tokens (the forecast
-        // counts all of it as output) or a higher limit does.
-        const alone = forecastUsd > limit.usd;
+        // The call alone is over a limit not yet spent: waiting or a new session changes nothing; a smaller max_tokens
+        // (the forecast counts all of it as output) or a higher limit does. A limit already spent is the limit's own
+        // advice: no call fits it, however small.
+        const spent = limit.spent >= limit.usd;
+        const alone = !spent && forecastUsd > limit.usd;
+        const smaller = maxOutputTokens === undefined || maxOutputTokens > 1 ? "pass a smaller --max-tokens (the forecast counts all of it as output), or " : "";
         throw new CachetError("BUDGET_EXCEEDED", `budget: ${limit.name} of ${usd(limit.usd)} would be crossed: spent ${usd(limit.spent)} ${limit.period}, this call's worst-case forecast ${usd(forecastUsd)}; nothing was sent`, {
-          hint: alone ? `this call's forecast alone is over the limit: pass a smaller --max-tokens (the forecast counts all of it as output), or ${limit.raise}` : limit.hint,
+          hint: spent ? `the limit is spent already: ${limit.spentHint ?? limit.hint}` : alone ? `this call's forecast alone is over the limit: ${smaller}${limit.raise}` : limit.hint,
         });
       }
     }
@@ -165,13 +171,15 @@ export class Budget {
     }
   }
 
-  private spentAgainstLimits(totals: SpendTotals): { name: string; usd: number; spent: number; period: string; hint: string; raise: string }[] {
+  private spentAgainstLimits(totals: SpendTotals): { name: string; usd: number; spent: number; period: string; hint: string; raise: string; spentHint?: string }[] {
     const l = this.options.limits;
     const zone = l.timeZone;
     // Emulated spend is kept apart from real spend, and shown by `stats --budget --emulate`.
     const shows = `\`cachet stats --budget${this.options.emulated ? " --emulate" : ""}\` shows the spend`;
-    const out: { name: string; usd: number; spent: number; period: string; hint: string; raise: string }[] = [];
-    if (l.runUsd !== undefined) out.push({ name: "the run limit (--max-cost)", usd: l.runUsd, spent: this.runSpent, period: "in this run", hint: "raise --max-cost, or lower --max-tokens (the forecast counts max_tokens of output)", raise: "raise --max-cost" });
+    const out: { name: string; usd: number; spent: number; period: string; hint: string; raise: string; spentHint?: string }[] = [];
+    if (l.runUsd !== undefined) {
+      out.push({ name: "the run limit (--max-cost)", usd: l.runUsd, spent: this.runSpent, period: "in this run", hint: "raise --max-cost, or lower --max-tokens (the forecast counts max_tokens of output)", raise: "raise --max-cost", spentHint: "raise --max-cost" });
+    }
     if (l.sessionUsd !== undefined) {
       out.push({ name: "the session limit (budget.session_usd)", usd: l.sessionUsd, spent: totals.session ?? this.runSpent, period: "in this session", hint: "start a new session, or raise budget.session_usd in config.toml", raise: "raise budget.session_usd in config.toml" });
     }

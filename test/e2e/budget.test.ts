@@ -80,6 +80,20 @@ describe("a call that could cross a limit is refused before anything is sent", (
     expect((await cachet(["--emulate", "-m", MODEL, "--max-tokens", "500", "hi"], { home })).code).toBe(0);
   });
 
+  test("a limit already spent: the hint says so and gives the limit's own advice, never a smaller --max-tokens; nor with --max-tokens 1", async () => {
+    const home = freshHome();
+    configure(home, "session_usd = 1");
+    expect((await cachet(["--emulate", "-m", MODEL, "--max-tokens", "10", "short"], { home })).code).toBe(0);
+    // Lowered below what the session has spent (about $0.0002).
+    configure(home, "session_usd = 0.0001");
+    const spent = await cachet(["--emulate", "-c", "again"], { home });
+    expectRefusal(spent, /^cachet: budget: the session limit/);
+    expect(spent.stderr.split("\n")[1]).toBe("  hint: the limit is spent already: start a new session, or raise budget.session_usd in config.toml");
+    const tiny = await cachet(["--emulate", "-m", MODEL, "--max-cost", "0.0000001", "--max-tokens", "1", "a new one"], { home });
+    expectRefusal(tiny, /^cachet: budget: the run limit/);
+    expect(tiny.stderr.split("\n")[1]).toBe("  hint: this call's forecast alone is over the limit: raise --max-cost");
+  });
+
   for (const kind of ["session", "daily", "monthly"] as const) {
     test(`budget.${kind}_usd counts what was spent before and refuses the call that could cross it`, async () => {
       const home = freshHome();
