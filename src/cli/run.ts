@@ -83,10 +83,11 @@ export default defineCommand({
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
     // A flag whose file is stdin (`-s @/dev/stdin`, `--tools /dev/stdin`) reads it: the input is the words alone.
-    const stdinFile = stdinFileFlag(a, toolResultValues);
-    if (stdinFile && (dashes > 0 || stdinFlag === "wait" || toolResultReadsStdin)) {
-      const other = dashes > 0 ? "`-`" : stdinFlag === "wait" ? "--stdin wait" : "--tool-result";
-      throw new CachetError("BAD_FLAG", `${stdinFile} reads its file from stdin, and ${other} reads stdin too`, { hint: "stdin can be read once: give one of them a file" });
+    const stdinFiles = stdinFileFlags(a, toolResultValues);
+    const stdinFile = stdinFiles[0];
+    const alsoReadsStdin = stdinFiles[1] ?? (dashes > 0 ? "`-`" : stdinFlag === "wait" ? "--stdin wait" : toolResultReadsStdin ? "--tool-result" : undefined);
+    if (stdinFile && alsoReadsStdin) {
+      throw new CachetError("BAD_FLAG", `${stdinFile} reads its file from stdin, and ${alsoReadsStdin} reads stdin too`, { hint: "stdin can be read once: give one of them a file" });
     }
     const hasPrompt = view.words.some((w) => (w.text !== "-" || w.literal) && w.text !== "");
     // Stdin is not read, so nothing would be sent: said as that, before any wait (not "nothing on stdin", which may hold data).
@@ -424,19 +425,20 @@ function intFlag(value: string | undefined, flag: string, min: number): number |
 const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 
 /**
- * The flag (as the user wrote it) whose file is stdin, if one is: `-s @/dev/stdin`, `--overlay @/dev/fd/0`,
- * `--tools /dev/stdin`, `--schema /proc/self/fd/0`, `--tool-result ID=@/dev/stdin`.
- * @throws CachetError BAD_FLAG (exit 2) when two flags' files are stdin: the second would read what the first left
+ * The flags (as the user wrote them) whose file is stdin, in flag order: `-s @/dev/stdin`, `--overlay @/dev/fd/0`,
+ * `--tools /dev/stdin`, `--schema /proc/self/fd/0`, `--tool-result ID=@/dev/stdin`; usually none.
  */
-function stdinFileFlag(a: Record<string, unknown>, toolResults: readonly string[]): string | undefined {
-  const at = (value: unknown) => typeof value === "string" && value.startsWith("@") && STDIN_PATHS.has(value.slice(1));
-  const readers = [
-    ...(at(a.system) ? [`--system ${a.system}`] : []),
-    ...(at(a.overlay) ? [`--overlay ${a.overlay}`] : []),
-    ...(typeof a.tools === "string" && STDIN_PATHS.has(a.tools) ? [`--tools ${a.tools}`] : []),
-    ...(typeof a.schema === "string" && STDIN_PATHS.has(a.schema) ? [`--schema ${a.schema}`] : []),
-    ...toolResults.filter((v) => v.includes("=@") && STDIN_PATHS.has(v.slice(v.indexOf("=@") + 2))).map((v) => `--tool-result ${v}`),
-  ];
-  if (readers.length > 1) throw new CachetError("BAD_FLAG", `${readers[0]} reads its file from stdin, and ${readers[1]} reads stdin too`, { hint: "stdin can be read once: give one of them a file" });
-  return readers[0];
+function stdinFileFlags(a: Record<string, unknown>, toolResults: readonly string[]): string[] {
+  const readers: string[] = [];
+  // Plain loops and no array builtin: this runs before every turn's request, and a builtin's first call compiles it.
+  if (typeof a.system === "string" && a.system.startsWith("@") && STDIN_PATHS.has(a.system.slice(1))) readers.push(`--system ${a.system}`);
+  if (typeof a.overlay === "string" && a.overlay.startsWith("@") && STDIN_PATHS.has(a.overlay.slice(1))) readers.push(`--overlay ${a.overlay}`);
+  if (typeof a.tools === "string" && STDIN_PATHS.has(a.tools)) readers.push(`--tools ${a.tools}`);
+  if (typeof a.schema === "string" && STDIN_PATHS.has(a.schema)) readers.push(`--schema ${a.schema}`);
+  for (let i = 0; i < toolResults.length; i++) {
+    const value = toolResults[i]!;
+    const at = value.indexOf("=@");
+    if (at >= 0 && STDIN_PATHS.has(value.slice(at + 2))) readers.push(`--tool-result ${value}`);
+  }
+  return readers;
 }
