@@ -158,6 +158,14 @@ export function parseArgv(args: readonly string[], defs: ArgsDef, options: ArgvO
   return view;
 }
 
+/**
+ * Parses command `name`'s words (`rest` of src/cli/command-line.ts readCommandLine) against its flag definitions as
+ * every reader of that command line does: a run takes `--fork=ID` and every word left as its prompt.
+ */
+export function parseCommandArgv(name: string, rest: readonly string[], defs: ArgsDef): ArgvView {
+  return parseArgv(rest, defs, { command: name, inlineValue: name === "run" ? ["fork"] : [], restWords: name === "run" });
+}
+
 /** The last value of flag `name` (later flags override earlier ones), or undefined. */
 export function lastFlag(view: ArgvView, name: string): ArgvFlag | undefined {
   return view.flags.findLast((f) => f.name === name);

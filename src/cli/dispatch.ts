@@ -91,9 +91,8 @@ async function execute(name: string, rest: string[], implicit: boolean, setLogLe
   if (name !== "run") plainUnlessTerminal();
   const { default: cmd, actions } = await commands[name]!.load();
   const defs = typeof cmd.args === "function" ? await cmd.args() : await cmd.args;
-  const { commandArgs, lastFlag, parseArgv } = await argvModule();
-  const inlineValue = name === "run" ? ["fork"] : [];
-  const view = parseArgv(rest, defs ?? {}, { command: name, inlineValue, restWords: name === "run" });
+  const { commandArgs, lastFlag, parseCommandArgv } = await argvModule();
+  const view = parseCommandArgv(name, rest, defs ?? {});
   const on = (flag: string) => lastFlag(view, flag)?.value === true;
   debugMode = on("debug");
   jsonRun = name === "run" && on("json");

@@ -17,6 +17,7 @@ import { emulateArg, globalArgs, jsonArg } from "./_args.ts";
 import { type ArgvView, flagValues, lastFlag } from "./argv.ts";
 import { decimalInteger, decimalNumber } from "../flag-number.ts";
 import { moduleOnce } from "../module-once.ts";
+import { runFlagFiles, stdinFileFlags } from "./run-files.ts";
 
 // Loaded by every turn; a resident process runs one after another (src/module-once.ts).
 const stdinModule = moduleOnce(() => import("../run/stdin.ts"));
@@ -83,7 +84,8 @@ export default defineCommand({
     const toolResultReadsStdin = toolResultValues.length > 0 && readsStdin(toolResultValues);
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
     // A flag whose file is stdin (`-s @/dev/stdin`, `--tools /dev/stdin`) reads it: the input is the words alone.
-    const stdinFiles = stdinFileFlags(a, toolResultValues);
+    const flagFiles = runFlagFiles((flag) => a[flag], toolResultValues);
+    const stdinFiles = flagFiles.length === 0 ? [] : await stdinFileFlags(flagFiles);
     const stdinFile = stdinFiles[0];
     const alsoReadsStdin = stdinFiles[1] ?? (dashes > 0 ? "`-`" : stdinFlag === "wait" ? "--stdin wait" : toolResultReadsStdin ? "--tool-result" : undefined);
     if (stdinFile && alsoReadsStdin) {
@@ -419,26 +421,4 @@ function intFlag(value: string | undefined, flag: string, min: number): number |
   const n = decimalInteger(value);
   if (n === undefined || n < min) throw new CachetError("BAD_FLAG", `${flag} ${value}: expected an integer ≥ ${min} in decimal digits`, { hint: "run `cachet run --help` for the flags and their values" });
   return n;
-}
-
-/** Paths that are this process's stdin. */
-const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
-
-/**
- * The flags (as the user wrote them) whose file is stdin, in flag order: `-s @/dev/stdin`, `--overlay @/dev/fd/0`,
- * `--tools /dev/stdin`, `--schema /proc/self/fd/0`, `--tool-result ID=@/dev/stdin`; usually none.
- */
-function stdinFileFlags(a: Record<string, unknown>, toolResults: readonly string[]): string[] {
-  const readers: string[] = [];
-  // Plain loops and no array builtin: this runs before every turn's request, and a builtin's first call compiles it.
-  if (typeof a.system === "string" && a.system.startsWith("@") && STDIN_PATHS.has(a.system.slice(1))) readers.push(`--system ${a.system}`);
-  if (typeof a.overlay === "string" && a.overlay.startsWith("@") && STDIN_PATHS.has(a.overlay.slice(1))) readers.push(`--overlay ${a.overlay}`);
-  if (typeof a.tools === "string" && STDIN_PATHS.has(a.tools)) readers.push(`--tools ${a.tools}`);
-  if (typeof a.schema === "string" && STDIN_PATHS.has(a.schema)) readers.push(`--schema ${a.schema}`);
-  for (let i = 0; i < toolResults.length; i++) {
-    const value = toolResults[i]!;
-    const at = value.indexOf("=@");
-    if (at >= 0 && STDIN_PATHS.has(value.slice(at + 2))) readers.push(`--tool-result ${value}`);
-  }
-  return readers;
 }

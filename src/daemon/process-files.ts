@@ -8,6 +8,12 @@
 const PER_PROCESS = ["/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/proc/self/", "/proc/thread-self/"];
 
 /**
+ * The same paths as whole path names: each is itself, or leads (a symlink, a mount) to, a file of the process that
+ * opens it, and so does everything under it. src/input/process-path.ts stops at one before following it.
+ */
+export const PROCESS_ROOTS: readonly string[] = ["/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/proc/self", "/proc/thread-self"];
+
+/**
  * Whether `word` holds a path of {@link PER_PROCESS} anywhere: as a flag's value (`--tools /dev/fd/63`, what a
  * shell's `<(…)` gives), after `@` (`-s @/dev/stdin`) or `=@` (`--tool-result ID=@/dev/fd/3`), or inside a prompt
  * word. A prompt that merely mentions one runs in the client too: slower, never wrong.

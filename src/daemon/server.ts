@@ -16,6 +16,7 @@ import { bindEdges, type Edges, processEdges } from "../edges.ts";
 import { CachetError } from "../errors.ts";
 import { asksHelp, commandOf } from "../cli/command-line.ts";
 import { type Config, loadConfigKept, pinConfig } from "../config.ts";
+import { clientProcessFile } from "../cli/run-files.ts";
 import { ask } from "./control.ts";
 import { BUILD, VERSION } from "./identity.ts";
 import { type Control, encodeFrame, type Exit, FRAME, type Frame, type Hello, json, jsonFrame, pidPath, PROTOCOL_VERSION, type Status } from "./protocol.ts";
@@ -310,7 +311,11 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     // The config is read in the client's working directory (CACHET_PLUGINS paths are relative to it); the turn runs
     // with that same config (pinConfig), never one edited in between.
     // Read every turn, but parsed again only when the file changed (src/config.ts loadConfigKept).
-    const checked = refusal(hello) ?? enter(hello.cwd) ?? (await residentTurnConfig(hello.env, loadConfigKept));
+    // A file a flag names that leads to a file of the client's own process (a symlink to /dev/stdin, `stdin` in /dev,
+    // /dev/./fd/3) is asked here, from the client's directory: its client sent the command, as it sends any but the
+    // literal forms, which it tells without a system call (src/daemon/process-files.ts).
+    const checked =
+      refusal(hello) ?? enter(hello.cwd) ?? (await clientProcessFile(hello.argv, hello.terminal[0], hello.cwd)) ?? (await residentTurnConfig(hello.env, loadConfigKept));
     const reason = typeof checked === "string" ? checked : undefined;
     const changed = reason === undefined ? await imported.changed() : undefined;
     // The start waits past the frames already received: a client that cancelled (a signal, no answer in time) or

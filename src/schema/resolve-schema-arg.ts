@@ -6,6 +6,7 @@ import { basename, extname } from "node:path";
 import type { OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { readTextFile } from "../input/read-input.ts";
+import { isInlineSchema } from "./inline-schema.ts";
 import type { SchemaTarget } from "./contract.ts";
 import { parseJsonDocument } from "./json-error-position.ts";
 import { isPlainObject } from "./schema-node.ts";
@@ -58,7 +59,7 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
 
 /** How messages name the schema of `--schema ARG`: the file path, or "inline schema" for inline JSON. */
 export function schemaSource(arg: string): string {
-  return arg.trimStart().startsWith("{") ? INLINE_SCHEMA : arg;
+  return isInlineSchema(arg) ? INLINE_SCHEMA : arg;
 }
 
 /**

@@ -1,0 +1,133 @@
+/**
+ * The files a run's flags name (`-s @FILE`, `--overlay @FILE`, `--tools FILE`, `--schema FILE`,
+ * `--tool-result ID=@FILE`), asked where they lead before any is read: to the turn's own stdin (the flag then reads
+ * it, src/cli/run.ts), to a descriptor that is not open (refused), or, in the daemon, to a file of
+ * the client's own process (the daemon declines the turn and its client runs it, src/daemon/server.ts).
+ */
+import type { ArgsDef } from "citty";
+import type { Stats } from "node:fs";
+import { CachetError, type ErrorCode } from "../errors.ts";
+import { fdIsOpen, processFileOf } from "../input/process-path.ts";
+import { isInlineSchema } from "../schema/inline-schema.ts";
+import { flagValues, lastFlag, parseCommandArgv } from "./argv.ts";
+import { readCommandLine } from "./command-line.ts";
+import { commands } from "./index.ts";
+
+/** A file named by a run's flag. */
+export interface FlagFile {
+  /** The flag with its value as written, as messages name it: `--system @x`, `--tool-result call_1=@/dev/stdin`. */
+  flag: string;
+  /** The path as given (relative to the working directory unless absolute). */
+  path: string;
+  /** The error code of a file this flag cannot read (SCHEMA_INVALID for `--schema`, else INPUT_INVALID; both exit 3). */
+  code: ErrorCode;
+}
+
+/** The flags whose value is a file, and those whose value is TEXT or @FILE. */
+type FileFlag = "system" | "overlay" | "tools" | "schema";
+
+/**
+ * The files a run's flags name, in flag order; usually none.
+ * @param value the value of a flag (its last), undefined when not given
+ * @param toolResults every `--tool-result` value, in order (only `ID=@FILE` names a file)
+ */
+export function runFlagFiles(value: (flag: FileFlag) => string | undefined, toolResults: readonly string[]): FlagFile[] {
+  const files: FlagFile[] = [];
+  // Plain loops and no array builtin: this runs before every turn's request, and a builtin's first call compiles it.
+  const system = value("system");
+  if (system !== undefined && system.startsWith("@")) files.push({ flag: `--system ${system}`, path: system.slice(1), code: "INPUT_INVALID" });
+  const overlay = value("overlay");
+  if (overlay !== undefined && overlay.startsWith("@")) files.push({ flag: `--overlay ${overlay}`, path: overlay.slice(1), code: "INPUT_INVALID" });
+  const tools = value("tools");
+  if (tools !== undefined) files.push({ flag: `--tools ${tools}`, path: tools, code: "INPUT_INVALID" });
+  const schema = value("schema");
+  if (schema !== undefined && !isInlineSchema(schema)) files.push({ flag: `--schema ${schema}`, path: schema, code: "SCHEMA_INVALID" });
+  for (let i = 0; i < toolResults.length; i++) {
+    const result = toolResults[i]!;
+    const at = result.indexOf("=@");
+    if (at >= 0) files.push({ flag: `--tool-result ${result}`, path: result.slice(at + 2), code: "INPUT_INVALID" });
+  }
+  return files;
+}
+
+/** Paths that are this process's stdin as written: told without a system call. */
+const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
+
+/**
+ * The flags (as written) whose file is this process's stdin, in flag order: `-s @/dev/stdin`, `--tools /dev/fd/0`, or
+ * a path that leads there (`-s @x` with x linked to /dev/stdin, `--tools stdin` in /dev, `--schema /dev/./fd/0`).
+ * A path is followed (lstat and readlink, node:fs loaded) only when it may lead to a file of the process's own: when
+ * read as written it names one, or when its file is the one fd 0 is (a link to /dev/stdin, or the same file
+ * redirected to stdin, which is not stdin). The path of a file read by the daemon leads to none (the daemon declines
+ * such a turn), so a turn it runs asks only Bun's stat.
+ * @param files the run's flag files ({@link runFlagFiles}), at least one
+ * @throws CachetError the file's code (exit 3) for a path to a descriptor that is not open (`--schema /dev/fd/7` with
+ *   no fd 7 given): by the time the file is read, that number may be one of the turn's own files (its store)
+ */
+export async function stdinFileFlags(files: readonly FlagFile[]): Promise<string[]> {
+  const readers: string[] = [];
+  let cwd: string | undefined;
+  try {
+    cwd = process.cwd();
+  } catch {
+    // Removed since the process started there: a relative path opens nothing, and is left to its read to report.
+  }
+  let stdin: Promise<Stats | undefined> | undefined;
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i]!;
+    if (STDIN_PATHS.has(file.path)) {
+      readers.push(file.flag);
+      continue;
+    }
+    if (cwd === undefined && !file.path.startsWith("/")) continue;
+    if (processFileOf(file.path, cwd ?? "/", false) === undefined && !(await sameFile(file.path, (stdin ??= statOf(Bun.file(0)))))) continue;
+    const fd = processFileOf(file.path, cwd ?? "/", true)?.fd;
+    if (fd === undefined) continue;
+    // Asked before the turn opens its store, session or connection (src/cli/run.ts), which may take that number.
+    if (!fdIsOpen(fd)) {
+      throw new CachetError(file.code, `${file.flag}: fd ${fd} is not open (no redirection opened it for the command), so the file would be one cachet opens itself`, {
+        hint: `open the file on fd ${fd} for the command (cachet … ${fd}< FILE), or give the file's path`,
+      });
+    }
+    if (fd === 0) readers.push(file.flag);
+  }
+  return readers;
+}
+
+/** Whether the file at `path` is the one `other` is the stat of (same device and inode). */
+async function sameFile(path: string, other: Promise<Stats | undefined>): Promise<boolean> {
+  const [mine, theirs] = [await statOf(Bun.file(path)), await other];
+  return mine !== undefined && theirs !== undefined && mine.dev === theirs.dev && mine.ino === theirs.ino;
+}
+
+/** `file`'s stat (symlinks followed), or undefined when it cannot be asked. */
+function statOf(file: Bun.BunFile): Promise<Stats | undefined> {
+  return file.stat().catch(() => undefined);
+}
+
+/**
+ * Why the daemon cannot run the turn of `argv`: a file one of its flags names leads, through a symlink or as resolved
+ * from the client's working directory, to a file of the process that opens it, which the daemon would open as its
+ * own; undefined when none does (or the command line is not a turn's, or is one its own parse refuses: no file is
+ * read then). Each path is followed part by part (src/input/process-path.ts), which costs an lstat per part.
+ * @param argv the client's command line (process.argv without the runtime and script)
+ * @param stdinIsTerminal whether the client's fd 0 is a terminal (a bare line is then the root help)
+ * @param cwd the client's working directory, absolute
+ */
+export async function clientProcessFile(argv: readonly string[], stdinIsTerminal: boolean, cwd: string): Promise<string | undefined> {
+  const line = readCommandLine(argv, stdinIsTerminal);
+  if (line.kind !== "command" || line.name !== "run") return undefined;
+  const { default: run } = await commands.run!.load();
+  const defs: ArgsDef = (typeof run.args === "function" ? await run.args() : await run.args) ?? {};
+  const view = parseCommandArgv("run", line.rest, defs);
+  if (view.error) return undefined;
+  const files = runFlagFiles((flag) => {
+    const value = lastFlag(view, flag)?.value;
+    return typeof value === "string" ? value : undefined;
+  }, flagValues(view, "tool-result"));
+  for (let i = 0; i < files.length; i++) {
+    const reached = processFileOf(files[i]!.path, cwd, true);
+    if (reached) return `${files[i]!.flag} leads to ${reached.path}, a file of the client's own process, which the daemon would open as its own`;
+  }
+  return undefined;
+}
