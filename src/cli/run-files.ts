@@ -56,10 +56,9 @@ const STDIN_PATHS = new Set(["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 /**
  * The flags (as written) whose file is this process's stdin, in flag order: `-s @/dev/stdin`, `--tools /dev/fd/0`, or
  * a path that leads there (`-s @x` with x linked to /dev/stdin, `--tools stdin` in /dev, `--schema /dev/./fd/0`).
- * A path is followed (lstat and readlink, node:fs loaded) only when it may lead to a file of the process's own: when
- * read as written it names one, or when its file is the one fd 0 is (a link to /dev/stdin, or the same file
- * redirected to stdin, which is not stdin). The path of a file read by the daemon leads to none (the daemon declines
- * such a turn), so a turn it runs asks only Bun's stat.
+ * A path is followed (lstat and readlink, node:fs loaded) only when it may lead to a file of the process's own in a
+ * way that matters: when read as written it names one, or as {@link worthFollowing} tells; a plain file costs one
+ * stat. The path of a file read by the daemon leads to none (the daemon declines such a turn).
  * @param files the run's flag files ({@link runFlagFiles}), at least one
  * @throws CachetError the file's code (exit 3) for a path to a descriptor that is not open (`--schema /dev/fd/7` with
  *   no fd 7 given): by the time the file is read, that number may be one of the turn's own files (its store)
@@ -80,7 +79,7 @@ export async function stdinFileFlags(files: readonly FlagFile[]): Promise<string
       continue;
     }
     if (cwd === undefined && !file.path.startsWith("/")) continue;
-    if (processFileOf(file.path, cwd ?? "/", false) === undefined && !(await sameFile(file.path, (stdin ??= statOf(Bun.file(0)))))) continue;
+    if (processFileOf(file.path, cwd ?? "/", false) === undefined && !(await worthFollowing(file.path, (stdin ??= statOf(Bun.file(0)))))) continue;
     const fd = processFileOf(file.path, cwd ?? "/", true)?.fd;
     if (fd === undefined) continue;
     // Asked before the turn opens its store, session or connection (src/cli/run.ts), which may take that number.
@@ -94,10 +93,18 @@ export async function stdinFileFlags(files: readonly FlagFile[]): Promise<string
   return readers;
 }
 
-/** Whether the file at `path` is the one `other` is the stat of (same device and inode). */
-async function sameFile(path: string, other: Promise<Stats | undefined>): Promise<boolean> {
-  const [mine, theirs] = [await statOf(Bun.file(path)), await other];
-  return mine !== undefined && theirs !== undefined && mine.dev === theirs.dev && mine.ino === theirs.ino;
+/**
+ * Whether `path`, which as written names no per-process file, may still lead to one through a symlink in a way that
+ * matters: its file is the one fd 0 is (`x` linked to /dev/stdin, or the same file redirected to stdin, which only
+ * following it tells apart), or there is none (a link to /dev/fd/7 with no fd 7, which the store may take before the
+ * file is read). Any other file is read as it is: a descriptor a link leads to is open, so its number is the one given.
+ * @param stdin fd 0's stat
+ */
+async function worthFollowing(path: string, stdin: Promise<Stats | undefined>): Promise<boolean> {
+  const file = await statOf(Bun.file(path));
+  if (file === undefined) return true;
+  const own = await stdin;
+  return own !== undefined && file.dev === own.dev && file.ino === own.ino;
 }
 
 /** `file`'s stat (symlinks followed), or undefined when it cannot be asked. */
