@@ -5,7 +5,7 @@
  * and `cachet export` is byte-identical after the bad command).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { closeSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Database } from "bun:sqlite";
 import { buildPrefix } from "../../src/context/prefix.ts";
@@ -30,6 +30,7 @@ beforeAll(async () => {
   writeFileSync(join(home, "usage-bad.json"), '{"input_tokens": 10,');
   writeFileSync(join(home, "probe-bad.json"), '{"steps":');
   writeFileSync(join(home, "blank-system.txt"), " \n\t\n");
+  symlinkSync("/dev/fd/8", join(home, "fd-8"));
 });
 
 /** stderr lines that carry text. */
@@ -93,6 +94,11 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   { name: "-s @/dev/stdin and `-`: stdin read twice", args: () => ["--emulate", "-s", "@/dev/stdin", "-"], code: 2, line: /^cachet: --system @\/dev\/stdin reads its file from stdin, and `-` reads stdin too$/ },
   { name: "--tools /dev/stdin and no PROMPT: nothing to send", args: () => ["--emulate", "--tools", "/dev/stdin"], code: 2, line: /^cachet: nothing to send: no PROMPT argument, and stdin is --tools \/dev\/stdin's file$/ },
   { name: "--tools /dev/stdin and -s @/dev/stdin: two readers of one stdin", args: () => ["--emulate", "--tools", "/dev/stdin", "-s", "@/dev/stdin", "hi"], code: 2, line: /^cachet: --system @\/dev\/stdin reads its file from stdin, and --tools \/dev\/stdin reads stdin too$/ },
+  // No redirection opened these fds: by the time the file is read, cachet's own store may hold the number (fd 7 is
+  // its cachet.db-shm once open), and its bytes would be read as the file.
+  { name: "--schema /dev/fd/7 with no fd 7 given", args: () => ["--emulate", "--schema", "/dev/fd/7", "hi"], code: 3, line: /^cachet: --schema \/dev\/fd\/7: fd 7 is not open \(no redirection opened it for the command\), so the file would be one cachet opens itself$/ },
+  { name: "--tools /dev/./fd/9 with no fd 9 given", args: () => ["--emulate", "--tools", "/dev/./fd/9", "hi"], code: 3, line: /^cachet: --tools \/dev\/\.\/fd\/9: fd 9 is not open \(no redirection opened it for the command\), so the file would be one cachet opens itself$/ },
+  { name: "-s @LINK to /dev/fd/8 with no fd 8 given", args: (h) => ["--emulate", "-s", `@${join(h, "fd-8")}`, "hi"], code: 3, line: /^cachet: --system @.*fd-8: fd 8 is not open \(no redirection opened it for the command\), so the file would be one cachet opens itself$/ },
   { name: "--session with e and a combining accent (prints as é)", args: () => ["--emulate", "--session", "re\u0301v", "hi"], code: 2, line: /^cachet: --session "re\u0301v": the name holds a letter written as two characters \(a base and a combining mark\)$/ },
   { name: "cachet schema with a mistyped action: the action named, not the FILE after it", args: () => ["schema", "bogus"], code: 2, line: /^cachet: unknown action "bogus" for `cachet schema`$/ },
   { name: "cachet why r_unknown", args: () => ["why", "r_unknown"], code: 2, line: /^cachet: no request "r_unknown" in the ledger$/ },

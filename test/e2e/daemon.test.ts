@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readUntil, type Run, until, homeEnv } from "./harness.ts";
+import { against, type EmulatorProcess, startEmulatorProcess } from "./session-kit.ts";
 import { BUILD, VERSION } from "../../src/daemon/identity.ts";
 import { encodeFrame, FRAME, FrameReader, type Hello, jsonFrame, PROTOCOL_VERSION, splitU32, text, u32Frame } from "../../src/daemon/protocol.ts";
 
@@ -676,6 +677,56 @@ describe("declining and the daemon command", () => {
       expect({ form, code: d.code }).toEqual({ form, code: 0 });
       expect(d.stderr).toContain("cachet: the daemon cannot take this command (a word names a file of the client's own process (/dev/fd/…, /dev/stdin, /proc/self/…), which the daemon would open as its own); running it in this process\n");
       expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+    }
+    expect((await status())!.served).toBe(served);
+  });
+
+  test("a flag's file that leads to a file of the client's own process indirectly (a symlink to /dev/stdin, `stdin` run in /dev, /dev/./fd/N): declined, run in the client, which sends its own stdin or file, as in-process", async () => {
+    const { served } = await serving();
+    const dir = freshHome();
+    const tools = [{ name: "lookup", description: "Look a word up", parameters: { type: "object", properties: { word: { type: "string" } } } }];
+    writeFileSync(join(dir, "tools.json"), JSON.stringify(tools));
+    writeFileSync(join(dir, "system.txt"), "Answer in one line.\n");
+    symlinkSync("/dev/stdin", join(dir, "piped"));
+    // One emulator per home: each sees the same requests in the same order, so both answer alike (its prompt cache included).
+    const emulators = [await startEmulatorProcess(freshHome()), await startEmulatorProcess(freshHome())];
+    try {
+      const forms = [
+        { form: `cd "$2" && printf 'Piped, not from a file.\\n' | "$1" "\${@:3}" -s @piped "a system prompt through a link"`, reason: "--system @piped leads to /dev/stdin", system: "Piped, not from a file.\n", prompt: "a system prompt through a link" },
+        { form: `cd /dev && exec "$1" "\${@:3}" -s @stdin "a system prompt from stdin in /dev" < "$2/system.txt"`, reason: "--system @stdin leads to /dev/stdin", system: "Answer in one line.\n", prompt: "a system prompt from stdin in /dev" },
+        { form: `exec "$1" "\${@:3}" --tools /dev/./fd/3 "use the tool" 3< "$2/tools.json"`, reason: "--tools /dev/./fd/3 leads to /dev/fd/3", tools: ["lookup"], prompt: "use the tool" },
+      ];
+      for (const { form, reason, system, tools: toolNames, prompt } of forms) {
+        const runIn = async (h: string, emulator: EmulatorProcess, env: Record<string, string>) => {
+          const target = against(emulator, "anthropic/claude-sonnet-4-6");
+          const before = await ledgerTotal(h);
+          const r = Bun.spawn(["bash", "-c", form, "bash", BINARY, dir, "--json", "--verbose", ...target.args], { env: { ...homeEnv(h), ...target.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+          const [stdout, stderr, code] = await Promise.all([new Response(r.stdout).text(), new Response(r.stderr).text(), r.exited]);
+          const bodies = await emulator.bodies();
+          return { code, stdout, stderr, body: bodies[bodies.length - 1]!, before, after: await ledgerTotal(h) };
+        };
+        const d = await runIn(home, emulators[0]!, {});
+        const p = await runIn(twin, emulators[1]!, { CACHET_NO_DAEMON: "1" });
+        expect({ form, code: d.code, stderr: d.stderr.split("\n").filter((l) => !l.includes("declined")).join("\n") }).toEqual({ form, code: 0, stderr: p.stderr });
+        expect(d.stderr).toContain(`cachet: the daemon declined this command (${reason}, a file of the client's own process, which the daemon would open as its own); running it in this process\n`);
+        expect(normalize(d.stdout)).toBe(normalize(p.stdout));
+        // What reached the provider is the client's stdin or fd: the system prompt piped or redirected, the tools on fd 3.
+        for (const { body } of [d, p]) {
+          expect(body.system?.map((block: { text: string }) => block.text)).toEqual(system === undefined ? undefined : [system]);
+          expect(body.tools?.map((tool: { name: string }) => tool.name)).toEqual(toolNames);
+          expect(body.messages.at(-1).content.map((block: { text: string }) => block.text)).toEqual([prompt]);
+        }
+        // Each home's ledger took the one request, at the cost the turn printed (its totals differ by float rounding).
+        for (const r of [d, p]) {
+          const [b, a] = [r.before as { requests: number; costUsd: number }, r.after as { requests: number; costUsd: number }];
+          const printed = ofType(events(r.stdout), "cost") as unknown as { cost_usd: number }[];
+          expect(printed).toHaveLength(1);
+          expect(a.requests - b.requests).toBe(1);
+          expect(a.costUsd - b.costUsd).toBeCloseTo(printed[0]!.cost_usd, 12);
+        }
+      }
+    } finally {
+      for (const emulator of emulators) emulator.stop();
     }
     expect((await status())!.served).toBe(served);
   });
