@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import type { ToolDefinition } from "../context/types.ts";
 import { isHttpUrl, MAX_TIMER_S, NOT_HTTP_URL } from "../config.ts";
-import { edges } from "../edges.ts";
+import { edges, processEdges } from "../edges.ts";
 import { envFlag } from "../env-flag.ts";
 import { looksLikeSessionId } from "../context/ids.ts";
 import { CachetError, isCachetError } from "../errors.ts";
@@ -85,7 +85,7 @@ export default defineCommand({
     if (toolResultReadsStdin && stdinFlag === "skip") throw new CachetError("BAD_FLAG", "--tool-result reads the result from stdin but --stdin skip ignores it", { hint: "drop --stdin skip" });
     // A flag whose file is stdin (`-s @/dev/stdin`, `--tools /dev/stdin`) reads it: the input is the words alone.
     const flagFiles = runFlagFiles((flag) => a[flag], toolResultValues);
-    const stdinFiles = flagFiles.length === 0 ? [] : await stdinFileFlags(flagFiles);
+    const stdinFiles = flagFiles.length === 0 ? [] : await stdinFileFlags(flagFiles, edges() === processEdges);
     const stdinFile = stdinFiles[0];
     const alsoReadsStdin = stdinFiles[1] ?? (dashes > 0 ? "`-`" : stdinFlag === "wait" ? "--stdin wait" : toolResultReadsStdin ? "--tool-result" : undefined);
     if (stdinFile && alsoReadsStdin) {
