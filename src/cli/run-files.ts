@@ -100,7 +100,8 @@ export async function stdinFileFlags(files: readonly FlagFile[], ownProcess: boo
  * Whether `path`, which as written names no per-process file, may still lead to one through a symlink in a way that
  * matters: its file is the one fd 0 is (`x` linked to /dev/stdin, or the same file redirected to stdin, which only
  * following it tells apart), or there is none (a link to /dev/fd/7 with no fd 7, which the store may take before the
- * file is read). Any other file is read as it is: a descriptor a link leads to is open, so its number is the one given.
+ * file is read). Any other file is read as it is: a descriptor a link leads to is open before the turn opens its own
+ * files, so it is one the process was given, or one of the runtime's (epoll, eventfd, /dev/null), which hold no text.
  * @param stdin fd 0's stat
  */
 async function worthFollowing(path: string, stdin: Promise<Stats | undefined>): Promise<boolean> {
