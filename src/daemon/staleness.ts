@@ -40,6 +40,9 @@ export function otherStateDirs(client: Record<string, string | undefined>, clien
   try {
     const a = statePaths(client);
     const b = statePaths(server);
+    // The same path names, absolute or from the same directory, are the same directories: followed only when they
+    // differ (realpath asks the file system part by part, four times, before every turn the daemon takes).
+    if (a.config === b.config && a.data === b.data && ((isAbsolute(a.config) && isAbsolute(a.data)) || clientCwd === serverCwd)) return false;
     return directoryOf(a.config, clientCwd) !== directoryOf(b.config, serverCwd) || directoryOf(a.data, clientCwd) !== directoryOf(b.data, serverCwd);
   } catch {
     // A relative directory with no working directory to be relative to (the daemon's data directory removed): the
