@@ -11,20 +11,23 @@ export class Wire {
   private queue: Uint8Array[] = [];
   private reader = new FrameReader();
   private drained: (() => void)[] = [];
-  /** The socket closed (either side). */
+  /** Nothing more is sent: the socket closed (either side), or refused a write (see the constructor's failedWriteStops). */
   closed = false;
+  /** onEnd was called. */
+  private ended = false;
 
   /**
    * @param socket the connected socket
    * @param onFrame called with each complete frame, in order
    * @param onEnd called once, when the socket closed
-   * @param failedWriteEnds a write the socket refuses (the other side gone) closes the wire at once (calls onEnd)
+   * @param failedWriteStops a write the socket refuses (the other side gone) stops all sending at once; onEnd still
+   *   waits for the socket's close, which comes after every frame the other side sent before it left
    */
   constructor(
     private readonly socket: Socket<unknown>,
     private readonly onFrame: (frame: Frame) => void,
     private readonly onEnd: () => void,
-    private readonly failedWriteEnds = false,
+    private readonly failedWriteStops = false,
   ) {}
 
   /** Sends `frame` after every frame sent before it; dropped once the socket closed. */
@@ -35,10 +38,13 @@ export class Wire {
       return;
     }
     const wrote = this.socket.write(frame);
-    // -1: the other side is gone (EPIPE). Said now, not when the event loop next polls: a command that keeps the loop
-    // busy (an answer arriving faster than it is printed) would otherwise run on for its client's death unseen.
+    // -1: the other side is gone (EPIPE), and nothing more goes out. Its end is not said yet: the frames it sent
+    // before it left may still wait unread (a client that forwarded a signal, then exited, while the daemon was
+    // stopped: the woken daemon wrote before its loop read the signal, and ended the turn as if its client were
+    // killed, leaving its ledger row in flight). The loop reads them, then the close, at its next turn (a command
+    // gives it one every 10 ms, src/run/consume.ts).
     // Not for a client: it may still hold, unread in the chunk at hand, the frames the server sent before it closed.
-    if (wrote < 0 && this.failedWriteEnds) return this.onClose();
+    if (wrote < 0 && this.failedWriteStops) return this.stopSending();
     if (wrote < frame.byteLength) this.queue.push(frame.subarray(Math.max(0, wrote)));
   }
 
@@ -81,10 +87,16 @@ export class Wire {
 
   /** The socket's `close` (and `error`) handler. */
   onClose(): void {
-    if (this.closed) return;
+    if (this.ended) return;
+    this.ended = true;
+    this.stopSending();
+    this.onEnd();
+  }
+
+  /** Drops what waits to be sent and everything sent from now on; what waited for it to go out goes on. */
+  private stopSending(): void {
     this.closed = true;
     this.queue = [];
     for (const done of this.drained.splice(0)) done();
-    this.onEnd();
   }
 }
