@@ -5,14 +5,18 @@
  * 1, one request); a turn not yet accepted by a stopped (SIGSTOP) daemon ends
  * on SIGINT/SIGTERM as in-process before sending, or runs in its client when
  * the daemon does not answer, and the daemon, once continued, never starts
- * it; `daemon status` and `daemon stop` name a daemon that does not answer
+ * it; a turn accepted and interrupted while the daemon is stopped is stored,
+ * once it runs again, as in its own process (SIGINT: the partial answer and an
+ * incomplete row; its client killed: a row in flight the next turn marks lost);
+ * `daemon status` and `daemon stop` name a daemon that does not answer
  * (and the stop asked is done once it runs again).
  * Every wait is on an event: the emulator receiving the request, a line the
- * turn writes, the client's signal handlers showing in /proc.
+ * turn writes, the client's signal handlers and the daemon's stopped state
+ * showing in /proc.
  */
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { BINARY, cachet, cleanHomes, freshHome, readLine, readUntil, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, events, freshHome, ofType, readLine, readUntil, until } from "./harness.ts";
 import { against, type EmulatorProcess, exportSession, startEmulatorProcess } from "./session-kit.ts";
 import { processAlive } from "../../src/process-alive.ts";
 
@@ -78,12 +82,41 @@ function catches(pid: number, signal: number): boolean {
   return mask !== undefined && (BigInt(`0x${mask}`) & (1n << BigInt(signal - 1))) !== 0n;
 }
 
+/** The state letter of process `pid` (`T`: stopped), from /proc/PID/stat; "" once it is gone. */
+function stateOf(pid: number): string {
+  try {
+    return /\) (\S)/.exec(readFileSync(`/proc/${pid}/stat`, "utf8"))?.[1] ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** A process's stdout and stderr, read as they come. */
+function printing(proc: ReturnType<typeof turn>) {
+  let out = "";
+  let err = "";
+  const decoder = [new TextDecoder(), new TextDecoder()];
+  void (async () => {
+    for await (const chunk of proc.stdout) out += decoder[0]!.decode(chunk, { stream: true });
+  })();
+  void (async () => {
+    for await (const chunk of proc.stderr) err += decoder[1]!.decode(chunk, { stream: true });
+  })();
+  return { proc, stdout: () => out, stderr: () => err, alive: () => proc.exitCode === null };
+}
+
+/** What {@link stored} returns. */
+interface Stored {
+  messages: { role: string; content: { type: string; text?: string }[]; incomplete?: boolean }[];
+  requests: { status: string; error: string | null; usage: { output?: number }; costUsd: number | null; finishReason: string | null; usageLowerBound?: boolean }[];
+}
+
 /** The messages and ledger rows of session "frozen" in `home`, without ids and times. */
 async function stored(home: string): Promise<unknown> {
   const { messages, requests } = await exportSession(home, "frozen");
   return {
     messages: messages.map((m) => ({ role: m.role, content: m.content, incomplete: m.incomplete })),
-    requests: requests.map((r) => ({ status: r.status, error: r.error, usage: r.usage, costUsd: r.costUsd, finishReason: r.finishReason })),
+    requests: requests.map((r) => ({ status: r.status, error: r.error, usage: r.usage, costUsd: r.costUsd, finishReason: r.finishReason, usageLowerBound: r.usageLowerBound })),
   };
 }
 
@@ -181,6 +214,78 @@ describe("a stopped (SIGSTOP) daemon", () => {
       // The daemon that ran the turn ends once it has (a fresh one takes over): what it stored is final by then.
       await until("the continued daemon exits", () => !processAlive(pid));
       expect(await stored(home)).toEqual(await stored(twin));
+    } finally {
+      emulator.stop();
+    }
+  });
+
+  test("SIGINT mid-answer of a long answer streamed as fast as the daemon reads it, the daemon stopped: once it runs again, the turn is stored as SIGINT stores it in its own process (all that was printed, row incomplete), not left in flight", async () => {
+    // 64,000 tokens sent at once: the provider's bytes keep arriving while the daemon is stopped, and the woken daemon
+    // writes the next piece of the answer to its client, gone by then, before its loop has read the forwarded signal.
+    const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_ANSWER_TOKENS: "64000" });
+    try {
+      const target = against(emulator, "anthropic/claude-sonnet-4-6");
+      const args = [...target.args, "--json", "--max-tokens", "64000", "--session", "frozen", "a long answer"];
+      const twin = freshHome();
+      const alone = printing(turn(twin, args, { ...target.env, CACHET_NO_DAEMON: "1" }));
+      await until("the answer begins", () => alone.stdout().includes('"type":"text"'), alone.alive);
+      alone.proc.kill("SIGINT");
+      expect(await alone.proc.exited).toBe(130);
+      const own = (await stored(twin)) as Stored;
+
+      const { home, pid } = await daemonHome();
+      const run = printing(turn(home, args, target.env));
+      await until("the answer begins", () => run.stdout().includes('"type":"text"'), run.alive);
+      process.kill(pid, "SIGSTOP");
+      await until("the daemon is stopped", () => stateOf(pid) === "T");
+      run.proc.kill("SIGINT");
+      expect(await run.proc.exited).toBe(130);
+      expect(run.stderr()).toStartWith("cachet: interrupted by SIGINT; the command did not end within 3 s in the daemon");
+      process.kill(pid, "SIGCONT");
+      // The daemon that ran the turn ends once it has (a fresh one takes over): what it stored is final by then.
+      await until("the continued daemon exits", () => !processAlive(pid));
+      const after = (await stored(home)) as Stored;
+      // As in its own process: the partial answer is stored and marked incomplete, its row settled as such, its usage
+      // a lower bound (how far the answer came differs between the two runs; what each says of it does not).
+      const shape = (s: Stored) => ({
+        roles: s.messages.map((m) => [m.role, m.incomplete]),
+        requests: s.requests.map((r) => ({ status: r.status, error: r.error, finishReason: r.finishReason, lowerBound: r.usageLowerBound })),
+      });
+      expect(shape(after)).toEqual(shape(own));
+      expect(shape(after)).toMatchObject({ requests: [{ status: "incomplete", lowerBound: true }] });
+      const printed = ofType(events(run.stdout()), "text")
+        .map((e) => e.delta)
+        .join("");
+      const answer = after.messages[1]!.content.map((b) => b.text).join("");
+      expect(printed).not.toBe("");
+      // What the client printed before it stopped waiting is stored, and what the daemon read after it, since.
+      expect(answer.startsWith(printed)).toBe(true);
+      expect(after.requests[0]!.usage.output).toBeGreaterThan(0);
+      expect(after.requests[0]!.usage.output).toBeLessThan(64000);
+    } finally {
+      emulator.stop();
+    }
+  });
+
+  test("its client killed (SIGKILL) mid-answer, the daemon stopped: once it runs again, the turn ends as the client's own process killed ends it (the row left in flight, marked lost by the session's next turn)", async () => {
+    // Every answer stalls after its first half: the turn is mid-answer when the daemon is stopped.
+    const emulator = await startEmulatorProcess(freshHome(), { CACHET_EMULATOR_FAULT: "stall:1" });
+    try {
+      const target = against(emulator, "anthropic/claude-sonnet-4-6");
+      const { home, pid } = await daemonHome();
+      const run = printing(turn(home, [...target.args, "--json", "--idle-timeout", "600", "--session", "frozen", "an answer cut mid-way"], target.env));
+      await until("the answer begins", () => run.stdout().includes('"type":"text"'), run.alive);
+      process.kill(pid, "SIGSTOP");
+      await until("the daemon is stopped", () => stateOf(pid) === "T");
+      run.proc.kill("SIGKILL");
+      expect(await run.proc.exited).toBe(137);
+      process.kill(pid, "SIGCONT");
+      await until("the continued daemon exits", () => !processAlive(pid));
+      expect(await stored(home)).toMatchObject({ requests: [{ status: "in_flight", usage: {}, costUsd: null }] });
+      const next = await cachet([...target.args, "--session", "frozen", "the next turn"], { home, env: { ...target.env, CACHET_NO_DAEMON: "1" } });
+      expect(next.code).toBe(0);
+      expect(next.stderr).toContain("1 request(s) of an earlier run of this session never finished");
+      expect(await stored(home)).toMatchObject({ requests: [{ status: "lost" }, { status: "ok" }] });
     } finally {
       emulator.stop();
     }
