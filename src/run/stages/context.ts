@@ -81,7 +81,9 @@ export async function assembleContext(runtime: Runtime, options: TurnOptions, op
     for (const change of input.generation.changes) options.notice?.(change);
     if (generationChanged(loaded.generation, input.generation.stored)) store.setGeneration(sessionId, input.generation.stored);
   });
-  const sticky = stickyCache(options.cache, store.lastRequest(sessionId) ?? opened.parentLast ?? null, runtime.config);
+  // A session created for this turn has no ledger row yet (nothing is stored before its request is cleared): a fork's cache settings are its parent's.
+  const last = opened.created ? null : store.lastRequest(sessionId);
+  const sticky = stickyCache(options.cache, last ?? opened.parentLast ?? null, runtime.config);
   // The cache settings stick through the ledger rows the request writes: announced once it is cleared to go.
   pending.push(() => {
     for (const change of sticky.changes) options.notice?.(`${change} for this session from now on`);
