@@ -100,13 +100,14 @@ export interface Runtime {
   prefixHashes(wire: WireRequest): ChainLink[];
   /**
    * An upper bound of the token total {@link chainOf} will give for `wire`,
-   * without loading the tokenizer (~40 ms): the counts the memo and the store
-   * know, and for each text never counted its UTF-8 byte length (an o200k
-   * token is at least one byte; a text estimated from samples, over
-   * EXACT_CHARS, is bounded by 3 bytes per UTF-16 unit). Lets a check that
-   * only needs "below N" skip the tokenizer before the request leaves.
+   * without loading the tokenizer (~40 ms): the counts the memo knows (with
+   * `stored`, those the store knows too: one query), and for each text never
+   * counted its UTF-8 byte length (an o200k token is at least one byte; a text
+   * estimated from samples, over EXACT_CHARS, is bounded by 3 bytes per UTF-16
+   * unit). Lets a check that only needs "below N" skip the tokenizer before
+   * the request leaves; without `stored` the bound is looser, and costs no statement.
    */
-  chainBound(wire: WireRequest): Promise<number>;
+  chainBound(wire: WireRequest, stored?: boolean): Promise<number>;
   /**
    * Parses and validates a structured answer against the session's schema.
    * @throws CachetError ANSWER_INVALID with the validation errors.
@@ -207,27 +208,34 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
       });
     }
   }
-  const memo = new Map<string, number>();
-  // One chain memory per conversation (by its first log element), so turns of several sessions in turn each reuse theirs.
-  const chainsByLog = new Map<string, ChainMemo>();
-  const contents = new WeakMap<object, string>();
+  // Kept with the plugin host: in a resident process, from one command to the next (see chainMemoryOf).
+  const { tokens: memo, chainsByLog, contents } = chainMemoryOf(host);
   const chainsFor = (wire: WireRequest): ChainMemo => {
     const key = wire.segments.find((s) => s.kind !== "system" && s.kind !== "tool" && s.kind !== "schema")?.nodeId ?? "";
     let memo = chainsByLog.get(key);
     if (memo) chainsByLog.delete(key);
-    else memo = { contents };
+    // A previous chain not counted to the end (a turn that ended before its request was counted, a request:before
+    // hook's copy of a request only bounded) holds links without their count: taken over, they would keep it.
+    if (!memo || (memo.previous !== undefined && memo.total === undefined)) memo = { contents };
     chainsByLog.set(key, memo);
-    if (chainsByLog.size > 16) chainsByLog.delete(chainsByLog.keys().next().value!);
+    if (chainsByLog.size > KEPT_CONVERSATIONS) chainsByLog.delete(chainsByLog.keys().next().value!);
     return memo;
   };
   // Each request's chain, and its links as soon as they are hashed (before the token counts are known).
   const chained = new WeakMap<WireRequest, Promise<ChainLink[]>>();
   const hashed = new WeakMap<WireRequest, ChainLink[]>();
-  // The first half of counting a chain, once per request: hashing, and the counts the memo and the store know.
+  // The first half of counting a chain, once per request: hashing, and the counts the memo knows.
   const lookups = new WeakMap<WireRequest, ChainLookup>();
   const lookUp = (wire: WireRequest): ChainLookup => {
     const done = lookups.get(wire);
     if (done) return done;
+    // Trimmed before a request's counts go in, not while: every count this request sets is there until it is counted.
+    if (memo.size > KEPT_COUNTS) {
+      for (const hash of memo.keys()) {
+        if (memo.size <= KEPT_COUNTS) break;
+        memo.delete(hash);
+      }
+    }
     const missing = new Map<string, string>();
     const chains = chainsFor(wire);
     const before = chains.previous;
@@ -243,18 +251,26 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
     );
     const unknown = missing.size > 0;
     hashed.set(wire, links);
-    if (unknown) {
-      for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
-        memo.set(hash, tokens);
-        missing.delete(hash);
-      }
-    }
-    const lookup = { links, missing, unknown, made: chains.made ?? [], before, beforeTotal, chains };
+    const lookup = { links, missing, unknown, stored: !unknown, made: chains.made ?? [], before, beforeTotal, chains };
     lookups.set(wire, lookup);
     return lookup;
   };
+  // The counts the store knows of the texts the memo does not (another process counted them, or an earlier run):
+  // one statement, asked once per request and only when needed, since a new message's text is rarely there.
+  const askStore = (lookup: ChainLookup): void => {
+    if (lookup.stored) return;
+    lookup.stored = true;
+    const { missing } = lookup;
+    if (missing.size === 0) return;
+    for (const [hash, tokens] of store.nodeTokens([...missing.keys()])) {
+      memo.set(hash, tokens);
+      missing.delete(hash);
+    }
+  };
   const countChain = async (wire: WireRequest): Promise<ChainLink[]> => {
-    const { links, missing, unknown, made, before, beforeTotal, chains } = lookUp(wire);
+    const lookup = lookUp(wire);
+    askStore(lookup);
+    const { links, missing, unknown, made, before, beforeTotal, chains } = lookup;
     if (missing.size > 0) {
       const { countOrEstimate, loadO200k } = await tokenizerModule();
       const countTokens = await loadO200k();
@@ -342,8 +358,10 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
       return hashed.get(wire) ?? prefixChain(wire, () => 0, { contents });
     },
     chainOf,
-    async chainBound(wire) {
-      const { links, missing, made, before, beforeTotal } = lookUp(wire);
+    async chainBound(wire, stored = false) {
+      const lookup = lookUp(wire);
+      if (stored) askStore(lookup);
+      const { links, missing, made, before, beforeTotal } = lookup;
       if (missing.size === 0) return tokenTotal(await chainOf(wire));
       const { tokenBound } = await tokenizerModule();
       const count = (link: ChainLink) => {
@@ -391,11 +409,43 @@ export async function openRuntime(options: RuntimeOptions, notice: (message: str
   };
 }
 
+/**
+ * What a runtime remembers of the requests it hashed: token counts by content hash, each conversation's last
+ * chain (a ChainMemo, by the node id of its first log element) and the content hashes of wire elements by
+ * identity. Kept with the plugin host, as the render memo is (src/plugin/render-memo.ts, a plugin service): the
+ * resident daemon keeps its built-in host from one command to the next (src/plugin/loader.ts keepBuiltinHost),
+ * and the render memo hands the next command the very wire elements of the last one, so with this memory a turn
+ * neither hashes nor counts again what the turn before it did. Only what cannot go stale is kept (a count or a
+ * hash is a function of the content; a previous chain is taken over only once all its links are counted), and a
+ * bounded amount of it: {@link KEPT_COUNTS} counts, {@link KEPT_CONVERSATIONS} chains.
+ */
+interface ChainMemory {
+  tokens: Map<string, number>;
+  chainsByLog: Map<string, ChainMemo>;
+  contents: WeakMap<object, string>;
+}
+
+/** Counts a chain memory keeps (the store keeps as many: src/session/token-memo.ts). */
+const KEPT_COUNTS = 1 << 16;
+/** Conversations whose last chain a chain memory keeps: several sessions served in turn each keep theirs. */
+const KEPT_CONVERSATIONS = 16;
+
+const chainMemories = new WeakMap<PluginHost, ChainMemory>();
+
+/** The chain memory kept with `host` ({@link ChainMemory}), made empty with it. */
+function chainMemoryOf(host: PluginHost): ChainMemory {
+  let memory = chainMemories.get(host);
+  if (memory === undefined) chainMemories.set(host, (memory = { tokens: new Map(), chainsByLog: new Map(), contents: new WeakMap() }));
+  return memory;
+}
+
 /** A request's chain, hashed, with what its token counts still lack. */
 interface ChainLookup {
   links: ChainLink[];
   /** Texts no memo knows the count of, by content hash: counted by the tokenizer. */
   missing: Map<string, string>;
+  /** Whether the store was asked for the counts of `missing` (nothing to ask counts as asked). */
+  stored: boolean;
   /** Whether any link lacked its count after hashing (those made by this request are filled in once counted). */
   unknown: boolean;
   made: number[];

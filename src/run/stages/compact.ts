@@ -59,8 +59,11 @@ export async function compactIfDue(runtime: Runtime, options: TurnOptions, input
   if (assembled.context.messages.length < 2) return assembled;
   const limits = await limitsFor(runtime, input, options);
   if (!limits) return assembled;
-  // An upper bound first: a turn that stays below the trigger even so loads no tokenizer (~40 ms) before its request.
-  if ((await estimateNext(runtime, assembled, rendered, true, true)) <= limits.trigger) return assembled;
+  // Upper bounds first: a turn that stays below the trigger even so loads no tokenizer (~40 ms) before its request.
+  // The first asks the store for no count (a statement on every turn, for a new message it rarely knows); the
+  // second does, for a process that has counted little of the session yet (a first turn in it).
+  if ((await estimateNext(runtime, assembled, rendered, true, "memo")) <= limits.trigger) return assembled;
+  if ((await estimateNext(runtime, assembled, rendered, true, "stored")) <= limits.trigger) return assembled;
   const before = await estimateNext(runtime, assembled, rendered);
   if (before <= limits.trigger) return assembled;
   return compact(runtime, options, input, opened, assembled, limits, before, "threshold");
@@ -100,11 +103,12 @@ async function limitsFor(runtime: Runtime, input: TurnInput, options: TurnOption
  * With `extends` the request extends the session's last one (the last one's
  * reported prompt plus the calibrated rest); after a compaction it does not,
  * and the whole estimate is calibrated. With `bound`, an upper bound of it
- * that needs no tokenizer (runtime.chainBound; nextRequestTokens grows with
- * the estimate, so a bound of the estimate bounds the result).
+ * that needs no tokenizer (runtime.chainBound, from the counts the process
+ * knows, or with "stored" those the store knows too; nextRequestTokens grows
+ * with the estimate, so a bound of the estimate bounds the result).
  */
-async function estimateNext(runtime: Runtime, assembled: AssembledContext, wire: WireRequest, extendsLast = true, bound = false): Promise<number> {
-  const estimate = bound ? await runtime.chainBound(wire) : chainTokens({ chain: await runtime.chainOf(wire) });
+async function estimateNext(runtime: Runtime, assembled: AssembledContext, wire: WireRequest, extendsLast = true, bound?: "memo" | "stored"): Promise<number> {
+  const estimate = bound ? await runtime.chainBound(wire, bound === "stored") : chainTokens({ chain: await runtime.chainOf(wire) });
   const rows = runtime.store.recentRequests(assembled.sessionId, CALIBRATION_ROWS);
   const last = extendsLast ? rows.findLast((row) => row.status === "ok") : undefined;
   // A compaction since (`cachet compact`) replaced what the last request sent: the next one does not extend it.
