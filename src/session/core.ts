@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { CachetError } from "../errors.ts";
-import { openDatabase, type OpenOptions } from "./database.ts";
+import { makeQueryOnly, openDatabase, type OpenOptions } from "./database.ts";
 
 /** The open database and the few operations every table of the store needs. */
 export class StoreCore {
@@ -194,7 +194,7 @@ function testStoreFault(value: string | undefined): { fired(db: Database): "full
     fired(db) {
       if (!armed && process.getBuiltinModule("node:fs").existsSync(trigger)) {
         armed = true;
-        if (kind === "readonly") db.exec("PRAGMA query_only = ON");
+        if (kind === "readonly") makeQueryOnly(db);
       }
       return armed ? kind : undefined;
     },

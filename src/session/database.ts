@@ -66,19 +66,34 @@ export function keepConnectionsOpen(): void {
 }
 
 /**
- * Whether a kept connection can serve again: still open; one left query-only (a test's store fault, core.ts, makes
- * it so) is made writable again. Read before it is set: setting a flag pragma expires every statement the
- * connection keeps prepared (SQLite codes OP_Expire after one; measured: a 2 µs query took 24 µs after it), and
- * each turn then prepared its ~40 statements again (~0.4 ms before its request, measured in the daemon). Closing
- * it twice is harmless.
+ * Whether a kept connection can serve again: still open (bun:sqlite's inTransaction throws once it is closed; closing
+ * it twice is harmless); one left query-only (a test's store fault, core.ts, makes it so through
+ * {@link makeQueryOnly}) is made writable again. Asked without running a statement: reading `PRAGMA query_only`
+ * was one more statement before every turn's request (~45 µs in the daemon, measured), and setting a flag pragma
+ * unasked would expire every statement the connection keeps prepared (SQLite codes OP_Expire after one; a 2 µs
+ * query took 24 µs after it, and each turn prepared its ~40 statements again).
  */
 function usable(db: Database): boolean {
   try {
-    if ((db.query("PRAGMA query_only").get() as { query_only: number }).query_only) db.exec("PRAGMA query_only = OFF");
+    void db.inTransaction;
+    if (queryOnly.delete(db)) db.exec("PRAGMA query_only = OFF");
     return true;
   } catch {
     return false;
   }
+}
+
+/** Connections {@link makeQueryOnly} made query-only, which {@link usable} makes writable again before they are reused. */
+const queryOnly = new WeakSet<Database>();
+
+/**
+ * Makes `db` refuse every write as a read-only store does (SQLite's own SQLITE_READONLY, through `PRAGMA query_only`):
+ * the test fault of src/session/core.ts. The one way cachet sets that pragma, so that a kept connection is known to
+ * be writable again without asking SQLite before each turn.
+ */
+export function makeQueryOnly(db: Database): void {
+  db.exec("PRAGMA query_only = ON");
+  queryOnly.add(db);
 }
 
 /** Closes `db`, unless it is a connection kept open between commands ({@link keepConnectionsOpen}). */
