@@ -14,7 +14,10 @@ const PROXY = new Set(["http_proxy", "https_proxy", "no_proxy", "all_proxy"]);
 
 /** Whether `name` is one the runtime reads at start only: a server whose value differs would act on its own, not the client's. */
 export function startOnlyVariable(name: string): boolean {
-  return START_ONLY.has(name) || PROXY.has(name.toLowerCase()) || name.startsWith("BUN_");
+  if (START_ONLY.has(name) || name.startsWith("BUN_")) return true;
+  // Every proxy name ends in y or Y ("_proxy"): the others are told apart without lower-casing a copy of each name
+  // of two environments before every turn the daemon takes.
+  return name.length >= 8 && (name.charCodeAt(name.length - 1) | 0x20) === 0x79 && PROXY.has(name.toLowerCase());
 }
 
 /**

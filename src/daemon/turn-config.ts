@@ -25,7 +25,9 @@ export async function residentTurnConfig(env: Record<string, string | undefined>
   } catch {
     return `the config ${path} cannot be used: the client reports why`;
   }
-  const first = externalPluginSources({ config, env })[0]?.path;
+  // Most configs name no plugin: nothing to resolve (statePaths again, a path per source) before every turn.
+  const named = config.plugins?.length || config.installed_plugins?.length || env.CACHET_PLUGINS;
+  const first = named ? externalPluginSources({ config, env })[0]?.path : undefined;
   if (first !== undefined) return `the turn loads a third-party plugin (${first}): it runs in its own process`;
   return { path, config };
 }
