@@ -26,6 +26,7 @@ import { namesProcessFile, PROCESS_FILE_REASON } from "./process-files.ts";
 import { PREDECESSOR_ENV, spawnServer, UNASKED_ENV } from "./self.ts";
 import { ImportedFiles, loadedModuleFiles, otherStateDirs, startEnvDifference } from "./staleness.ts";
 import { residentTurnConfig } from "./turn-config.ts";
+import { commandEnvironment, keepFetchStable } from "../run/resident-fetch.ts";
 import { Wire } from "./wire.ts";
 import { workingDirectory, workingDirectoryExists } from "../working-dir.ts";
 
@@ -387,6 +388,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     // Between commands process.env holds the daemon's own environment (each command's is put back after it): only
     // what differs from it is set, without reading the live environment (a native lookup per variable).
     switchEnv(ownEnv, hello.env);
+    commandEnvironment(hello.env);
     process.umask(hello.umask);
     process.argv = [...saved.argv.slice(0, 2), ...hello.argv];
     process.exitCode = undefined;
@@ -409,6 +411,7 @@ export async function serve(options: ServerOptions): Promise<Server | undefined>
     remote.close();
     unbind();
     pinConfig(undefined);
+    commandEnvironment(undefined);
     replaceEnv(ownEnv);
     process.chdir(saved.cwd);
     process.umask(saved.umask);
@@ -521,13 +524,12 @@ function replaceEnv(env: Record<string, string | undefined>): void {
  * since the runtimes of one environment give them one fetch (src/run/resident-fetch.ts).
  */
 async function warmUp(): Promise<Dispatch> {
-  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }, { keepFetchStable }] = await Promise.all([
+  const [{ dispatch }, { commands }, { builtinPlugins }, { keepConnectionsOpen }, { keepBuiltinHost }] = await Promise.all([
     import("../cli/dispatch.ts"),
     import("../cli/index.ts"),
     import("../../plugins/index.ts"),
     import("../session/database.ts"),
     import("../plugin/loader.ts"),
-    import("../run/resident-fetch.ts"),
   ]);
   keepConnectionsOpen();
   keepBuiltinHost();
