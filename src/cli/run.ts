@@ -67,7 +67,7 @@ export default defineCommand({
     const view = data as ArgvView;
     const { readStdin, mergeInput } = await stdinModule();
     const { prepareRunCommand, runCommand } = await commandModule();
-    const { handleInterrupts, interruptedBeforeSend } = await interruptModule();
+    const { handleInterrupts, interruptedBeforeSend, untilInterrupted } = await interruptModule();
     const fork = lastFlag(view, "fork");
     const forkTarget = typeof fork?.value === "string" ? fork.value : undefined;
     checkForkTarget(forkTarget, a.session, a.continue === true);
@@ -147,6 +147,12 @@ export default defineCommand({
     try {
       // The first prompt word after a bare --fork, wherever flags sit (`--fork -q review`).
       if (fork?.value === true) await refuseForkWord(prepared, view.words.find((w) => w.index > fork.index && !w.literal)?.text);
+      // The signal's bare reason: say what was kept, in the words every stop before sending uses, whichever the signal.
+      const stopped = (error: unknown): never => {
+        throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
+      };
+      // A flag's file that is a pipe (`-s @<(…)`, a FIFO) may take its time, as stdin may: a signal stops its read.
+      const beforeSend = <T>(reading: Promise<T>): Promise<T> => untilInterrupted(reading, interrupt.signal).catch(stopped);
       const stdin = await readStdin({
         mode,
         terminal: dashes > 0 || stdinFlag === "wait",
@@ -154,10 +160,7 @@ export default defineCommand({
         encoding: (a["stdin-encoding"] as "strict" | "replace" | undefined) ?? "strict",
         maxBytes: promptMaxBytes(),
         signal: interrupt.signal,
-      }).catch((error: unknown) => {
-        // The signal's bare reason: say what was kept, in the words every stop before sending uses, whichever the signal.
-        throw interrupt.signal.aborted && error === interrupt.signal.reason ? interruptedBeforeSend(interrupt.signal) : error;
-      });
+      }).catch(stopped);
       prepared.inputRead();
       const prompt = mergeInput(toolResultReadsStdin ? undefined : stdin.text, words, literalFrom === -1 ? words.length : literalFrom);
       // `-` asked for stdin: its being empty is what went wrong, not a missing PROMPT.
@@ -166,12 +169,12 @@ export default defineCommand({
           hint: "pipe the text in (git diff | cachet -), or give the PROMPT as words",
         });
       }
-      const toolResults = await resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes()));
+      const toolResults = await beforeSend(resolveToolResults(toolResultValues, stdin.text, (path, flag) => readFlagFile(path, flag, "pass a readable UTF-8 file", promptMaxBytes())));
       // With PROMPT words the prompt is a copy of stdin: holding both would double a huge input for the whole turn.
       stdin.text = undefined;
-      const system = a.system === undefined ? undefined : [await systemText(a.system)];
-      const tools = a.tools === undefined ? undefined : await readTools(a.tools);
-      const overlay = a.overlay === undefined ? undefined : await textOrFile(a.overlay, "--overlay");
+      const system = a.system === undefined ? undefined : [await beforeSend(systemText(a.system))];
+      const tools = a.tools === undefined ? undefined : await beforeSend(readTools(a.tools));
+      const overlay = a.overlay === undefined ? undefined : await beforeSend(textOrFile(a.overlay, "--overlay"));
       handedOver = true;
       const exitCode = await runCommand({
         ...early,

@@ -10,7 +10,7 @@
 import type { OutputSchema, ToolDefinition } from "../context/types.ts";
 import { EXIT, isCachetError } from "../errors.ts";
 import { getLogLevel, info, warn } from "../log.ts";
-import { interruptedAt, interruptedBeforeSend, interruptExitCode } from "./interrupt.ts";
+import { interruptedAt, interruptedBeforeSend, interruptExitCode, untilInterrupted } from "./interrupt.ts";
 import { stdout, stdoutDrained } from "../stdout.ts";
 import { jsonSink, textSink, type JsonEvent, type OutputSink } from "./output.ts";
 import { prepareRun, type PreparedRun } from "./prepare.ts";
@@ -174,24 +174,21 @@ function reportInterrupt(signal: AbortSignal, error: unknown): number {
   return interruptExitCode(signal);
 }
 
-/** `promise`, or the signal's reason as soon as it is aborted. */
-function untilInterrupted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
 async function runOne(o: RunCommandOptions, late: LateStdinCheck): Promise<number> {
   let schema: OutputSchema | undefined;
   if (o.schemaArg !== undefined) {
     const { resolveSchemaArg } = await import("../schema/index.ts");
-    schema = await resolveSchemaArg(o.schemaArg).catch(async (error: unknown) => {
+    try {
+      // A schema file that is a pipe (`--schema <(…)`) may take its time: a signal stops its read, as stdin's.
+      schema = await untilInterrupted(resolveSchemaArg(o.schemaArg), o.interrupt);
+    } catch (error) {
+      if (o.interrupt.aborted) {
+        void o.prepared.discard();
+        return reportInterrupt(o.interrupt, error);
+      }
       await o.prepared.discard();
       throw error;
-    });
+    }
   }
   let runtime: Runtime;
   try {

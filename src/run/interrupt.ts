@@ -93,6 +93,19 @@ export async function checkpoint(signal: AbortSignal | undefined): Promise<void>
   stopIfInterrupted(signal);
 }
 
+/**
+ * `promise`, or a rejection with the signal's reason as soon as the signal is aborted (the promise itself goes on:
+ * a read of a pipe cannot be taken back, and the run ends before it matters).
+ */
+export function untilInterrupted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 /** What a run interrupted before its request says it kept (also said by a daemon's client whose command never started). */
 export const NOTHING_SENT = "before the request was sent: nothing was sent, and the prompt was not stored";
 
