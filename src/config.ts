@@ -223,7 +223,8 @@ async function configText(path: string): Promise<string | undefined> {
   return readTextFile(path, {
     label: `config ${path}`,
     code: "CONFIG_UNREADABLE",
-    hint: "check the file's permissions, or set CACHET_HOME to use another state directory",
+    // A directory, a device or a file without read permission: one hint fits them all.
+    hint: "make it a file cachet can read (or move it away to run without a config), or set CACHET_HOME to use another state directory",
   });
 }
 

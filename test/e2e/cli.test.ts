@@ -232,7 +232,7 @@ describe("config errors: one clear line naming the file, non-zero exit, nothing 
       expect(r.stdout).toBe("");
       const [message, hint, ...rest] = lines(r.stderr);
       expect(message).toBe(`cachet: config ${config}: is a directory, not a file`);
-      expect(hint).toStartWith("  hint: ");
+      expect(hint).toBe("  hint: make it a file cachet can read (or move it away to run without a config), or set CACHET_HOME to use another state directory");
       expect(rest).toEqual([]);
       expect(readdirSync(home)).toEqual(["config.toml"]);
       expect(readdirSync(config)).toEqual([]);
