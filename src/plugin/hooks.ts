@@ -29,7 +29,7 @@ export interface UsageRecordEvent {
 export interface ForkEvent {
   parentId: string;
   childId: string;
-  /** True when model and prefix fingerprint match, so the child inherits the affinity key. */
+  /** True when the model and the stable prefix are the same (no prefix change), so the child inherits the affinity key. */
   exact: boolean;
 }
 

@@ -17,7 +17,7 @@ import { CachetError } from "../errors.ts";
 import { parseDuration } from "../duration.ts";
 import { readTextFileSync } from "../input/read-input.ts";
 import { mergeInput } from "../run/stdin.ts";
-import { schemaName } from "../schema/index.ts";
+import { outputSchemaName } from "../schema/index.ts";
 
 /** A scripted emulator answer, in the shape of the emulator's script file (src/emulator/script.ts). */
 export interface ScenarioAnswer {
@@ -277,7 +277,7 @@ function toTool(t: v.InferOutput<typeof ToolSchema>): ToolDefinition {
 }
 
 function toSchema(schema: Record<string, unknown>): OutputSchema {
-  return { name: schemaName(typeof schema.title === "string" ? schema.title : undefined), schema };
+  return { name: outputSchemaName(schema), schema };
 }
 
 function isJsonObjectText(text: string): boolean {

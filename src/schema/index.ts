@@ -7,4 +7,4 @@ export { SCHEMA_TARGETS, type SchemaTarget, type SchemaViolation } from "./contr
 export { checkSchema, toWireSchema, SchemaContractError, type SchemaCheck, type WireSchema, type WireSchemaOptions } from "./wire-schema.ts";
 export { fromWireAnswer } from "./wire-answer.ts";
 export { validateAnswer, type AnswerValidation } from "./validate-answer.ts";
-export { resolveSchemaArg, parseSchemaText, schemaName, schemaSource, withSchemaSource, SCHEMA_NAME, type ResolveSchemaOptions } from "./resolve-schema-arg.ts";
+export { resolveSchemaArg, parseSchemaText, outputSchemaName, schemaName, schemaSource, withSchemaSource, SCHEMA_NAME, type ResolveSchemaOptions } from "./resolve-schema-arg.ts";

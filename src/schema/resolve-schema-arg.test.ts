@@ -14,10 +14,19 @@ test("inline JSON starting with { is the schema itself, named 'output' unless it
   expect((await resolveSchemaArg('{"title":"Order summary (v2)","type":"object","properties":{}}')).name).toBe("Order_summary_v2");
 });
 
-test("a file is read and named after the file", async () => {
-  const file = join(dir, "invoice lines.schema.json");
-  writeFileSync(file, '{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}');
-  expect(await resolveSchemaArg(file)).toEqual({ name: "invoice_lines_schema", schema: { type: "object", properties: { total: { type: "number" } }, required: ["total"] } });
+test("a file is read and named from its content alone: the same schema under two file names or inline is the same", async () => {
+  const text = '{"type":"object","properties":{"total":{"type":"number"}},"required":["total"]}';
+  const first = join(dir, "invoice lines.schema.json");
+  const second = join(dir, "s2.json");
+  writeFileSync(first, text);
+  writeFileSync(second, text);
+  const expected = { name: "output", schema: { type: "object", properties: { total: { type: "number" } }, required: ["total"] } };
+  expect(await resolveSchemaArg(first)).toEqual(expected);
+  expect(await resolveSchemaArg(second)).toEqual(expected);
+  expect(await resolveSchemaArg(text)).toEqual(expected);
+  const titled = join(dir, "other-file.json");
+  writeFileSync(titled, '{"title":"invoice","type":"object","properties":{}}');
+  expect((await resolveSchemaArg(titled)).name).toBe("invoice");
 });
 
 test("a syntax error names the file, line and column", async () => {

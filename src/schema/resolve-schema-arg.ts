@@ -2,7 +2,6 @@
  * `--schema FILE|JSON`: reads the user's output schema from a file or from
  * inline JSON, and names it for providers that need a name.
  */
-import { basename, extname } from "node:path";
 import type { OutputSchema } from "../context/types.ts";
 import { CachetError } from "../errors.ts";
 import { readTextFile } from "../input/read-input.ts";
@@ -27,8 +26,9 @@ export interface ResolveSchemaOptions {
 
 /**
  * Reads `arg`: inline JSON when it starts with `{` (after blanks), else a file
- * path. The name is the schema's `title`, else the file name without its
- * extension, else "output", sanitized to {@link SCHEMA_NAME}.
+ * path. The name comes from the schema alone ({@link outputSchemaName}), never
+ * from how it was given (file name, descriptor, inline), so the same schema is
+ * the same stable prefix, and the same name on the wire, however it is passed.
  * @throws CachetError SCHEMA_INVALID for an unreadable file, a JSON syntax error
  *   (with file, line and column), a non-object document, or an invalid JSON Schema
  *   (with file, or "inline schema", and the JSON path of the offending node).
@@ -48,8 +48,7 @@ export async function resolveSchemaArg(arg: string, options: ResolveSchemaOption
   }
   const schema = parseSchemaText(text, source);
   await compileUserSchema(schema, source);
-  const fileName = inline ? undefined : basename(arg, extname(arg));
-  const named: OutputSchema = { name: schemaName(typeof schema.title === "string" ? schema.title : fileName), schema };
+  const named: OutputSchema = { name: outputSchemaName(schema), schema };
   if (options.target !== undefined) {
     const { violations } = checkSchema(options.target, schema);
     if (violations.length > 0) throw new SchemaContractError(options.target, violations, source);
@@ -86,6 +85,14 @@ export function parseSchemaText(text: string, source: string): Record<string, un
     });
   }
   return value;
+}
+
+/**
+ * The name sent for `schema` where the wire needs one (OpenAI `json_schema.name`): its string `title`
+ * made into a valid name ({@link schemaName}), else "output".
+ */
+export function outputSchemaName(schema: Record<string, unknown>): string {
+  return schemaName(typeof schema.title === "string" ? schema.title : undefined);
 }
 
 /** `raw` made into a valid schema name: invalid characters become `_`, cut to 64. */

@@ -2,6 +2,7 @@
  * Stage "choose the session": which session a turn belongs to, its turn lease,
  * and for a fork or a new session, creating it once the input is valid.
  */
+import { prefixChange } from "../../context/prefix.ts";
 import { looksLikeSessionId } from "../../context/ids.ts";
 import { CachetError, isCachetError } from "../../errors.ts";
 import type { PluginHost } from "../../plugin/host.ts";
@@ -238,7 +239,7 @@ async function leased<T>(
           hint: only ? 'start one with `cachet "PROMPT"` first' : "start one first, or name it with --session",
         });
       }
-      const exact = loaded.session.model === input.modelRef && loaded.prefix.prefix.fingerprint === input.prefix.fingerprint;
+      const exact = loaded.session.model === input.modelRef && prefixChange(loaded.prefix.prefix, input.prefix) === null;
       const child = store.startSession(
         {
           model: input.modelRef,
