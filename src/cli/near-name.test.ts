@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { prng } from "../../test/prng.ts";
 import { commands } from "./index.ts";
-import { editDistance, nearName } from "./near-name.ts";
+import { editDistance, nearName, nearestName } from "./near-name.ts";
 
 const names = [...Object.keys(commands), "help", "version"];
 
@@ -57,4 +57,14 @@ describe("nearName", () => {
     expect(near).toBeGreaterThan(500);
     expect(words.size - near).toBeGreaterThan(500);
   });
+});
+
+test("nearestName: the closest of any characters within a typo's reach, the first on a tie, else none", () => {
+  const ids = ["claude-sonnet-4-5", "claude-sonnet-4-6", "claude-opus-4-6"];
+  // One edit from 4-6, two from 4-5: the closer one, not the first in reach.
+  expect(nearestName("claude-sonet-4-6", ids)).toBe("claude-sonnet-4-6");
+  expect(nearestName("claude-sonnet-4-7", ids)).toBe("claude-sonnet-4-5");
+  expect(nearestName("claude-haiku-4-5", ids)).toBeUndefined();
+  expect(nearestName("gpt-5", ["gpt-4", "gpt-5.1"])).toBe("gpt-4");
+  expect(nearestName("gpt-xy5", ["gpt-4"])).toBeUndefined();
 });

@@ -22,6 +22,27 @@ export function nearName(word: string, names: readonly string[]): string | undef
 }
 
 /**
+ * The one of `names` fewest edits from `typed` ({@link editDistance}, any
+ * characters), the first on a tie, if it is within a typo's reach: 1 edit for
+ * `typed` of up to 5 characters, 2 for a longer one. No prefilter: for a path
+ * taken once, after something went unrecognised (an unknown model id).
+ */
+export function nearestName(typed: string, names: Iterable<string>): string | undefined {
+  const most = typed.length > 5 ? 2 : 1;
+  let best: string | undefined;
+  let bestDistance = most + 1;
+  for (const name of names) {
+    if (Math.abs(name.length - typed.length) >= bestDistance) continue;
+    const distance = editDistance(name, typed);
+    if (distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/**
  * Edits between `a` and `b` (insert, delete, replace a letter, or swap two
  * neighbours: `hepl` is one from `help`), the optimal string alignment distance.
  */

@@ -7,7 +7,7 @@ import { supplementCatalog } from "../../build/genai-prices.ts";
 import { parseConfig } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import { checkAnthropicCachePrices } from "./cache-price-check.ts";
-import { embeddedCatalog, findModel, loadCatalog, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
+import { embeddedCatalog, findModel, loadCatalog, nearModelId, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
 import { formatModels, listModels } from "./model-list.ts";
 
 function home() {
@@ -150,4 +150,13 @@ describe("models listing", () => {
       ].join("\n"),
     );
   });
+});
+
+test("nearModelId: a listed id of the same provider a typo away, else none", () => {
+  const catalog = embeddedCatalog();
+  expect(nearModelId(catalog, "anthropic/claude-sonet-4-6")).toBe("anthropic/claude-sonnet-4-6");
+  expect(nearModelId(catalog, "openai/gtp-4o-mini")).toBe("openai/gpt-4o-mini");
+  expect(nearModelId(catalog, "anthropic/totally-new-model")).toBeUndefined();
+  // Only the model's own provider is searched: no catalog of its own, no suggestion.
+  expect(nearModelId(catalog, "no-such-provider/claude-sonet-4-6")).toBeUndefined();
 });

@@ -7,6 +7,7 @@
  */
 import { dirname } from "node:path";
 import * as v from "valibot";
+import { nearestName } from "../cli/near-name.ts";
 import { once } from "../deferred-schema.ts";
 import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
@@ -338,6 +339,19 @@ export function findModel(catalog: Catalog, modelId: string): CatalogModel | und
   const models = catalog[provider]?.models;
   if (models) return Object.hasOwn(models, model) ? models[model] : undefined;
   return namedCatalogModel(catalog, model);
+}
+
+/**
+ * The `provider/model` id the catalog lists for `modelId`'s provider that is a
+ * typo away from it (src/cli/near-name.ts), for a "did you mean" on an unknown
+ * model; undefined when the catalog has no such provider or no close id.
+ * @throws CachetError UNKNOWN_MODEL when the id is not `provider/model`.
+ */
+export function nearModelId(catalog: Catalog, modelId: string): string | undefined {
+  const { provider, model } = splitModelId(modelId);
+  const models = catalog[provider]?.models;
+  const near = models ? nearestName(model, Object.keys(models)) : undefined;
+  return near === undefined ? undefined : `${provider}/${near}`;
 }
 
 /** The catalog entry `model` names as `provider/model`, if it is one. */

@@ -6,9 +6,9 @@
 import type { Config } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import type { UsageReport } from "../plugin/usage.ts";
-import { embeddedCatalogFor } from "./catalog.ts";
+import { embeddedCatalog, embeddedCatalogFor, nearModelId } from "./catalog.ts";
 import { storedUpdate } from "./model-limits.ts";
-import { priceUsageReport, uncachedCost, type RequestCost } from "./pricing.ts";
+import { priceUsageReport, resolvePrice, uncachedCost, type RequestCost } from "./pricing.ts";
 
 export { ChainMeter, attributeRequest, ratesOf } from "./attribute.ts";
 export type { AttributeOptions, CategoryRates, NodeCost, OutputCost, RequestAttribution } from "./attribute.ts";
@@ -21,10 +21,12 @@ export { sessionCost } from "./session-cost.ts";
 
 /**
  * A priced request plus `reason` (why the cost is unknown, or what in it is
- * an estimate), `estimate` (set only when a known cost is not exact) and the
- * uncached cost stored for savings.
+ * an estimate), `estimate` (set only when a known cost is not exact), the
+ * uncached cost stored for savings and, for a model the catalog does not
+ * list, `nearModel`: a listed `provider/model` id of the same provider a typo
+ * away from it.
  */
-export type PricedRequest = RequestCost & { reason?: string; estimate?: string; noCacheCostUsd: number | null };
+export type PricedRequest = RequestCost & { reason?: string; estimate?: string; noCacheCostUsd: number | null; nearModel?: string };
 
 /**
  * Prices an adapter's usage report for `provider/model` with the catalog in
@@ -41,6 +43,11 @@ export async function priceReport(modelRef: string, report: UsageReport, options
   const cost: PricedRequest = { ...base, noCacheCostUsd: uncachedCost(report, modelRef, resolvedCatalog, options.config.prices) };
   const reason = cost.unknownReason ?? (cost.estimates.length > 0 ? cost.estimates.join("; ") : undefined);
   if (reason !== undefined) cost.reason = reason;
+  if (cost.costUsd === null && resolvePrice(resolvedCatalog, modelRef, options.config.prices) === undefined) {
+    // An unknown model, maybe misspelled: the whole catalog is read for its provider's ids, on this path only.
+    const near = nearModelId((await storedUpdate(statePaths(options.env ?? process.env))) ?? embeddedCatalog(), modelRef);
+    if (near !== undefined) cost.nearModel = near;
+  }
   if (cost.costUsd !== null && cost.estimates.length > 0) cost.estimate = cost.estimates.join("; ");
   return cost;
 }

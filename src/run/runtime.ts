@@ -42,6 +42,8 @@ export interface Priced {
   estimate?: string;
   /** Counts the provider reported inconsistently, each one line for stderr (also part of `estimate`); see RequestCost.warnings. */
   warnings?: string[];
+  /** For a model the catalog does not list: the catalog's `provider/model` id of the same provider a typo away, for a "did you mean". */
+  nearModel?: string;
 }
 
 /** What {@link runTurn} runs against. */

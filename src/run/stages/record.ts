@@ -59,7 +59,7 @@ export async function recordCall(
   const report = served && usageLowerBound ? cutStreamReport(served, result.streamedOutput ?? 0) : served;
   const priced: Priced = report ? await runtime.price(sent.catalogRef, report, { partial: failure !== undefined || usageLowerBound }) : unreportedCost(sent.unbilled, failure);
   sent.reservation?.settle(priced.costUsd);
-  if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}`);
+  if (report && priced.costUsd === null && priced.reason) options.notice?.(`cost unknown: ${priced.reason}${priced.nearModel ? `; did you mean ${priced.nearModel}?` : ""}`);
   for (const warning of priced.warnings ?? []) options.notice?.(warning);
   const chain = await sent.chain;
   const previousRow = store.lastRequest(sessionId) ?? opened.parentLast ?? null;
