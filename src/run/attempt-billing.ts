@@ -55,6 +55,16 @@ export function responseSince(before: ResponsesSeen, now: ResponsesSeen): number
   return now.count > before.count ? now.status : undefined;
 }
 
+/**
+ * True when `status` (of {@link responseSince}) says the provider accepted the request: a 2xx status line and
+ * headers arrived. From then on the provider may bill it whatever breaks afterwards (a cut or unreadable body, an
+ * error event or a cut inside the stream), so cachet never sends it again on its own: retries are for a request
+ * refused with a retryable status (429, 5xx) or one that got no response at all.
+ */
+export function acceptedStatus(status: number | undefined): status is number {
+  return status !== undefined && status >= 200 && status < 300;
+}
+
 /** What decides whether a failed exchange with a provider can have been billed ({@link unbilledExchange}). */
 export interface FailedExchange {
   /** Something of an answer arrived: content, usage or a finish (a provider's error body is no answer). */

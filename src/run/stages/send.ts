@@ -1,7 +1,8 @@
 /**
  * Stage "send": the user message is stored, the wire request is sent and its
  * stream consumed (text to the sink, the answer stored as it grows), with
- * retries of a retryable failure before any output was written.
+ * retries of a retryable failure before any output was written and before the
+ * provider accepted the request (a 2xx: it may bill it, so it is never resent).
  */
 import { catalogRefOf } from "../model-resolution.ts";
 import { checkContextWindow } from "../context-window.ts";
@@ -15,7 +16,7 @@ import type { WireRequest } from "../../plugin/wire.ts";
 import { abortableSleep } from "../../sleep.ts";
 import type { ChainLink, LedgerRow, RequestForm } from "../../session/types.ts";
 import { previousCall } from "../continuation.ts";
-import { responseSince, unbilledFailure } from "../attempt-billing.ts";
+import { acceptedStatus, responseSince, unbilledFailure } from "../attempt-billing.ts";
 import { consume, StreamFailure, type ConsumeResult } from "../consume.ts";
 import { checkpoint, interruptedAt } from "../interrupt.ts";
 import type { Runtime } from "../runtime.ts";
@@ -203,11 +204,18 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       break;
     } catch (error) {
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
-      const cause = options.signal?.aborted ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral)) : f.error;
       const nothingYet = !emitted && f.partial.content.length === 0;
-      unbilled = unbilledFailure(f.error, f.partial, responseSince(responsesBefore, runtime.responsesSeen()), options.signal?.aborted === true);
+      const status = responseSince(responsesBefore, runtime.responsesSeen());
+      // Accepted (a 2xx came): whatever broke after it, the provider may bill the request, so it is never sent again.
+      const accepted = acceptedStatus(status);
+      const cause = options.signal?.aborted
+        ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral))
+        : accepted && nothingYet
+          ? notResent(f.error, status, options.generation.stream !== false, input.ref.provider, runtime.ephemeral ? undefined : sessionId)
+          : f.error;
+      unbilled = unbilledFailure(f.error, f.partial, status, options.signal?.aborted === true);
       const failed: FailedAttempt = { attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, streamedOutput: f.partial.streamedOutput ?? 0, error: cause, unbilled, form: sending === wire ? "full" : "incremental" };
-      if (sending !== wire && nothingYet && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
+      if (sending !== wire && nothingYet && !accepted && !options.signal?.aborted && adapter.isContinuationLost?.(cause)) {
         options.notice?.(`${(cause as Error).message}; sending the whole request instead`);
         // The whole request goes out under the same reservation; the lost continuation was refused, so not billed.
         earlier.push(failed);
@@ -216,7 +224,7 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
         startedAt = Date.now();
         continue;
       }
-      const retryable = cause instanceof ProviderError && cause.retryable && nothingYet;
+      const retryable = cause instanceof ProviderError && cause.retryable && nothingYet && !accepted;
       if (retryable && attempt - resent < options.retries && !options.signal?.aborted) {
         const wait = Math.min((cause as ProviderError).retryAfterMs ?? 500 * 2 ** attempt, 30_000);
         options.notice?.(`${(cause as ProviderError).message}; retrying in ${(wait / 1000).toFixed(1)} s (attempt ${attempt + 2} of ${options.retries + 1})`);
@@ -309,6 +317,27 @@ export function inFlightRow(prefixVersion: number, sessionId: string, options: T
     messageId: null,
     finishReason: null,
   };
+}
+
+/**
+ * The failure of an attempt the provider accepted (HTTP `status`, a 2xx) before any content arrived, saying that it
+ * was not resent and why: the provider may have billed it. A non-streamed answer's body can only have been cut or
+ * unreadable (the adapter's JSON parser error alone says neither); a stream's own failure follows in parentheses. The
+ * hint names the session's ledger (`cachet cost`) where the attempt's row is, or, under --no-store (`sessionId`
+ * undefined), how to resend it (a stored turn's rollback note says that). A stall keeps its own message and hint
+ * (its limit is what to change), and so does any failure that is no ProviderError.
+ * @returns a ProviderError PROVIDER_STREAM, not retryable, the original as its cause
+ */
+function notResent(error: unknown, status: number, streamed: boolean, provider: string, sessionId: string | undefined): unknown {
+  if (!(error instanceof ProviderError) || error.code === "PROVIDER_STALL") return error;
+  const own = error.message.startsWith(`${provider}: `) ? error.message.slice(provider.length + 2) : error.message;
+  const what = `${streamed ? "the stream failed before any content" : "the response body was cut or unreadable"} after HTTP ${status} (${own.replace(/^stream failed: /, "")})`;
+  const hint = sessionId === undefined ? "run the same command again to resend it" : `\`cachet cost ${sessionId}\` shows its ledger row (cost unknown)`;
+  return new ProviderError("PROVIDER_STREAM", `${provider}: ${what}; not resent, as the provider may have billed it`, {
+    cause: error,
+    hint,
+    ...(error.status !== undefined ? { status: error.status } : {}),
+  });
 }
 
 /** What an interrupt after sending kept: with `--no-store` (`ephemeral`) nothing, whatever came. */
