@@ -323,8 +323,8 @@ export function inFlightRow(prefixVersion: number, sessionId: string, options: T
  * The failure of an attempt the provider accepted (HTTP `status`, a 2xx) before any content arrived, saying that it
  * was not resent and why: the provider may have billed it. A non-streamed answer's body can only have been cut or
  * unreadable (the adapter's JSON parser error alone says neither); a stream's own failure follows in parentheses. The
- * hint names the session's ledger (`cachet cost`) where the attempt's row is, or, under --no-store (`sessionId`
- * undefined), how to resend it (a stored turn's rollback note says that). A stall keeps its own message and hint
+ * hint names the session's ledger (`cachet cost`) where the attempt's row is (none under --no-store: `sessionId`
+ * undefined); how to resend it is the turn's rollback note (record.ts). A stall keeps its own message and hint
  * (its limit is what to change), and so does any failure that is no ProviderError.
  * @returns a ProviderError PROVIDER_STREAM, not retryable, the original as its cause
  */
@@ -332,10 +332,9 @@ function notResent(error: unknown, status: number, streamed: boolean, provider: 
   if (!(error instanceof ProviderError) || error.code === "PROVIDER_STALL") return error;
   const own = error.message.startsWith(`${provider}: `) ? error.message.slice(provider.length + 2) : error.message;
   const what = `${streamed ? "the stream failed before any content" : "the response body was cut or unreadable"} after HTTP ${status} (${own.replace(/^stream failed: /, "")})`;
-  const hint = sessionId === undefined ? "run the same command again to resend it" : `\`cachet cost ${sessionId}\` shows its ledger row (cost unknown)`;
   return new ProviderError("PROVIDER_STREAM", `${provider}: ${what}; not resent, as the provider may have billed it`, {
     cause: error,
-    hint,
+    ...(sessionId === undefined ? {} : { hint: `\`cachet cost ${sessionId}\` shows its ledger row (cost unknown)` }),
     ...(error.status !== undefined ? { status: error.status } : {}),
   });
 }
