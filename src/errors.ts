@@ -121,8 +121,8 @@ export class ProviderError extends CachetError {
   /** HTTP status, or undefined for a stream-level failure. */
   readonly status: number | undefined;
   /**
-   * True for 408/409/429/5xx/529 and for a connection that failed before any response; a failure after a 2xx
-   * response is never retried, whatever this says (src/run/attempt-billing.ts acceptedStatus).
+   * True for 408/409/429/5xx/529 and for a stream cut before any content; a non-streamed answer accepted with a 2xx
+   * is never retried, whatever this says (src/run/stages/send.ts).
    */
   readonly retryable: boolean;
   /** Milliseconds from `retry-after` / `retry-after-ms`, when the provider sent one. */

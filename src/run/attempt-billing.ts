@@ -57,9 +57,8 @@ export function responseSince(before: ResponsesSeen, now: ResponsesSeen): number
 
 /**
  * True when `status` (of {@link responseSince}) says the provider accepted the request: a 2xx status line and
- * headers arrived. From then on the provider may bill it whatever breaks afterwards (a cut or unreadable body, an
- * error event or a cut inside the stream), so cachet never sends it again on its own: retries are for a request
- * refused with a retryable status (429, 5xx) or one that got no response at all.
+ * headers arrived. For a non-streamed answer that means the whole answer was generated, and may be billed whatever
+ * happens to its body, so cachet never sends such a request again on its own (src/run/stages/send.ts).
  */
 export function acceptedStatus(status: number | undefined): status is number {
   return status !== undefined && status >= 200 && status < 300;

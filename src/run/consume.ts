@@ -103,8 +103,9 @@ export async function consume(events: AsyncIterable<StreamEvent>, options: Consu
       }
     }
     if (!result.finish) {
-      // A stream that ended was a response: the provider accepted the request and may bill it, so it is not resent.
-      throw new ProviderError("PROVIDER_STREAM", "the provider's stream ended before the answer was finished");
+      throw new ProviderError("PROVIDER_STREAM", "the provider's stream ended before the answer was finished", {
+        retryable: result.firstContentAt === undefined,
+      });
     }
     return result;
   } catch (error) {

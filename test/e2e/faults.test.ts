@@ -59,6 +59,7 @@ describe("a retryable failure before any output is retried, then succeeds", () =
     { fault: "429:1", notice: /HTTP 429.*retrying in 0\.2 s \(attempt 2 of 3\)/, minMs: 200 },
     { fault: "529:1", notice: /HTTP 529.*retrying in 0\.5 s \(attempt 2 of 3\)/, minMs: 500 },
     { fault: "503:1", notice: /HTTP 503.*retrying in 0\.5 s \(attempt 2 of 3\)/, minMs: 500 },
+    { fault: "error-before:1", notice: /overloaded_error.*retrying in 0\.5 s \(attempt 2 of 3\)/, minMs: 500 },
   ];
   for (const c of cases) {
     test(c.fault, async () => {
@@ -80,13 +81,22 @@ describe("a retryable failure before any output is retried, then succeeds", () =
       expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
       expect(messages[1]!.incomplete).toBeUndefined();
       expect(`${textOf(messages[1]!)}\n`).toBe(expected);
-      // Every attempt sent has its row. One refused with an HTTP status is not billed: exactly $0, usage unknown. (An
-      // overload inside a 200 stream is not retried: test/e2e/no-resend.test.ts.)
+      // Every attempt sent has its row. One refused with an HTTP status is not billed: exactly $0, usage unknown. An
+      // overload inside a 200 stream comes after message_start, whose input-side usage the provider reported: that
+      // attempt's row has it, flagged as a lower bound (CASES.md case 44).
+      const billedFirst = c.fault === "error-before:1";
       expect(requests).toHaveLength(2);
-      expect(requests[0]).toMatchObject({ status: "error", costUsd: 0, messageId: null });
-      expect(requests[0]!.usageLowerBound).toBeUndefined();
-      expect(requests[0]!.usage.input).toBeUndefined();
-      expect(requests[0]!.error).toContain(`HTTP ${c.fault.split(":")[0]}`);
+      if (!billedFirst) {
+        expect(requests[0]).toMatchObject({ status: "error", costUsd: 0, messageId: null });
+        expect(requests[0]!.usageLowerBound).toBeUndefined();
+        expect(requests[0]!.usage.input).toBeUndefined();
+        expect(requests[0]!.error).toContain(`HTTP ${c.fault.split(":")[0]}`);
+      } else {
+        expect(requests[0]).toMatchObject({ status: "error", usageLowerBound: true, messageId: null });
+        expect(requests[0]!.attempt).toBeUndefined();
+        expect(requests[0]!.error).toContain("overloaded_error");
+        expect(requests[0]!.usage.input).toBeGreaterThan(0);
+      }
       const final = requests.at(-1)!;
       expect(final).toMatchObject({ status: "ok", error: null, role: "main", attempt: 2 });
       expect(final.usageLowerBound).toBeUndefined();

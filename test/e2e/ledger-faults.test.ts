@@ -257,12 +257,12 @@ describe("every attempt sent has one ledger row: $0 when provably unbilled, else
   });
 
   for (const model of ["anthropic/claude-sonnet-4-6", "openai/gpt-5", "openai-responses/gpt-5", "google/gemini-2.5-flash", "xai/grok-4", "openrouter/openai/gpt-5"]) {
-    test(`an error event inside a 200 stream before any content (${model}): not resent, the attempt has its row, not $0`, async () => {
+    test(`an error event inside a 200 stream before any content (${model}): the failed attempt has its row, not $0`, async () => {
       const home = freshHome();
       const r = await cachet(["--emulate", "-m", model, "x"], { home, env: { CACHET_EMULATOR_FAULT: "error-before:1" } });
-      expect(r.code).toBe(4);
+      expect(r.code).toBe(0);
       const { requests } = await exported(home);
-      expect(requests.map((row) => [row.attempt ?? 1, row.status])).toEqual([[1, "error"]]);
+      expect(requests.map((row) => [row.attempt ?? 1, row.status])).toEqual([[1, "error"], [2, "ok"]]);
       // Anthropic reported the input side at message_start: a priced lower bound; the others reported nothing yet.
       if (model.startsWith("anthropic/")) {
         expect(requests[0]).toMatchObject({ usageLowerBound: true });

@@ -1,8 +1,8 @@
 /**
  * Stage "send": the user message is stored, the wire request is sent and its
  * stream consumed (text to the sink, the answer stored as it grows), with
- * retries of a retryable failure before any output was written and before the
- * provider accepted the request (a 2xx: it may bill it, so it is never resent).
+ * retries of a retryable failure before any output was written (never of a
+ * non-streamed answer the provider accepted: it generated, and bills, it whole).
  */
 import { catalogRefOf } from "../model-resolution.ts";
 import { checkContextWindow } from "../context-window.ts";
@@ -206,12 +206,14 @@ export async function sendRequest(runtime: Runtime, options: TurnOptions, input:
       const f = error instanceof StreamFailure ? error : new StreamFailure(error, { content: [], finish: undefined, firstContentAt: undefined });
       const nothingYet = !emitted && f.partial.content.length === 0;
       const status = responseSince(responsesBefore, runtime.responsesSeen());
-      // Accepted (a 2xx came): whatever broke after it, the provider may bill the request, so it is never sent again.
-      const accepted = acceptedStatus(status);
+      // A non-streamed answer accepted (a 2xx came) was generated whole before its body left: whatever broke in that
+      // body, the provider bills it, so it is never sent again. A stream that failed before any content is retried
+      // cleanly (CASES.md case 30), each attempt metered.
+      const accepted = options.generation.stream === false && acceptedStatus(status);
       const cause = options.signal?.aborted
         ? interruptedAt(options.signal, interruptedWhat(f.partial.content.length > 0, runtime.ephemeral))
         : accepted && nothingYet
-          ? notResent(f.error, status, options.generation.stream !== false, input.ref.provider, runtime.ephemeral ? undefined : sessionId)
+          ? notResent(f.error, status, input.ref.provider, runtime.ephemeral ? undefined : sessionId)
           : f.error;
       unbilled = unbilledFailure(f.error, f.partial, status, options.signal?.aborted === true);
       const failed: FailedAttempt = { attempt: attempt + 1, startedAt, finishedAt: Date.now(), usage: f.partial.partialUsage, streamedOutput: f.partial.streamedOutput ?? 0, error: cause, unbilled, form: sending === wire ? "full" : "incremental" };
@@ -320,18 +322,18 @@ export function inFlightRow(prefixVersion: number, sessionId: string, options: T
 }
 
 /**
- * The failure of an attempt the provider accepted (HTTP `status`, a 2xx) before any content arrived, saying that it
- * was not resent and why: the provider may have billed it. A non-streamed answer's body can only have been cut or
- * unreadable (the adapter's JSON parser error alone says neither); a stream's own failure follows in parentheses. The
- * hint names the session's ledger (`cachet cost`) where the attempt's row is (none under --no-store: `sessionId`
- * undefined); how to resend it is the turn's rollback note (record.ts). A stall keeps its own message and hint
- * (its limit is what to change), and so does any failure that is no ProviderError.
+ * The failure of a non-streamed attempt the provider accepted (HTTP `status`, a 2xx) whose body was cut or
+ * unreadable, saying that it was not resent and why: the provider generated, and may have billed, the whole answer.
+ * The adapter's own failure (a JSON parser's error, which alone says neither) follows in parentheses. The hint names
+ * the session's ledger (`cachet cost`) where the attempt's row is (none under --no-store: `sessionId` undefined); how
+ * to resend it is the turn's rollback note (record.ts). A stall keeps its own message and hint (its limit is what to
+ * change), and so does any failure that is no ProviderError.
  * @returns a ProviderError PROVIDER_STREAM, not retryable, the original as its cause
  */
-function notResent(error: unknown, status: number, streamed: boolean, provider: string, sessionId: string | undefined): unknown {
+function notResent(error: unknown, status: number, provider: string, sessionId: string | undefined): unknown {
   if (!(error instanceof ProviderError) || error.code === "PROVIDER_STALL") return error;
   const own = error.message.startsWith(`${provider}: `) ? error.message.slice(provider.length + 2) : error.message;
-  const what = `${streamed ? "the stream failed before any content" : "the response body was cut or unreadable"} after HTTP ${status} (${own.replace(/^stream failed: /, "")})`;
+  const what = `the response body was cut or unreadable after HTTP ${status} (${own.replace(/^stream failed: /, "")})`;
   return new ProviderError("PROVIDER_STREAM", `${provider}: ${what}; not resent, as the provider may have billed it`, {
     cause: error,
     ...(sessionId === undefined ? {} : { hint: `\`cachet cost ${sessionId}\` shows its ledger row (cost unknown)` }),
