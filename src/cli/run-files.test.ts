@@ -31,8 +31,24 @@ describe("clientProcessFile", () => {
     expect(await clientProcessFile(["--tool-result", `call_1=@${join(dir, "in")}`], false, "/")).toBe(reason(`--tool-result call_1=@${join(dir, "in")}`, "/dev/stdin"));
   });
 
+  test("a flag's file that is a stream (a FIFO, a character device, a socket, or a link to one), which the daemon would hold open", async () => {
+    Bun.spawnSync(["mkfifo", join(dir, "fifo")]);
+    symlinkSync(join(dir, "fifo"), join(dir, "to-fifo"));
+    const stream = (flag: string, kind: string) => `${flag} is ${kind}, a stream that the process opening it reads, which the daemon would hold open past an interrupted turn`;
+    expect(await clientProcessFile(["-s", "@fifo", "hi"], false, dir)).toBe(stream("--system @fifo", "a FIFO"));
+    expect(await clientProcessFile(["--tools", "to-fifo", "hi"], false, dir)).toBe(stream("--tools to-fifo", "a FIFO"));
+    expect(await clientProcessFile(["--overlay", "@/dev/null", "hi"], false, dir)).toBe(stream("--overlay @/dev/null", "a character device"));
+    const listener = Bun.listen({ unix: join(dir, "sock"), socket: { data() {} } });
+    try {
+      expect(await clientProcessFile(["--tool-result", "call_1=@sock"], false, dir)).toBe(stream("--tool-result call_1=@sock", "a socket"));
+    } finally {
+      listener.stop(true);
+    }
+  });
+
   test("none for plain files, prompt words, inline schemas, another command, or a line its own parse refuses", async () => {
     expect(await clientProcessFile(["-s", "@plain.txt", "--overlay", "@plain.txt", "hi"], false, dir)).toBeUndefined();
+    expect(await clientProcessFile(["-s", "@missing.txt", "--tools", dir, "hi"], false, dir)).toBeUndefined();
     expect(await clientProcessFile(["in", "stdin"], false, dir)).toBeUndefined();
     expect(await clientProcessFile(["--schema", '{"title":"/dev/./fd/3"}', "hi"], false, dir)).toBeUndefined();
     expect(await clientProcessFile(["sessions", "show", "in"], false, dir)).toBeUndefined();

@@ -2,7 +2,8 @@
  * The files a run's flags name (`-s @FILE`, `--overlay @FILE`, `--tools FILE`, `--schema FILE`,
  * `--tool-result ID=@FILE`), asked where they lead before any is read: to the turn's own stdin (the flag then reads
  * it, src/cli/run.ts), to a descriptor that is not open (refused), or, in the daemon, to a file of
- * the client's own process (the daemon declines the turn and its client runs it, src/daemon/server.ts).
+ * the client's own process or a stream such as a FIFO (the daemon declines the turn and its client runs it,
+ * src/daemon/server.ts).
  */
 import type { ArgsDef } from "citty";
 import type { Stats } from "node:fs";
@@ -119,8 +120,9 @@ function statOf(file: Bun.BunFile): Promise<Stats | undefined> {
 /**
  * Why the daemon cannot run the turn of `argv`: a file one of its flags names leads, through a symlink or as resolved
  * from the client's working directory, to a file of the process that opens it, which the daemon would open as its
- * own; undefined when none does (or the command line is not a turn's, or is one its own parse refuses: no file is
- * read then). Each path is followed part by part (src/input/process-path.ts), which costs an lstat per part.
+ * own, or is a stream (a FIFO, a character device, a socket: {@link streamKind}); undefined when none does (or the command line is not a turn's, or is one its own parse refuses: no file is
+ * read then). Each path is followed part by part (src/input/process-path.ts), which costs an lstat per part, and its
+ * target asked with one stat.
  * @param argv the client's command line (process.argv without the runtime and script)
  * @param stdinIsTerminal whether the client's fd 0 is a terminal (a bare line is then the root help)
  * @param cwd the client's working directory, absolute
@@ -140,7 +142,24 @@ export async function clientProcessFile(argv: readonly string[], stdinIsTerminal
   for (let i = 0; i < files.length; i++) {
     const reached = processFileOf(files[i]!.path, cwd, true);
     if (reached) return `${files[i]!.flag} leads to ${reached.path}, a file of the client's own process, which the daemon would open as its own`;
+    const kind = streamKind(files[i]!.path, cwd);
+    if (kind) return `${files[i]!.flag} is ${kind}, a stream that the process opening it reads, which the daemon would hold open past an interrupted turn`;
   }
+  return undefined;
+}
+
+/**
+ * What the file at `path` (from `cwd` when relative; symlinks followed) is when it is a stream rather than stored
+ * text: a FIFO, a character device or a socket, whose data goes to whichever process reads it. A daemon that opened
+ * one for a turn its client interrupted would keep the open (or its read) pending, and take the next writer's data;
+ * its client runs such a turn in its own process, whose end ends the read. Undefined for any other file, or none
+ * (its read fails alike in either process). One stat.
+ */
+function streamKind(path: string, cwd: string): string | undefined {
+  const stat = process.getBuiltinModule("node:fs").statSync(path.startsWith("/") ? path : `${cwd}/${path}`, { throwIfNoEntry: false });
+  if (stat?.isFIFO()) return "a FIFO";
+  if (stat?.isCharacterDevice()) return "a character device";
+  if (stat?.isSocket()) return "a socket";
   return undefined;
 }
 

@@ -731,6 +731,41 @@ describe("declining and the daemon command", () => {
     expect((await status())!.served).toBe(served);
   });
 
+  test("a flag's file that is a FIFO: declined, read by the client's own process, and an interrupted turn leaves no reader to take the next writer's data", async () => {
+    const { served } = await serving();
+    const dir = freshHome();
+    const fifo = join(dir, "p1");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    const reason = "cachet: the daemon declined this command (--system @p1 is a FIFO, a stream that the process opening it reads, which the daemon would hold open past an interrupted turn); running it in this process\n";
+    const emulator = await startEmulatorProcess(freshHome());
+    const target = against(emulator, "anthropic/claude-sonnet-4-6");
+    const turn = () =>
+      Bun.spawn([BINARY, "--verbose", "--json", ...target.args, "-s", "@p1", "hi"], { cwd: dir, env: { ...BASE_ENV, ...target.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    let writer: ReturnType<typeof Bun.spawn> | undefined;
+    try {
+      // Interrupted while it waits for a writer: its process ends, and with it its open of the FIFO.
+      const interrupted = turn();
+      await readUntil(interrupted.stderr, reason);
+      interrupted.kill("SIGINT");
+      await interrupted.exited;
+      // 130 once the turn's handler is in place, the signal's own end before it: either way the reader is gone.
+      expect(interrupted.exitCode === 130 || interrupted.signalCode === "SIGINT").toBe(true);
+      // The next writer's text reaches the next turn, whole.
+      writer = Bun.spawn(["sh", "-c", 'printf "Answer from the FIFO.\\n" > "$1"', "sh", fifo], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+      const next = turn();
+      const [stdout, stderr, code] = await Promise.all([new Response(next.stdout).text(), new Response(next.stderr).text(), next.exited]);
+      expect({ code, stderr: stderr.includes(reason), answered: ofType(events(stdout), "cost").length }).toEqual({ code: 0, stderr: true, answered: 1 });
+      expect(await writer.exited).toBe(0);
+      const bodies = await emulator.bodies();
+      expect(bodies).toHaveLength(1);
+      expect(bodies[0]!.system?.map((block: { text: string }) => block.text)).toEqual(["Answer from the FIFO.\n"]);
+    } finally {
+      writer?.kill();
+      emulator.stop();
+    }
+    expect((await status())!.served).toBe(served);
+  });
+
   test("a turn from a working directory removed since: run in its own process, the reason said under --verbose as a decline is", async () => {
     const { served } = await serving();
     const gone = join(freshHome(), "gone");
