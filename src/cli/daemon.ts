@@ -112,6 +112,10 @@ export default defineCommand({
       await info(`cachet daemon: already running (pid ${status.pid}, socket ${path})`);
       return;
     }
+    // Its socket, pid file and warm-up home go there: said as such, before anything is tried (or started) there.
+    const leftovers = await import("../daemon/leftovers.ts");
+    const unwritable = leftovers.unwritableDataDir(data);
+    if (unwritable !== undefined) throw unwritableError(unwritable);
     if (unasked === undefined) (await import("../private-files.ts")).makePrivateDir(data);
     const successorArgs = ["--idle", a.idle ?? DEFAULT_IDLE];
     if (action === "run") {
@@ -120,11 +124,14 @@ export default defineCommand({
       try {
         server = await serve({ socket: path, idleMs, firstIdleMs: unasked ? firstIdle(unasked) : undefined, successorArgs });
       } catch (error) {
+        // Made read-only (or taken away from this user) since the check above.
+        const unwritable = ["EROFS", "EACCES", "EPERM"].includes((error as NodeJS.ErrnoException)?.code ?? "") ? leftovers.unwritableDataDir(data) : undefined;
+        if (unwritable !== undefined) throw unwritableError(unwritable);
         if (unasked === undefined) throw error;
         // Removed while it warmed up: what failed was making its files there; it leaves quietly (a listener may be open).
         if (!dataExists()) return (await import("../edges.ts")).processEdges.exit(0);
         // Another error (a blocked socket path) would fail every daemon a turn starts: its stamp holds them back a while.
-        (await import("../daemon/leftovers.ts")).holdAutostarts(data, process.pid);
+        leftovers.holdAutostarts(data, process.pid);
         throw error;
       }
       if (!server) {
@@ -145,6 +152,13 @@ export default defineCommand({
     await info(`cachet daemon: running (pid ${started.pid}, socket ${path})`);
   },
 });
+
+/** The error of `daemon start`/`run` in a data directory it cannot write (`why`: src/daemon/leftovers.ts unwritableDataDir). */
+function unwritableError(why: string): CachetError {
+  return new CachetError("DAEMON_START", `${why}: the daemon keeps its socket, pid file and warm-up files there`, {
+    hint: "make it writable, or set CACHET_HOME to a writable directory (without a daemon, each turn runs in its own process)",
+  });
+}
 
 /**
  * Waits until a server answers on `path`, or the process `pid` (the one

@@ -10,7 +10,7 @@ import { processEdges } from "../edges.ts";
 import { envFlag } from "../env-flag.ts";
 import { getLogLevel } from "../log.ts";
 import { statePaths } from "../paths.ts";
-import { autostartStampPath, autostartStampStale } from "./leftovers.ts";
+import { autostartStampPath, autostartStampStale, unwritableDataDir } from "./leftovers.ts";
 import { socketPath } from "./protocol.ts";
 import { spawnServer, UNASKED_ENV } from "./self.ts";
 import { residentTurnConfig } from "./turn-config.ts";
@@ -84,6 +84,8 @@ export async function autostart(argv: readonly string[]): Promise<void> {
     if (!fs.statSync(data, { throwIfNoEntry: false })?.isDirectory()) return void none(`the data directory ${data} does not exist (this turn stored nothing)`);
     const config = await residentTurnConfig(process.env);
     if (typeof config === "string") return void none(`the daemon would not run these turns (${config})`);
+    const unwritable = unwritableDataDir(data);
+    if (unwritable !== undefined) return void none(`${unwritable}, where the daemon keeps its socket`);
     const stamp = autostartStampPath(data);
     const fd = claimStamp(stamp);
     if (fd === undefined) return void none(`another turn's daemon is still starting (${stamp})`);

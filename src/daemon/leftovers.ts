@@ -22,6 +22,32 @@ export function warmHomeName(pid: number): string {
   return `.w${pid}`;
 }
 
+/**
+ * Why no daemon can keep its files in the data directory `dir` (the socket's): its socket, pid file, warm-up home and
+ * the auto-start stamp all go there. The nearest directory that exists is asked (access(2) W_OK: EROFS on a read-only
+ * file system whoever asks, EACCES for a user without write permission), so a data directory still to be made under a
+ * read-only one is told too. One system call per level.
+ * @returns a phrase naming the directory and why, e.g. "the data directory /x is on a read-only file system (EROFS)";
+ *   undefined when it can be written (or nothing above it can be asked)
+ */
+export function unwritableDataDir(dir: string): string | undefined {
+  const fs = process.getBuiltinModule("node:fs");
+  for (let at = dir; ; ) {
+    try {
+      fs.accessSync(at, fs.constants.W_OK);
+      return undefined;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const named = at === dir ? `the data directory ${dir}` : `${at}, where the data directory ${dir} would be made,`;
+      if (code === "EROFS") return `${named} is on a read-only file system (EROFS)`;
+      if (code === "EACCES" || code === "EPERM") return `${named} is not writable by this user (${code})`;
+      const up = at.slice(0, Math.max(at.lastIndexOf("/"), 1));
+      if (code !== "ENOENT" || up === at) return undefined;
+      at = up;
+    }
+  }
+}
+
 /** The auto-start stamp's name in the data directory (the socket's). */
 const AUTOSTART_STAMP = "daemon.autostart";
 

@@ -82,6 +82,56 @@ function cachetLines(stderr: string): string[] {
   return stderr.split("\n").filter((line) => line.startsWith("cachet: ") || line.startsWith("  hint: "));
 }
 
+/**
+ * `args` run by the binary with `h` mounted read-only (a bind mount in a mount namespace of its own, unshare(1)):
+ * the file system says EROFS to every user, root included, which a chmod does not (these tests run as root).
+ */
+async function onReadOnlyHome(h: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const proc = Bun.spawn(["unshare", "-rm", "sh", "-c", 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"', "sh", h, BINARY, ...args], {
+    env: { ...BASE, HOME: h, CACHET_HOME: h, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Whether this machine lets a process mount a directory read-only in a namespace of its own (unshare -rm). */
+const readOnlyMounts = (() => {
+  try {
+    const dir = freshHome();
+    return Bun.spawnSync(["unshare", "-rm", "sh", "-c", 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ! touch "$1/x" 2>/dev/null', "sh", dir]).exitCode === 0;
+  } catch {
+    return false;
+  }
+})();
+
+describe("a read-only data directory", () => {
+  test.skipIf(!readOnlyMounts)("daemon run and start are one line naming it (exit 1), creating nothing; a turn runs in its own process and starts no daemon, as the README says", async () => {
+    const h = freshHome();
+    expect((await cachet(["--emulate", "first"], { home: h })).code).toBe(0);
+    const before = readdirSync(h).sort();
+    const line = `cachet: the data directory ${h} is on a read-only file system (EROFS): the daemon keeps its socket, pid file and warm-up files there`;
+    const hint = "  hint: make it writable, or set CACHET_HOME to a writable directory (without a daemon, each turn runs in its own process)";
+    for (const action of ["run", "start"]) {
+      const r = await onReadOnlyHome(h, ["daemon", action]);
+      expect({ action, code: r.code, stderr: r.stderr }).toEqual({ action, code: 1, stderr: `${line}\n${hint}\n` });
+    }
+    expect(readdirSync(h).sort()).toEqual(before);
+    expect(daemonsOf(h)).toEqual([]);
+    // A turn that stores nothing answers; auto-start (asked for) says why it started none. One that stores fails at once.
+    const noStore = await onReadOnlyHome(h, ["--emulate", "--no-store", "--verbose", "hi"], { CACHET_DAEMON_AUTOSTART: "1" });
+    expect({ code: noStore.code, answered: noStore.stdout.length > 0 }).toEqual({ code: 0, answered: true });
+    expect(noStore.stderr).toContain(`cachet: started no daemon for the next turns: the data directory ${h} is on a read-only file system (EROFS), where the daemon keeps its socket\n`);
+    const stored = await onReadOnlyHome(h, ["--emulate", "hi"], { CACHET_DAEMON_AUTOSTART: "1" });
+    expect(stored.code).toBe(1);
+    expect(cachetLines(stored.stderr)[0]).toBe(`cachet: cannot open the session store ${h}/cachet.db for writing: unable to open database file`);
+    expect(readdirSync(h).sort()).toEqual(before);
+    expect(daemonsOf(h)).toEqual([]);
+  });
+});
+
 describe("daemon start, stop and status", () => {
   test("start and stop say what they did on stderr, which -q silences; status answers on stdout, -q or not", async () => {
     const h = freshHome();
