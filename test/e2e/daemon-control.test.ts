@@ -387,6 +387,27 @@ describe("daemon start, stop and status", () => {
     }
   });
 
+  test("a turn whose input left the daemon far above its size (a refused 512 MiB stdin): it is answered as in-process, a fresh daemon replaces the big one, and the next turn answers", async () => {
+    const h = freshHome();
+    const pid = await startDaemon(h);
+    const env = { ...BASE, HOME: h, CACHET_HOME: h, CACHET_MAX_STDIN_BYTES: String(512 * 2 ** 20) };
+    const big = Bun.spawn(["sh", "-c", 'yes | "$1" --emulate --verbose hi', "sh", BINARY], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(big.stderr).text(), big.exited]);
+    // Run by the daemon (nothing declined), refused as in its own process.
+    expect({ code, lines: cachetLines(stderr) }).toEqual({ code: 3, lines: ["cachet: stdin is larger than 512 MiB", "  hint: send a smaller input, or raise the limit with CACHET_MAX_STDIN_BYTES"] });
+    // The next turn answers: in its own process while the big daemon hands over, or in the fresh one.
+    const next = await cachet(["--emulate", "next"], { home: h });
+    expect({ code: next.code, answered: next.stdout.length > 0 }).toEqual({ code: 0, answered: true });
+    let fresh: number | undefined;
+    await until("a fresh daemon to answer", async () => {
+      const s = await status(h);
+      if (s && !s.line.includes("restarting") && s.pid !== pid) fresh = s.pid;
+      return fresh !== undefined;
+    });
+    await exited(pid);
+    expect(daemonsOf(h)).toEqual([fresh!]);
+  });
+
   test("after a turn killed by SIGINT (130), status says restarting (pid N) until the successor answers, never not running, and one daemon is left", async () => {
     const h = freshHome();
     const pid = await startDaemon(h);
