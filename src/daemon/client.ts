@@ -21,11 +21,11 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
  * Why a command was left to this process to run: "absent", no daemon answered for its state directory (no socket
- * file, or one whose connect failed: a daemon killed, or one not yet listening); "declined", a daemon answered but
- * did not take it (running another turn, another build, an environment that differs, no answer within
- * {@link ACCEPT_WAIT_MS}, …); "unsent", it was never offered (CACHET_NO_DAEMON, not a turn, a U+FFFD word, a removed
- * working directory, a socket path too long for the platform). Only "absent" leads to starting one
- * (src/daemon/autostart.ts).
+ * file, one whose connect failed: a daemon killed, or one not yet listening, or a connection closed before any answer:
+ * a daemon that died as it was reached); "declined", a daemon answered but did not take it (running another turn,
+ * another build, an environment that differs, no answer within {@link ACCEPT_WAIT_MS}, …); "unsent", it was never
+ * offered (CACHET_NO_DAEMON, not a turn, a U+FFFD word, a removed working directory, a socket path too long for the
+ * platform). Only "absent" leads to starting one (src/daemon/autostart.ts).
  */
 export type LeftToProcess = "absent" | "declined" | "unsent";
 
@@ -103,7 +103,9 @@ export async function viaDaemon(argv: string[]): Promise<LeftToProcess> {
     if (answer.kind === "declined" && verbose(argv)) processEdges.writeStderr(`cachet: the daemon declined this command (${answer.reason}); running it in this process\n`);
     if (answer.kind === "unanswered") processEdges.writeStderr(`cachet: the daemon did not answer within ${ACCEPT_WAIT_MS / 1000} s (stopped or hung? \`cachet daemon status\` tells); running this command in this process\n`);
     void wire.end();
-    return "declined";
+    // Closed unanswered, the connection went to a daemon that died as it was reached (SIGKILL ends a process's threads
+    // one by one, and the last holds the listener open a while): none answered, and the next turns need one started.
+    return answer.kind === "closed" ? "absent" : "declined";
   }
   // From here on the daemon runs the command: a signal is the command's, and the client never runs it itself.
   let unanswered: ReturnType<typeof setTimeout> | undefined;
