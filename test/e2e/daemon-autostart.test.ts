@@ -1,18 +1,18 @@
 /**
  * A turn that finds no daemon starts one for the next turns (README "Resident daemon", src/daemon/autostart.ts),
  * through the compiled binary: the turn's own stdout, stderr and exit code stay those of CACHET_NO_DAEMON=1's, the
- * next turn runs in the daemon, `$(cachet …)` ends, a killed daemon's socket counts as none, and no daemon is started
- * in CI, under CACHET_DAEMON_AUTOSTART=0 or CACHET_NO_DAEMON=1, after a turn a running daemon declined or one it would
- * decline, or while another turn's daemon still warms up; a daemon started so never makes its home again once it was
- * removed, a burst of first turns leaves one daemon and no stamp, and one that served no turn exits after its first
- * idle. The harness turns auto-start off; these tests unset it (and CI is not in the harness's environment).
+ * next turn runs in the daemon, `$(cachet …)` ends, a killed daemon's socket counts as none (one dying as the turn
+ * reaches it too), and no daemon is started in CI, under CACHET_DAEMON_AUTOSTART=0 or CACHET_NO_DAEMON=1, after a turn
+ * a running daemon declined or one it would decline, or while another turn's daemon still warms up; a daemon started
+ * so never makes its home again once it was removed, a burst of first turns leaves one daemon and no stamp, and one
+ * that served no turn exits after its first idle. The harness turns auto-start off; these tests unset it (and CI is not in the harness's environment).
  * `daemon status` waits for a daemon a turn started to listen, so it answers for it at once; every daemon is stopped
  * after the file.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, type Run, until } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, daemonsOf, freshHome, readUntil, type Run, until } from "./harness.ts";
 import { processAlive } from "../../src/process-alive.ts";
 import { DAEMON_JSC_OPTIONS, DAEMON_OPTIONS_ENV } from "../../src/daemon/self.ts";
 
@@ -131,6 +131,25 @@ test("a daemon killed (its socket file left, refusing connections) counts as non
   const daemon = await status(h);
   expect(daemon?.served).toBe(0);
   expect(daemon!.pid).not.toBe(killed);
+  expect(r.stderr).toBe(startedLine(daemon!.pid));
+});
+
+test("a daemon that dies as the turn reaches it (the connection closed unanswered) counts as none: the turn starts another", async () => {
+  const h = home();
+  const socket = join(h, "daemon.sock");
+  // A listener that dies once the turn's hello arrives, as a daemon killed while its last threads still held its socket
+  // open: the turn's connection closes unanswered, and the file is left refusing connections.
+  const dying = Bun.spawn(
+    [process.execPath, "-e", `Bun.listen({ unix: ${JSON.stringify(socket)}, socket: { data() { process.kill(process.pid, "SIGKILL"); } } }); console.log("listening");`],
+    { stdin: "ignore", stdout: "pipe", stderr: "inherit" },
+  );
+  await readUntil(dying.stdout, "listening");
+  const r = await cachet(["--emulate", "--verbose", "hello"], { home: h, env: AUTO });
+  expect(await dying.exited).toBe(128 + 9);
+  expect(r.code).toBe(0);
+  const daemon = await status(h);
+  expect(daemon?.served).toBe(0);
+  expect(daemon!.pid).not.toBe(dying.pid);
   expect(r.stderr).toBe(startedLine(daemon!.pid));
 });
 
