@@ -294,8 +294,10 @@ function openForReading(path: string): Database {
     try {
       state = db.transaction(() => schemaState(db!)).deferred();
     } catch (error) {
-      if (!unwritablePlace(error)) throw error;
-      // WAL readers need the -shm index beside the file; in a read-only directory it cannot be made.
+      // WAL readers need the -shm index beside the file: in a read-only directory it cannot be made, nor on a full disk.
+      // There the file is read without it only when the log holds nothing the file lacks (no -wal file, or an empty
+      // one: the last writer checkpointed it as it closed); else the error stands, its hint saying to free space.
+      if (!unwritablePlace(error) && !(noSpace(error) && logIsEmpty(path))) throw error;
       db.close();
       db = new Database(`file:${encodeURI(path)}?immutable=1`, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI);
       state = schemaState(db);
@@ -316,6 +318,17 @@ function openForReading(path: string): Database {
     db?.close();
     throw storeOpenError(error, path);
   }
+}
+
+/** Whether `error` says the disk (or the user's quota) is full: SQLite's own code, or one of making its -shm file. */
+function noSpace(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^(SQLITE_FULL|SQLITE_IOERR_SHM(SIZE|OPEN|MAP)|ENOSPC|EDQUOT)/.test(code);
+}
+
+/** Whether the write-ahead log beside the store at `path` holds nothing: there is none, or it is empty. */
+function logIsEmpty(path: string): boolean {
+  return !process.getBuiltinModule("node:fs").statSync(`${path}-wal`, { throwIfNoEntry: false })?.size;
 }
 
 /** A store with no sessions, for reading before the first turn created the file. */

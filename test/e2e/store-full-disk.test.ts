@@ -1,7 +1,8 @@
 /**
  * A full disk under CACHET_HOME, through the binary: opening the store fails
  * with a hint about disk space (not "move the file away"), for a new store and
- * for one that exists, and once space is freed the session goes on with
+ * for one that exists, while what is stored can still be read (sessions,
+ * export, cost, stats), and once space is freed the session goes on with
  * nothing lost. The disk is a small tmpfs; on a machine that does not allow
  * mounting one, the test is skipped (src/session/database.test.ts checks the
  * mapping of each cause on every machine).
@@ -56,6 +57,17 @@ test.skipIf(!mounted)("a full disk at store open: a new store and an existing on
   expect(line).toStartWith(`cachet: cannot open the session store ${join(home, "cachet.db")}: `);
   expect(hint).toStartWith(DISK_HINT(home));
   expect(refused.stderr).not.toContain("move it away");
+
+  // What is stored can still be read, to look at or to export before freeing space: the last writer checkpointed its
+  // log as it closed, so the file holds everything, and is read without the -shm index the full disk cannot take.
+  const listed = await cachet(["sessions"], { home, env });
+  expect(listed.code).toBe(0);
+  expect(listed.stdout).toContain("kept");
+  const shown = await cachet(["export", "kept"], { home, env });
+  expect(shown.code).toBe(0);
+  const asked = shown.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "message" && e.message.role === "user");
+  expect(asked.map((e) => e.message.content[0].text)).toEqual(["first question"]);
+  for (const command of [["cost"], ["stats"]]) expect((await cachet(command, { home, env })).code).toBe(0);
 
   rmSync(filler);
   const resumed = await cachet(["--emulate", "--session", "kept", "--json", "second question"], { home, env });
