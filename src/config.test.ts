@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfigKept } from "./config.ts";
+import { loadConfigKept, tomlErrorLine } from "./config.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "cachet-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,4 +46,14 @@ test("a config file replaced by another of the same size and times is parsed aga
 
 test("a directory where the config goes is refused, as without a kept config", async () => {
   await expect(loadConfigKept(dir)).rejects.toMatchObject({ code: "CONFIG_UNREADABLE" });
+});
+
+test("a TOML error is named by its line: a redefined key, a value missing, a table never closed, after a multi-line array, a string left open", () => {
+  expect(tomlErrorLine("a = 1\nb = 2\na = 3\n")).toBe(3);
+  expect(tomlErrorLine("x = 1\n\n[cache]\nttl = \n")).toBe(4);
+  expect(tomlErrorLine("[compaction\nenabled = ")).toBe(1);
+  expect(tomlErrorLine("arr = [\n 1,\n 2\n]\nbad = = 1\n")).toBe(5);
+  // A construct that never closes is named by the line that opens it.
+  expect(tomlErrorLine("ok = 1\narr = [\n 1,\n 2\n")).toBe(2);
+  expect(tomlErrorLine('s = """\nmulti\n"""\nq = \'open\n')).toBe(4);
 });

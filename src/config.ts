@@ -234,12 +234,32 @@ function parseConfigText(text: string, path: string): Config {
   try {
     data = Bun.TOML.parse(text);
   } catch (cause) {
-    throw new CachetError("CONFIG_UNREADABLE", `malformed TOML in ${path}: ${(cause as Error).message}`, {
+    throw new CachetError("CONFIG_UNREADABLE", `malformed TOML in ${path}:${tomlErrorLine(text)}: ${(cause as Error).message}`, {
       hint: "fix the syntax (see README.md, Configuration)",
       cause,
     });
   }
   return parseConfig(data, path);
+}
+
+/**
+ * The line (1-based) of the first TOML error in `text`, which Bun's parser does not give: the line after the longest
+ * run of leading lines that parses. An error stays in every text that holds its line, and a construct left open (a
+ * multi-line array or string that never closes) is named by the line that opens it. Run only on a config that failed,
+ * at most once per line of it.
+ */
+export function tomlErrorLine(text: string): number {
+  const lines = text.split("\n");
+  let parsed = 0;
+  for (let n = 1; n <= lines.length; n++) {
+    try {
+      Bun.TOML.parse(lines.slice(0, n).join("\n"));
+      parsed = n;
+    } catch {
+      // This prefix ends inside the error, or inside a construct a later line closes.
+    }
+  }
+  return Math.min(parsed + 1, lines.length);
 }
 
 let pinned: { path: string; config: Config } | undefined;

@@ -164,7 +164,7 @@ describe("one line, the documented exit code, nothing on stdout, nothing stored 
       expect(r.code).toBe(3);
       expect(r.stdout).toBe("");
       const [line, hint, ...rest] = textLines(r.stderr);
-      expect(line).toStartWith(`cachet: malformed TOML in ${config}: `);
+      expect(line).toStartWith(`cachet: malformed TOML in ${config}:1: `);
       expect(hint).toStartWith("  hint: ");
       expect(rest).toEqual([]);
     } finally {

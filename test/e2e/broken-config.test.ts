@@ -49,7 +49,7 @@ const REFUSING: ((home: string) => string[])[] = [
 const SILENT: string[][] = [["sessions"], ["sessions", "show", "--json"], ["export"], ["daemon", "status"], ["prices", "reset"]];
 
 const BROKEN = [
-  { name: "malformed TOML", text: "[compaction\nenabled = ", line: (path: string) => new RegExp(`^cachet: malformed TOML in ${path.replaceAll(".", "\\.")}: TOML Parse error: .+`) },
+  { name: "malformed TOML", text: "[compaction\nenabled = ", line: (path: string) => new RegExp(`^cachet: malformed TOML in ${path.replaceAll(".", "\\.")}:1: TOML Parse error: .+`) },
   { name: "a wrong value", text: 'hook_timeout = "x"\n', line: (path: string) => new RegExp(`^cachet: invalid config key "hook_timeout" in ${path.replaceAll(".", "\\.")}: Invalid type: Expected number but received "x"$`) },
 ];
 
