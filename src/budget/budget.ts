@@ -115,7 +115,8 @@ export class Budget {
     if (forecast.usd === null) {
       if (!this.options.allowUnpriced) {
         throw new CachetError("BUDGET_UNPRICED", `budget: cannot forecast the cost of ${call.catalogRef} (${forecast.reason}); a call under a spending limit needs a price; nothing was sent`, {
-          hint: `set [prices."${call.catalogRef}"] in config.toml, or pass --allow-unpriced to send it uncounted`,
+          // A misspelled model is unpriced too: the id it is a typo of comes first, before pricing one that does not exist.
+          hint: `${forecast.nearModel ? `did you mean -m ${forecast.nearModel}? else ` : ""}set [prices."${call.catalogRef}"] in config.toml, or pass --allow-unpriced to send it uncounted`,
         });
       }
       this.options.notice(`budget: the cost of ${call.catalogRef} cannot be forecast (${forecast.reason}); sent uncounted (--allow-unpriced)`);

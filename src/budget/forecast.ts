@@ -23,6 +23,8 @@ export interface CallEstimate {
 export interface Forecast {
   usd: number | null;
   reason?: string;
+  /** With no forecast for a model the catalog does not list: its `provider/model` id a typo away (Priced.nearModel). */
+  nearModel?: string;
 }
 
 /**
@@ -30,10 +32,12 @@ export interface Forecast {
  * @param price the meter (runtime.price): prices a usage for a catalog ref
  */
 export async function forecastCall(call: CallEstimate, price: (catalogRef: string, usage: Usage) => Promise<Priced>): Promise<Forecast> {
+  const none = { input: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: call.maxOutputTokens ?? 0, reasoning: undefined };
   if (call.maxOutputTokens === undefined) {
-    return { usd: null, reason: `the output limit of ${call.catalogRef} is unknown (pass --max-tokens N)` };
+    // Asked of the meter all the same: a model it does not list may be a typo of one it does.
+    const { nearModel } = await price(call.catalogRef, none);
+    return { usd: null, reason: `the output limit of ${call.catalogRef} is unknown (pass --max-tokens N)`, ...(nearModel ? { nearModel } : {}) };
   }
-  const none = { input: 0, cacheRead: 0, cacheWrite5m: 0, cacheWrite1h: 0, output: call.maxOutputTokens, reasoning: undefined };
   const shapes: Usage[] = [{ ...none, input: call.promptTokens }];
   if (call.cache.mode !== "off") shapes.push(call.cache.ttl === "1h" ? { ...none, cacheWrite1h: call.promptTokens } : { ...none, cacheWrite5m: call.promptTokens });
   let worst = 0;
@@ -41,7 +45,7 @@ export async function forecastCall(call: CallEstimate, price: (catalogRef: strin
     const priced = await price(call.catalogRef, usage);
     if (priced.costUsd !== null) worst = Math.max(worst, priced.costUsd);
     // No cache-write price means the provider bills no separate write (OpenAI, Gemini): the input shape stands.
-    else if (i === 0) return { usd: null, reason: priced.reason ?? `no price for ${call.catalogRef}` };
+    else if (i === 0) return { usd: null, reason: priced.reason ?? `no price for ${call.catalogRef}`, ...(priced.nearModel ? { nearModel: priced.nearModel } : {}) };
   }
   return { usd: worst };
 }

@@ -129,6 +129,19 @@ describe("a call that could cross a limit is refused before anything is sent", (
       emulator.stop();
     }
   }, 60_000);
+
+  test("a misspelled model under a daily limit: the hint names the model it is a typo of before pricing one that does not exist", async () => {
+    const home = freshHome();
+    configure(home, "daily_usd = 1");
+    for (const flags of [[], ["--max-tokens", "100"]]) {
+      const r = await cachet(["--emulate", "-m", "anthropic/claude-sonet-4-6", ...flags, "hi there"], { home });
+      expect(r.code).toBe(6);
+      const [line, hint, ...rest] = r.stderr.split("\n").filter((l) => l !== "" && !l.startsWith("[warn]"));
+      expect(line).toStartWith("cachet: budget: cannot forecast the cost of anthropic/claude-sonet-4-6 (");
+      expect(hint).toBe('  hint: did you mean -m anthropic/claude-sonnet-4-6? else set [prices."anthropic/claude-sonet-4-6"] in config.toml, or pass --allow-unpriced to send it uncounted');
+      expect(rest).toEqual([]);
+    }
+  });
 });
 
 test("spend made before any limit was set counts: the day's, month's and session's spent include it, and a call it leaves no room for is refused (exit 6, nothing sent)", async () => {
