@@ -323,12 +323,13 @@ async function textOrFile(value: string, flag: string): Promise<string> {
  * The `--system` text: a blank one is refused before anything is stored,
  * since it would be frozen into the session's prefix and the provider refuses
  * a whitespace-only system block on every later turn.
- * @throws CachetError BAD_FLAG (exit 2) when the text or file is only whitespace
+ * @throws CachetError BAD_FLAG (exit 2) when the text or file is empty or only whitespace
  */
 async function systemText(value: string): Promise<string> {
   const text = await textOrFile(value, "--system");
   if (/\S/.test(text)) return text;
-  throw new CachetError("BAD_FLAG", value.startsWith("@") ? `flag --system ${value}: the file is only whitespace` : "flag --system needs a value: it is only whitespace", {
+  const what = text === "" ? "empty" : "only whitespace";
+  throw new CachetError("BAD_FLAG", value.startsWith("@") ? `flag --system ${value}: the file is ${what}` : `flag --system needs a value: it is ${what}`, {
     hint: "give the system prompt some text, or leave out -s (providers refuse a blank system prompt)",
   });
 }

@@ -64,6 +64,7 @@ const CASES: { name: string; args: (home: string) => string[]; code: number; lin
   // A blank system part would be frozen into the new session's prefix and refused by the provider on every turn.
   { name: "-s \" \" (whitespace only)", args: () => ["--emulate", "-s", " ", "hi"], code: 2, line: /^cachet: flag --system needs a value: it is only whitespace$/ },
   { name: "-s @FILE holding only whitespace", args: (h) => ["--emulate", "-s", `@${join(h, "blank-system.txt")}`, "hi"], code: 2, line: /^cachet: flag --system @.*blank-system\.txt: the file is only whitespace$/ },
+  { name: "-s @/dev/null (an empty file)", args: () => ["--emulate", "-s", "@/dev/null", "hi"], code: 2, line: /^cachet: flag --system @\/dev\/null: the file is empty$/ },
   // The same check as config.toml's base_url, before anything is read or sent (it was exit 4 "stream failed: Invalid URL").
   { name: "--base-url notaurl", args: () => ["-m", "openai/gpt-4o", "--base-url", "notaurl", "hi"], code: 2, line: /^cachet: --base-url "notaurl": expected an http:\/\/ or https:\/\/ URL$/ },
   { name: "--base-url without a scheme (localhost:8080 parses as scheme localhost:)", args: () => ["-m", "openai/gpt-4o", "--base-url", "localhost:8080", "hi"], code: 2, line: /^cachet: --base-url "localhost:8080": expected an http:\/\/ or https:\/\/ URL$/ },
