@@ -7,7 +7,7 @@
 import type { Config } from "../config.ts";
 import type { Usage } from "../plugin/usage.ts";
 import type { RequestFigures } from "../session/ledger-figures.ts";
-import type { LedgerRow } from "../session/types.ts";
+import type { LedgerRow, RequestStatus } from "../session/types.ts";
 import { ChainMeter, OUTPUT_CATEGORIES, ratesOf, type AttributeOptions, type AttributedTokens, type NodeCost } from "./attribute.ts";
 import type { Catalog } from "./catalog.ts";
 import { costOf, dollars, formatUsd, toUsd, type Atto } from "./money.ts";
@@ -38,6 +38,8 @@ export interface RequestCostView {
   costUsd: number | null;
   /** Why `costUsd` is a flagged estimate or lower bound (printed with `~`, as `cost` without `--tree` does); null when exact. */
   costEstimate: string | null;
+  /** The ledger row's status: `ok`, or how the attempt ended otherwise (`error`, `incomplete`, `in_flight`, `lost`). */
+  status: RequestStatus;
   /** Billed prompt tokens, and the sum over the nodes (always equal when the chain is not empty). */
   billedPrompt: number;
   nodeTokens: number;
@@ -116,6 +118,7 @@ export function sessionCost(rows: readonly LedgerRow[], catalog: Catalog, overri
         usage: row.usage,
         costUsd: row.costUsd,
         costEstimate: row.costEstimate ?? null,
+        status: row.status,
         billedPrompt: a.billedPrompt,
         nodeTokens: nodes.reduce((s, n) => s + n.tokens, 0),
         estimatedPrompt: row.chain.reduce((s, link) => s + link.tokens, 0),
@@ -202,6 +205,14 @@ function leafOf(n: NodeCost): CostTreeNode {
 }
 
 /** Cache writes of both TTLs; unknown ("?") when neither count is known, never a silent 0. */
+/**
+ * The end of a request's line naming a status other than `ok` in the ledger's own word (`  (status error)`), so a
+ * failed attempt, maybe billed, never reads as just an unpriced request; an ok request's line has none.
+ */
+function statusNote(status: RequestStatus): string {
+  return status === "ok" ? "" : `  (status ${status})`;
+}
+
 function writes(fiveMinutes: number | null | undefined, oneHour: number | null | undefined): number | "?" {
   return (fiveMinutes ?? null) === null && (oneHour ?? null) === null ? "?" : (fiveMinutes ?? 0) + (oneHour ?? 0);
 }
@@ -219,7 +230,7 @@ export function* requestFigureLines(requests: readonly RequestFigures[], linesPe
     const cost = r.costUsd === null ? "cost unknown" : `${r.costEstimate ? "~" : ""}${dollars(r.costUsd)}`;
     // Only the unusual form is named: an incremental request sent just its new input (the whole context is billed all the same).
     const form = r.requestForm === "incremental" ? "  (incremental)" : "";
-    piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}${form}\n`;
+    piece += `${r.id}  ${r.role}  ${r.provider}/${r.model}  ${cost}  in ${r.input ?? "?"} · read ${r.cacheRead ?? "?"} · write ${writes(r.cacheWrite5m, r.cacheWrite1h)} · out ${r.output ?? "?"}${form}${statusNote(r.status)}\n`;
     if (++lines === linesPerPiece) {
       yield piece;
       piece = "";
@@ -245,7 +256,7 @@ export function formatSessionCost(views: readonly RequestCostView[], tree: boole
   for (const v of views) {
     const u = v.usage;
     lines.push(
-      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `${v.costEstimate ? "~" : ""}${dollars(v.costUsd)}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}`,
+      `${v.id}  ${v.role}  ${v.model}  ${v.costUsd === null ? "cost unknown" : `${v.costEstimate ? "~" : ""}${dollars(v.costUsd)}`}  in ${u.input ?? "?"} · read ${u.cacheRead ?? "?"} · write ${writes(u.cacheWrite5m, u.cacheWrite1h)} · out ${u.output ?? "?"}${statusNote(v.status)}`,
     );
     if (!tree) continue;
     if (!v.attributed) {

@@ -5,7 +5,7 @@
  * `cachet cost` read sums per group, never message content or hash chains.
  */
 import type { Database } from "bun:sqlite";
-import type { LedgerRow } from "./types.ts";
+import type { LedgerRow, RequestStatus } from "./types.ts";
 import type { RequestRow, SqlValue } from "./rows.ts";
 
 /**
@@ -102,6 +102,8 @@ export interface RequestFigures {
   costEstimate: string | null;
   /** How it was sent (`full`, or `incremental`: only the new input after the provider's stored previous response); null when not recorded. */
   requestForm: string | null;
+  /** The ledger row's status: `ok`, or how the attempt ended otherwise (`error`, `incomplete`, `in_flight`, `lost`). */
+  status: RequestStatus;
 }
 
 const KEYS: Record<FigureGroupBy, string> = {
@@ -158,12 +160,12 @@ export class LedgerFigures {
     // Rows as arrays: a session may hold a hundred thousand requests, and named rows cost a third more to build.
     const rows = this.db
       .query(
-        `SELECT id, role, provider, model, started_at, input, cache_read, cache_write_5m, cache_write_1h, output, cost_usd, cost_estimate, request_form
+        `SELECT id, role, provider, model, started_at, input, cache_read, cache_write_5m, cache_write_1h, output, cost_usd, cost_estimate, request_form, status
          FROM requests WHERE session_id = ? ORDER BY started_at, rowid`,
       )
-      .values(sessionId) as Array<[string, string, string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, string | null, string | null]>;
-    return rows.map(([id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm]) => ({
-      id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm,
+      .values(sessionId) as Array<[string, string, string, string, number, number | null, number | null, number | null, number | null, number | null, number | null, string | null, string | null, RequestStatus]>;
+    return rows.map(([id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm, status]) => ({
+      id, role, provider, model, startedAt, input, cacheRead, cacheWrite5m, cacheWrite1h, output, costUsd, costEstimate, requestForm, status,
     }));
   }
 

@@ -5,7 +5,7 @@
  * request's cost.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { cachet, cleanHomes, freshHome } from "./harness.ts";
+import { BINARY, cachet, cleanHomes, freshHome, homeEnv, readUntil } from "./harness.ts";
 import { LARGE_SYSTEM, exportSession, ok, tempFile } from "./session-kit.ts";
 
 afterAll(cleanHomes);
@@ -151,7 +151,7 @@ test("cost --tree on a request the provider refused prints one line saying its n
   const tree = (await ok(["cost", "--tree"], { home })).stdout.split("\n");
   const block = (id: string) => tree.slice(tree.findIndex((l) => l.startsWith(id)), tree.findIndex((l, i) => i > tree.findIndex((k) => k.startsWith(id)) && !l.startsWith(" ")));
   expect(block(bad!)).toEqual([
-    `${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?`,
+    `${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?  (status error)`,
     expect.stringMatching(/^ {2}nodes: estimated \d+ tokens, not attributed: the provider reported no usage \(nothing was billed\)$/),
   ]);
   expect(tree.filter((l) => / 0 {2}empty /.test(l))).toEqual([]);
@@ -163,7 +163,7 @@ test("cost --tree on a request the provider refused prints one line saying its n
     ["text", expect.stringMatching(/^m_\w+#0$/), "2", "uncached"],
     ["output", expect.stringMatching(/^m_/), expect.stringMatching(/^\d+$/), expect.stringMatching(/^\$0\.000\d+$/)],
   ]);
-  expect((await ok(["cost"], { home })).stdout.split("\n")[1]).toBe(`${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?`);
+  expect((await ok(["cost"], { home })).stdout.split("\n")[1]).toBe(`${bad}  main  anthropic/claude-sonnet-4-6  $0  in ? · read ? · write ? · out ?  (status error)`);
   const views = (JSON.parse((await ok(["cost", "--tree", "--json"], { home })).stdout) as { requests: Raw[] }).requests;
   expect(views.map((v) => [v.id, v.attributed, v.tree.length, v.costUsd])).toEqual([[good, true, 2, expect.any(Number)], [bad, false, 0, 0]]);
 });
@@ -188,4 +188,33 @@ test("cost --tree marks every amount of a lower-bound request with ~ (its nodes 
   for (const line of amounts(lower)) expect(line).toMatch(/ ~\$[\d.]+/);
   expect(amounts(exact).length).toBeGreaterThanOrEqual(3);
   for (const line of amounts(exact)) expect(line).not.toContain("~");
+});
+
+test("cost names the ledger status of a failed attempt (a --no-stream body cut after HTTP 200, a turn interrupted mid-answer) on its line and in every --json request object; an ok request's line is as before", async () => {
+  const home = freshHome();
+  const cut = await cachet(["--emulate", "--no-stream", "--session", "t1", "hello there"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
+  expect(cut.code).toBe(4);
+  await ok(["--emulate", "--session", "t1", "and now?"], { home });
+  // Interrupted once the answer has begun: what came is kept, the row marked incomplete.
+  const proc = Bun.spawn([BINARY, "--emulate", "--session", "t1", "tell me more"], { env: { ...homeEnv(home), CACHET_EMULATOR_FAULT: "stall" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  await readUntil(proc.stdout, " ");
+  proc.kill("SIGINT");
+  expect(await proc.exited).toBe(130);
+  const { requests } = await exportSession(home, "t1");
+  expect(requests.map((r) => r.status)).toEqual(["error", "ok", "incomplete"]);
+  const [failed, good, interrupted] = requests;
+  const counts = (r: Raw) => `in ${r.usage.input ?? "?"} · read ${r.usage.cacheRead ?? "?"} · write ${(r.usage.cacheWrite5m ?? 0) + (r.usage.cacheWrite1h ?? 0)} · out ${r.usage.output ?? "?"}`;
+  const text = (await ok(["cost", "t1"], { home })).stdout.split("\n");
+  expect(text.slice(0, 3)).toEqual([
+    `${failed!.id}  main  anthropic/claude-sonnet-4-6  cost unknown  in ? · read ? · write ? · out ?  (status error)`,
+    expect.stringMatching(new RegExp(`^${good!.id}  main  anthropic/claude-sonnet-4-6  \\$0\\.\\d+  ${counts(good!)}$`)),
+    expect.stringMatching(new RegExp(`^${interrupted!.id}  main  anthropic/claude-sonnet-4-6  ~\\$0\\.\\d+  ${counts(interrupted!)}  \\(status incomplete\\)$`)),
+  ]);
+  // --tree names them the same way on each request's line.
+  const tree = (await ok(["cost", "t1", "--tree"], { home })).stdout.split("\n").filter((l) => l.startsWith("r_"));
+  expect(tree).toEqual(text.slice(0, 3));
+  for (const args of [["cost", "t1", "--json"], ["cost", "t1", "--tree", "--json"]]) {
+    const listed = (JSON.parse((await ok(args, { home })).stdout) as { requests: Raw[] }).requests;
+    expect({ args, status: listed.map((r) => [r.id, r.status]) }).toEqual({ args, status: requests.map((r) => [r.id, r.status]) });
+  }
 });
