@@ -194,6 +194,7 @@ test("cost names the ledger status of a failed attempt (a --no-stream body cut a
   const home = freshHome();
   const cut = await cachet(["--emulate", "--no-stream", "--session", "t1", "hello there"], { home, env: { CACHET_EMULATOR_FAULT: "cut" } });
   expect(cut.code).toBe(4);
+  expect(cut.stderr).toContain("shows its ledger row (status error, cost unknown)");
   await ok(["--emulate", "--session", "t1", "and now?"], { home });
   // Interrupted once the answer has begun: what came is kept, the row marked incomplete.
   const proc = Bun.spawn([BINARY, "--emulate", "--session", "t1", "tell me more"], { env: { ...homeEnv(home), CACHET_EMULATOR_FAULT: "stall" }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });

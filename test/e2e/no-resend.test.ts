@@ -56,7 +56,7 @@ describe("a request answered with HTTP 200 is sent once: exit 4, one line saying
         // Nothing streamed: a parser's error inside a "stream failed" would not say what happened.
         expect(message).not.toContain("stream failed");
         expect(hint).toBe(
-          `  hint: \`cachet cost ${session.id}\` shows its ledger row (cost unknown); the prompt was not kept in the session (no answer came): run the same command again to resend it`,
+          `  hint: \`cachet cost ${session.id}\` shows its ledger row (status error, cost unknown); the prompt was not kept in the session (no answer came): run the same command again to resend it`,
         );
         // The one attempt has its row, saying what happened; its cost is not $0 (it may have been billed).
         expect(requests).toHaveLength(1);
@@ -68,6 +68,7 @@ describe("a request answered with HTTP 200 is sent once: exit 4, one line saying
         const cost = await cachet(["cost", session.id], { home });
         expect(cost.code).toBe(0);
         expect(cost.stdout).toContain(requests[0]!.id);
+        expect(cost.stdout.split("\n").find((l) => l.startsWith(requests[0]!.id))).toEndWith("cost unknown  in ? · read ? · write ? · out ?  (status error)");
       });
     }
   }

@@ -325,7 +325,7 @@ export function inFlightRow(prefixVersion: number, sessionId: string, options: T
  * The failure of a non-streamed attempt the provider accepted (HTTP `status`, a 2xx) whose body was cut or
  * unreadable, saying that it was not resent and why: the provider generated, and may have billed, the whole answer.
  * The adapter's own failure (a JSON parser's error, which alone says neither) follows in parentheses. The hint names
- * the session's ledger (`cachet cost`) where the attempt's row is (none under --no-store: `sessionId` undefined); how
+ * the session's ledger (`cachet cost`) where the attempt's row is, in the words that row is listed with there (none under --no-store: `sessionId` undefined); how
  * to resend it is the turn's rollback note (record.ts). A stall keeps its own message and hint (its limit is what to
  * change), and so does any failure that is no ProviderError.
  * @returns a ProviderError PROVIDER_STREAM, not retryable, the original as its cause
@@ -336,7 +336,7 @@ function notResent(error: unknown, status: number, provider: string, sessionId: 
   const what = `the response body was cut or unreadable after HTTP ${status} (${own.replace(/^stream failed: /, "")})`;
   return new ProviderError("PROVIDER_STREAM", `${provider}: ${what}; not resent, as the provider may have billed it`, {
     cause: error,
-    ...(sessionId === undefined ? {} : { hint: `\`cachet cost ${sessionId}\` shows its ledger row (cost unknown)` }),
+    ...(sessionId === undefined ? {} : { hint: `\`cachet cost ${sessionId}\` shows its ledger row (status error, cost unknown)` }),
     ...(error.status !== undefined ? { status: error.status } : {}),
   });
 }
