@@ -12,6 +12,7 @@ import { once } from "../deferred-schema.ts";
 import { CachetError, isCachetError } from "../errors.ts";
 import { statePaths, storedCatalogFile, type StatePaths } from "../paths.ts";
 import { makePrivateDir } from "../private-files.ts";
+import { DEFAULT_MODEL } from "../run/resolve-provider.ts";
 import { catalogText, providerRanges, providerSlice, type ProviderRange } from "./catalog-layout.ts";
 import type { CachePriceFinding } from "./cache-price-check.ts";
 // Embedded as a file and read on demand, laid out one model per line (catalog-layout.ts): as a JS object literal it
@@ -320,7 +321,7 @@ export function splitModelId(modelId: string): { provider: string; model: string
   const slash = modelId.indexOf("/");
   if (slash <= 0 || slash === modelId.length - 1) {
     throw new CachetError("UNKNOWN_MODEL", `model "${modelId}" is not of the form provider/model`, {
-      hint: "write the model as provider/model, e.g. anthropic/claude-sonnet-4-5 (see `cachet models`)",
+      hint: `write the model as provider/model, e.g. ${DEFAULT_MODEL} (see \`cachet models\`)`,
     });
   }
   return { provider: modelId.slice(0, slash), model: modelId.slice(slash + 1) };

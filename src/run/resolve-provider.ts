@@ -9,6 +9,9 @@ import type { PluginHost } from "../plugin/host.ts";
 import type { HostAdapter } from "../plugin/guard.ts";
 import type { ProviderSpec } from "../plugin/provider.ts";
 
+/** The model used when neither flag, session nor config names one (README.md quotes it; hints give it as the example). */
+export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-6";
+
 /** A model reference split into its parts. */
 export interface ModelRef {
   provider: string;
@@ -24,7 +27,7 @@ export function parseModelRef(ref: string): ModelRef {
   const slash = ref.indexOf("/");
   if (slash <= 0 || slash === ref.length - 1) {
     throw new CachetError("BAD_FLAG", `model "${ref}" is not of the form provider/model`, {
-      hint: "e.g. -m anthropic/claude-sonnet-4-5; `cachet models` lists them",
+      hint: `e.g. -m ${DEFAULT_MODEL}; \`cachet models\` lists them`,
     });
   }
   return { provider: ref.slice(0, slash), model: ref.slice(slash + 1) };

@@ -10,14 +10,13 @@ import { buildPrefix } from "../../context/prefix.ts";
 import type { Block, Message, StablePrefix } from "../../context/types.ts";
 import { CachetError } from "../../errors.ts";
 import type { LoadedSession } from "../../session/types.ts";
-import { parseModelRef, resolveProvider } from "../resolve-provider.ts";
+import { DEFAULT_MODEL, parseModelRef, resolveProvider } from "../resolve-provider.ts";
 import type { Runtime } from "../runtime.ts";
 import { stickyGeneration, type StickyGeneration } from "../sticky-generation.ts";
 import { toolResultFlags } from "../tool-result-hint.ts";
 import type { TurnOptions } from "../turn-types.ts";
 
-/** The model used when neither flag, session nor config names one. */
-export const DEFAULT_MODEL = "anthropic/claude-sonnet-4-6";
+export { DEFAULT_MODEL };
 
 /** The turn's `provider/model`: the flag's, else the session's, else the config's, else {@link DEFAULT_MODEL}. */
 export function modelRefOf(flag: string | undefined, session: { model: string } | undefined, config: { model?: string }): string {
