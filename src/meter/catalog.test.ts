@@ -7,7 +7,7 @@ import { supplementCatalog } from "../../build/genai-prices.ts";
 import { parseConfig } from "../config.ts";
 import { statePaths } from "../paths.ts";
 import { checkAnthropicCachePrices } from "./cache-price-check.ts";
-import { embeddedCatalog, findModel, loadCatalog, nearModelId, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
+import { embeddedCatalog, findModel, loadCatalog, modelHome, nearModelId, resetCatalog, storedCatalogFile, updateCatalog } from "./catalog.ts";
 import { formatModels, listModels } from "./model-list.ts";
 
 function home() {
@@ -159,4 +159,24 @@ test("nearModelId: a listed id of the same provider a typo away, else none", () 
   expect(nearModelId(catalog, "anthropic/totally-new-model")).toBeUndefined();
   // Only the model's own provider is searched: no catalog of its own, no suggestion.
   expect(nearModelId(catalog, "no-such-provider/claude-sonet-4-6")).toBeUndefined();
+});
+
+test("modelHome: the one provider listing the model (else one id a typo away); none when several or none do", () => {
+  const catalog = {
+    anthropic: { models: { "claude-sonnet-4-6": {}, "claude-opus-4-6": {} } },
+    google: { models: { "gemini-2.5-flash": {} } },
+    openai: { models: { "gpt-4o": {}, shared: {} } },
+    xai: { models: { shared: {}, "grok-4": {} } },
+  };
+  const all = ["anthropic", "google", "openai", "xai", "not-in-catalog"];
+  expect(modelHome(catalog as never, "claude-sonnet-4-6", all)).toBe("anthropic/claude-sonnet-4-6");
+  expect(modelHome(catalog as never, "gemini-2.5-flash", all)).toBe("google/gemini-2.5-flash");
+  expect(modelHome(catalog as never, "claude-sonet-4-6", all)).toBe("anthropic/claude-sonnet-4-6");
+  // Listed by two providers, exactly or a typo away: no guess.
+  expect(modelHome(catalog as never, "shared", all)).toBeUndefined();
+  expect(modelHome(catalog as never, "sharet", all)).toBeUndefined();
+  expect(modelHome(catalog as never, "totally-new-model", all)).toBeUndefined();
+  // Only the providers given are searched.
+  expect(modelHome(catalog as never, "shared", ["openai"])).toBe("openai/shared");
+  expect(modelHome(catalog as never, "gemini-2.5-flash", ["anthropic"])).toBeUndefined();
 });

@@ -355,6 +355,25 @@ export function nearModelId(catalog: Catalog, modelId: string): string | undefin
   return near === undefined ? undefined : `${provider}/${near}`;
 }
 
+/**
+ * The `provider/model` id a provider-less or wrongly-providered `model`
+ * (`claude-sonnet-4-6`, the model part of `gemini/gemini-2.5-flash`) most
+ * likely means, for a "did you mean -m": the one of `providers` (catalog
+ * provider ids) whose catalog models include `model`, else the one with an id
+ * a typo away (src/cli/near-name.ts). Undefined when no provider, or more than
+ * one, has it: a guess between providers would be a coin toss.
+ */
+export function modelHome(catalog: Catalog, model: string, providers: Iterable<string>): string | undefined {
+  const listed = [...providers].filter((p) => catalog[p] !== undefined);
+  const exact = listed.filter((p) => Object.hasOwn(catalog[p]!.models, model));
+  if (exact.length > 0) return exact.length === 1 ? `${exact[0]}/${model}` : undefined;
+  const near = listed.flatMap((p) => {
+    const id = nearestName(model, Object.keys(catalog[p]!.models));
+    return id === undefined ? [] : [`${p}/${id}`];
+  });
+  return near.length === 1 ? near[0] : undefined;
+}
+
 /** The catalog entry `model` names as `provider/model`, if it is one. */
 function namedCatalogModel(catalog: Catalog, model: string): CatalogModel | undefined {
   const slash = model.indexOf("/");

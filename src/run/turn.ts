@@ -18,6 +18,7 @@
  * store, emulator) is opened once and can serve many turns (the probe command
  * runs whole scenarios through it).
  */
+import { isCachetError } from "../errors.ts";
 import { checkpoint } from "./interrupt.ts";
 import type { Runtime } from "./runtime.ts";
 import type { JsonEvent, OutputSink } from "./output.ts";
@@ -84,6 +85,11 @@ export async function runTurn(runtime: Runtime, options: TurnOptions): Promise<T
     }
     const recorded = await recordCall(runtime, turn, input, session, assembled, wire, sent);
     return finishTurn(runtime, turn, assembled, sent, recorded);
+  }).catch(async (error: unknown) => {
+    // A refused -m gets its "did you mean" here, off the turn's normal path (the catalog is read only now).
+    if (options.model === undefined || !isCachetError(error) || (error.code !== "BAD_FLAG" && error.code !== "UNKNOWN_PROVIDER")) throw error;
+    const { withModelHint } = await import("./model-hint.ts");
+    throw await withModelHint(error, options.model, runtime.host, runtime.env);
   });
 }
 
