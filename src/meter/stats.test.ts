@@ -172,9 +172,9 @@ describe("session cost tree", () => {
     expect(views.map((v) => [v.attributed, v.tree, v.nodeTokens])).toEqual([[false, [], 0], [false, [], 0]]);
     expect(formatSessionCost(views, true)).toBe(
       [
-        "r1  main  anthropic/claude-x  $0  in ? · read ? · write ? · out ?",
+        "r1  main  anthropic/claude-x  $0  in ? · read ? · write ? · out ?  (status error)",
         "  nodes: estimated 80 tokens, not attributed: the provider reported no usage (nothing was billed)",
-        "r2  main  anthropic/claude-x  cost unknown  in ? · read ? · write ? · out ?",
+        "r2  main  anthropic/claude-x  cost unknown  in ? · read ? · write ? · out ?  (status lost)",
         "  nodes: estimated 80 tokens, not attributed: the provider reported no usage",
         "",
       ].join("\n"),
