@@ -5,7 +5,7 @@
  * turn into a wrong bill.
  */
 import * as v from "valibot";
-import { editDistance } from "./cli/near-name.ts";
+import { nearestName } from "./cli/near-name.ts";
 import { CachetError } from "./errors.ts";
 import { readTextFile } from "./input/read-input.ts";
 import { once } from "./deferred-schema.ts";
@@ -302,7 +302,7 @@ export function parseConfig(data: unknown, source: string): Config {
   // a typo of, if one is near.
   if (issue.type === "strict_object" && keys.length > 0) {
     const typed = keys.at(-1)!;
-    const near = nearKey(typed, keysAt(configSchema(), keys.slice(0, -1)));
+    const near = nearestName(typed, keysAt(configSchema(), keys.slice(0, -1)));
     const parent = keys.length > 1 ? `${keys.slice(0, -1).join(".")}.` : "";
     throw new CachetError("CONFIG_INVALID", `unknown config key "${key}" in ${source}`, {
       hint: near ? `did you mean "${parent}${near}"? (README.md, Configuration, lists the keys cachet accepts)` : "see README.md, Configuration, for the keys cachet accepts",
@@ -330,8 +330,3 @@ function keysAt(schema: v.GenericSchema, path: readonly string[]): string[] {
   return entries ? Object.keys(entries) : [];
 }
 
-/** The one of `known` within a typo of `typed` (1 edit up to 5 letters, 2 beyond: src/cli/near-name.ts), if any. */
-function nearKey(typed: string, known: readonly string[]): string | undefined {
-  const most = typed.length > 5 ? 2 : 1;
-  return known.find((name) => editDistance(name, typed) <= most);
-}

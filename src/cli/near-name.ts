@@ -1,10 +1,14 @@
 /**
- * Which command name a lone prompt word is equal or close to (the typo guard
- * of src/cli/dispatch.ts). It runs on every one-word prompt, before the
- * request: most words are ruled out by length and letters alone, without the
- * edit-distance table, in plain loops (an array builtin's first call costs
- * about 0.2 ms of compiling in a fresh process).
+ * Which name a mistyped word is close to: a lone prompt word to a command name (the typo guard of
+ * src/cli/dispatch.ts, run on every one-word prompt before the request: most words are ruled out by length and
+ * letters alone, without the edit-distance table, in plain loops: an array builtin's first call costs about 0.2 ms of
+ * compiling in a fresh process), and, on error paths, a config key, a model id or a provider to what was meant.
  */
+
+/** The most edits that still read as a typo of a name `length` characters long: 1 up to 5, 2 beyond. */
+function typoReach(length: number): number {
+  return length > 5 ? 2 : 1;
+}
 
 /**
  * The first of `names` within reach of `word`: at most 1 edit for a name of up
@@ -14,7 +18,7 @@
 export function nearName(word: string, names: readonly string[]): string | undefined {
   for (let i = 0; i < names.length; i++) {
     const name = names[i]!;
-    const most = name.length > 5 ? 2 : 1;
+    const most = typoReach(name.length);
     // Each edit changes the length by at most one, and the letter counts by at most one on each side (a swap by none).
     if (Math.abs(name.length - word.length) <= most && lettersApart(name, word) <= most && editDistance(name, word) <= most) return name;
   }
@@ -28,7 +32,7 @@ export function nearName(word: string, names: readonly string[]): string | undef
  * taken once, after something went unrecognised (an unknown model id).
  */
 export function nearestName(typed: string, names: Iterable<string>): string | undefined {
-  const most = typed.length > 5 ? 2 : 1;
+  const most = typoReach(typed.length);
   let best: string | undefined;
   let bestDistance = most + 1;
   for (const name of names) {
