@@ -4,14 +4,20 @@
  * has no fd 63), not its client's, so the client runs such a turn itself.
  */
 
-/** Prefixes of paths that resolve per process (Linux and macOS: /dev/fd, /dev/std*; Linux: /proc/self, /proc/thread-self). */
-const PER_PROCESS = ["/dev/fd/", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/proc/self/", "/proc/thread-self/"];
-
 /**
- * The same paths as whole path names: each is itself, or leads (a symlink, a mount) to, a file of the process that
- * opens it, and so does everything under it. src/input/process-path.ts stops at one before following it.
+ * Paths that resolve per process (Linux and macOS: /dev/fd, /dev/std*; Linux: /proc/self, /proc/thread-self), as whole
+ * path names: each is itself, or leads (a symlink, a mount) to, a file of the process that opens it, and so does
+ * everything under it. src/input/process-path.ts stops at one before following it.
  */
 export const PROCESS_ROOTS: readonly string[] = ["/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/proc/self", "/proc/thread-self"];
+
+/** {@link PROCESS_ROOTS} as the prefixes a word is searched for: a directory's with its slash (`/dev/fd/`, not `/dev/fdx`). */
+const PER_PROCESS: string[] = [];
+// A plain loop, not map(): this module loads on the client's way to its hello, where a builtin's first call compiles it.
+for (let i = 0; i < PROCESS_ROOTS.length; i++) {
+  const root = PROCESS_ROOTS[i]!;
+  PER_PROCESS.push(root.startsWith("/dev/std") ? root : `${root}/`);
+}
 
 /**
  * Whether `word` holds a path of {@link PER_PROCESS} anywhere: as a flag's value (`--tools /dev/fd/63`, what a
